@@ -1,0 +1,73 @@
+/*
+ * request.h - what a handler sees of one request, and the dispatch table.
+ *
+ * The connection reads a frame, decodes the request header, and calls the
+ * handler of the API key with a brk_request. The handler decodes the body with
+ * the generated codec (protocol/gen/messages.h) into req->arena, does the work
+ * and encodes the response body into req->out (the connection adds the size
+ * and the response header). Requests on one connection are handled one at a
+ * time and answered in order; while a request is delayed the connection reads
+ * nothing more.
+ */
+#ifndef SAMSA_BROKER_REQUEST_H
+#define SAMSA_BROKER_REQUEST_H
+
+#include <stdint.h>
+
+#include "protocol/buf.h"
+
+typedef struct brk_conn brk_conn;
+typedef struct brk_request brk_request;
+
+struct brk_request {
+	brk_conn *conn;
+	int16_t api_key;
+	int16_t api_version;
+	int32_t correlation_id;
+	proto_str client_id;  /* view into the frame; may be null */
+	proto_reader body;    /* the request body, after the header */
+	proto_arena *arena;   /* for the decoded request; reset after the response */
+	proto_writer *out;    /* the response body goes here */
+	int64_t now_ms;       /* wall clock when the request was read */
+	/* For a delayed request: called if the connection closes before
+	 * completion, so the handler can drop its purgatory entry. */
+	void (*cancel)(brk_request *req);
+	void *delayed; /* the handler's state while delayed */
+};
+
+/* Handler results. */
+enum {
+	BRK_RESPOND = 0,      /* req->out holds the response body: send it */
+	BRK_NO_RESPONSE = 1,  /* nothing to send (Produce acks=0) */
+	BRK_DELAYED = 2,      /* the handler calls brk_request_complete() later */
+	BRK_CLOSE = -1,       /* the request did not parse: close the connection */
+};
+
+typedef int (*brk_handler_fn)(brk_request *req);
+
+/* One entry per API key: the single truth for dispatch and ApiVersions. */
+typedef struct brk_api {
+	brk_handler_fn handler;   /* NULL: key not served */
+	int16_t min_version;      /* lowest version handled */
+	int16_t max_version;
+	int16_t advertised_min;   /* lowest version advertised (Produce: 0, KAFKA-18659) */
+} brk_api;
+
+#define BRK_API_KEY_MAX 100
+/* Indexed by API key (bounds-check before use). */
+extern const brk_api brk_apis[BRK_API_KEY_MAX + 1];
+
+/* Send the response a delayed handler has written into req->out (or none
+ * when no_response) and resume reading the connection. */
+void brk_request_complete(brk_request *req, int no_response);
+
+/* Handlers, one file each under broker/handlers/. */
+int brk_handle_api_versions(brk_request *req);
+int brk_handle_metadata(brk_request *req);
+int brk_handle_produce(brk_request *req);
+int brk_handle_fetch(brk_request *req);
+int brk_handle_list_offsets(brk_request *req);
+int brk_handle_create_topics(brk_request *req);
+int brk_handle_delete_topics(brk_request *req);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * ctl.h - the controller: cluster metadata (brokers, topics, topic ids,
+ * partition assignments, leader, leader epoch, ISR) behind one interface.
+ * This back end is local: one node, metadata kept in the file
+ * <log.dir>/__samsa_metadata (written to a .tmp, fsynced, renamed).
+ * A ZooKeeper back end comes later behind the same functions.
+ *
+ * Ownership: ctl owns every ctl_topic; pointers returned stay valid until the
+ * topic is deleted or ctl_close. Errors are Kafka error codes (err.h), >= 0.
+ */
+#ifndef SAMSA_CONTROLLER_CTL_H
+#define SAMSA_CONTROLLER_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CTL_TOPIC_NAME_MAX 249
+
+typedef struct ctl_config_entry {
+	char *name;  /* owned */
+	char *value; /* owned */
+} ctl_config_entry;
+
+typedef struct ctl_partition {
+	int32_t partition;
+	int32_t leader;       /* broker id, -1 when none */
+	int32_t leader_epoch;
+	int32_t *replicas;    /* broker ids, nreplicas */
+	int32_t nreplicas;
+	int32_t *isr;
+	int32_t nisr;
+} ctl_partition;
+
+typedef struct ctl_topic {
+	char name[CTL_TOPIC_NAME_MAX + 1];
+	uint8_t id[16];       /* topic id (random UUID, never all zero) */
+	bool internal;        /* __consumer_offsets, __transaction_state */
+	int32_t npartitions;
+	ctl_partition *partitions;
+	int32_t replication_factor;
+	ctl_config_entry *configs; /* topic-level overrides only */
+	int32_t nconfigs;
+} ctl_topic;
+
+typedef struct ctl ctl;
+
+/* Open the metadata under dir for broker broker_id (creating it empty). */
+int ctl_open(const char *dir, int32_t broker_id, ctl **out);
+void ctl_close(ctl *c);
+
+/* Brokers known to the cluster (the local one only for now). */
+int32_t ctl_broker_count(const ctl *c);
+int32_t ctl_controller_id(const ctl *c);
+
+/* Kafka's topic name rules: 1-249 chars of [a-zA-Z0-9._-], not "." or "..".
+ * Returns 0 or INVALID_TOPIC_EXCEPTION. */
+int ctl_validate_topic_name(const char *name, int32_t len);
+
+/*
+ * Create a topic: partitions >= 1 (INVALID_PARTITIONS), replication factor
+ * between 1 and the broker count (INVALID_REPLICATION_FACTOR), a name that
+ * passes the rules and is new (TOPIC_ALREADY_EXISTS). With validate_only
+ * nothing changes. configs are copied. *out (optional) gets the topic.
+ */
+int ctl_create_topic(ctl *c, const char *name, int32_t partitions, int16_t replication_factor,
+		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
+		     const ctl_topic **out);
+/* Delete by name; UNKNOWN_TOPIC_OR_PARTITION when absent. */
+int ctl_delete_topic(ctl *c, const char *name);
+
+const ctl_topic *ctl_find_topic(const ctl *c, const char *name, int32_t len);
+const ctl_topic *ctl_find_topic_by_id(const ctl *c, const uint8_t id[16]);
+/* Iterate: i from 0 while it returns non-NULL. */
+const ctl_topic *ctl_topic_at(const ctl *c, int32_t i);
+int32_t ctl_topic_count(const ctl *c);
+/* A topic config override, or NULL when the topic does not set it. */
+const char *ctl_topic_config(const ctl_topic *t, const char *name);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * log.h - the log of one partition: a directory <topic>-<partition> of
+ * segments in Kafka's on-disk layout (DESIGN.md decision 3).
+ *
+ *   00000000000000000000.log        record batches as on the wire, offsets assigned
+ *   00000000000000000000.index      8-byte entries: int32 relative offset, int32 position
+ *                                   (sparse, one per log.index.interval.bytes)
+ *   00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 relative offset
+ *   partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
+ *   leader-epoch-checkpoint         "0\n<n>\n<epoch> <start offset>\n..."
+ *
+ * Offsets: the log start offset (first offset kept), the log end offset (next
+ * offset to assign) and the high watermark (last offset acknowledged by the
+ * ISR + 1; <= log end offset) are kept apart. The recovery point is the offset
+ * below which the log is known flushed and intact.
+ *
+ * Threading: a log_partition is used by one thread (the event loop); fsync
+ * may be handed to another thread through log_flush_begin/log_flush_end.
+ * Errors: functions return 0 or a negative errno (-EIO, -ENOSPC, ...), or
+ * LOG_ERR_* below.
+ */
+#ifndef SAMSA_STORAGE_LOG_H
+#define SAMSA_STORAGE_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	LOG_ERR_OFFSET_OUT_OF_RANGE = -2001,
+	LOG_ERR_CORRUPT = -2002,
+};
+
+/* Per-log settings, Kafka's topic config names in comments. */
+typedef struct log_config {
+	int64_t segment_bytes;          /* segment.bytes (default 1 GiB) */
+	int64_t segment_ms;             /* segment.ms (default 7 days) */
+	int32_t index_interval_bytes;   /* index.interval.bytes (default 4096) */
+	int32_t max_index_bytes;        /* segment.index.bytes (default 10 MiB) */
+	int64_t flush_messages;         /* flush.messages (default INT64_MAX) */
+	int64_t flush_ms;               /* flush.ms (default INT64_MAX) */
+} log_config;
+
+void log_config_defaults(log_config *c);
+
+/* A reference-counted segment, kept alive while a response sends from it. */
+typedef struct log_segment log_segment;
+void log_segment_keep(log_segment *s);
+/* Drop a reference; the fd closes with the last one. Takes void * so it can
+ * be used as a proto_records release callback. */
+void log_segment_release(void *segment);
+
+typedef struct log_partition log_partition;
+
+/*
+ * Open (or create) the log in directory dir. When clean is false (no
+ * clean-shutdown marker), batches from recovery_point on are checked one by one
+ * (header, CRC32C, offsets), a torn or corrupt tail is truncated and the
+ * indexes of the checked segments are rebuilt; a missing or short index is
+ * rebuilt in any case. recovery_point/log_start_offset come from the log dir's
+ * checkpoints (-1 when unknown). On success *out is owned by the caller
+ * (log_close). Returns 0 or -errno.
+ */
+int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
+	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
+
+/* Flush (if dirty) and free. Segment refs held elsewhere stay valid. */
+void log_close(log_partition *lp);
+
+/* Close and remove the directory and every file in it. */
+int log_delete(log_partition *lp);
+
+/* Apply a new config (roll and index settings take effect on the next append). */
+void log_set_config(log_partition *lp, const log_config *cfg);
+
+int64_t log_start_offset(const log_partition *lp);
+int64_t log_end_offset(const log_partition *lp);
+int64_t log_high_watermark(const log_partition *lp);
+int64_t log_recovery_point(const log_partition *lp);
+/* Clamp to [log start offset, log end offset]. */
+void log_set_high_watermark(log_partition *lp, int64_t hw);
+/* Bytes in all segments. */
+int64_t log_size_bytes(const log_partition *lp);
+const char *log_dir(const log_partition *lp);
+
+/*
+ * Append validated batches (len bytes, one or more v2 batches back to back).
+ * Patches each batch's base offset (from the log end offset) and partition
+ * leader epoch in place, rolls a segment first when size or age asks for it,
+ * writes, and updates the indexes. Either all batches are written or, on
+ * error, the segment is truncated back so nothing of them stays.
+ * *base_offset gets the first batch's offset. Returns 0 or -errno.
+ * Does not move the high watermark.
+ */
+int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+	       int64_t now_ms, int64_t *base_offset);
+
+/* True when flush.messages / flush.ms say the unflushed tail should be synced. */
+bool log_flush_due(const log_partition *lp, int64_t now_ms);
+/* fsync every segment with unflushed data and advance the recovery point to
+ * the log end offset. Blocking; returns 0 or -errno. */
+int log_flush(log_partition *lp);
+
+/* Where a fetch reads: a region of one segment file. */
+typedef struct log_read_result {
+	log_segment *segment; /* a reference the caller releases (NULL if len == 0) */
+	int fd;
+	int64_t file_pos; /* bytes */
+	int32_t len;      /* bytes, whole batches only */
+} log_read_result;
+
+/*
+ * Find the batches from the one containing offset up to max_bytes, stopping
+ * before max_offset (exclusive; the high watermark or last stable offset).
+ * When min_one is true the first batch is returned even if larger than
+ * max_bytes (KIP-74). offset == log end offset gives len 0.
+ * Returns 0 or LOG_ERR_OFFSET_OUT_OF_RANGE (offset < log start or > log end).
+ */
+int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_bytes,
+	     bool min_one, log_read_result *out);
+
+/*
+ * ListOffsets by timestamp (ms): the first batch offset whose max timestamp is
+ * >= ts, through the time index; *offset = -1, *timestamp = -1 when none.
+ * Returns 0 or -errno.
+ */
+int log_offset_for_timestamp(log_partition *lp, int64_t ts, int64_t *offset, int64_t *timestamp);
+/* The offset and timestamp of the record with the largest timestamp
+ * (ListOffsets -3, KIP-734); -1/-1 for an empty log. */
+int log_max_timestamp(log_partition *lp, int64_t *offset, int64_t *timestamp);
+
+/* Leader epochs: the epoch of the last appended batch and the offset it began at. */
+int32_t log_latest_epoch(const log_partition *lp);
+
+#endif
