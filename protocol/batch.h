@@ -100,10 +100,13 @@ typedef struct proto_batch_rules {
 } proto_batch_rules;
 
 /* Scratch memory reused across validations (decompression output). */
+typedef struct proto_codec_ctx proto_codec_ctx;
 typedef struct proto_scratch {
 	uint8_t *buf;
 	size_t cap;
-	size_t max; /* never grow past this many bytes */
+	size_t max; /* never grow past this many bytes; 0 = no cap */
+	proto_codec_ctx *codecs; /* decompression contexts, made on first use
+				  * and reused, freed by proto_scratch_free */
 } proto_scratch;
 
 void proto_scratch_init(proto_scratch *s, size_t max_bytes);
@@ -115,10 +118,22 @@ void proto_scratch_free(proto_scratch *s);
  * CRC32C, records count and offset deltas (decompressing gzip/snappy/lz4/zstd
  * into scratch when compressed; nothing is allocated per record), timestamps
  * against the rules, no control batches from clients.
- * Returns a Kafka error code (err.h): 0, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
- * INVALID_RECORD, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE,
- * UNSUPPORTED_FOR_MESSAGE_FORMAT. *nbatches and *nrecords get the counts.
- * On error, *reason (if not NULL) points at a static explanation.
+ * Returns a Kafka error code (err.h), as Kafka 4 answers:
+ *   CORRUPT_MESSAGE    CRC mismatch, impossible or torn batch length,
+ *                      compression type 5-7, undecodable compressed data;
+ *   MESSAGE_TOO_LARGE  batch above max_batch_bytes, or decompressed
+ *                      records above scratch->max;
+ *   INVALID_RECORD     no batch (len 0), magic other than 2, baseOffset not
+ *                      0, records count / lastOffsetDelta / offset deltas
+ *                      wrong, malformed record, control batch, producer id
+ *                      without a base sequence;
+ *   INVALID_TIMESTAMP  a record (or maxTimestamp) outside the window, or a
+ *                      producer that set the LogAppendTime type;
+ *   UNSUPPORTED_COMPRESSION_TYPE  zstd when !allow_zstd.
+ * More than one batch is accepted here (*nbatches says how many); Kafka
+ * answers INVALID_RECORD to Produce v3+ with more than one, which is the
+ * caller's check. *nbatches and *nrecords get the counts. On error,
+ * *reason (if not NULL) points at a static explanation.
  */
 int proto_batches_validate(const uint8_t *p, size_t len, const proto_batch_rules *rules,
 			   proto_scratch *scratch, int *nbatches, int64_t *nrecords,
