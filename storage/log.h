@@ -98,8 +98,25 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 /* True when flush.messages / flush.ms say the unflushed tail should be synced. */
 bool log_flush_due(const log_partition *lp, int64_t now_ms);
 /* fsync every segment with unflushed data and advance the recovery point to
- * the log end offset. Blocking; returns 0 or -errno. */
+ * the log end offset. Blocking; returns 0 or -errno.
+ * (log_flush_begin + log_flush_run + log_flush_end on the calling thread.) */
 int log_flush(log_partition *lp);
+
+/*
+ * The same flush split so the fsyncs run on another thread (DESIGN.md
+ * decision 5). log_flush_begin (log's thread) takes references to the
+ * segments written since the last flush and notes the log end offset;
+ * log_flush_run (any thread, blocking) fsyncs them, the leader epoch
+ * checkpoint and the directory when needed; log_flush_end (log's thread)
+ * advances the recovery point on success (or marks the data unflushed again)
+ * and frees the job. lp may be NULL in log_flush_end when the log was closed
+ * meanwhile. While a job is in flight log_flush_due is false. begin returns
+ * 0 or -ENOMEM; run and end return the fsync result, 0 or -errno.
+ */
+typedef struct log_flush_job log_flush_job;
+int log_flush_begin(log_partition *lp, log_flush_job **job);
+int log_flush_run(log_flush_job *job);
+int log_flush_end(log_partition *lp, log_flush_job *job);
 
 /* Where a fetch reads: a region of one segment file. */
 typedef struct log_read_result {
@@ -111,7 +128,10 @@ typedef struct log_read_result {
 
 /*
  * Find the batches from the one containing offset up to max_bytes, stopping
- * before max_offset (exclusive; the high watermark or last stable offset).
+ * before max_offset (exclusive; the high watermark or last stable offset):
+ * as Kafka's LogSegment.read, a batch whose last offset is >= max_offset is
+ * not returned. Only one segment is read per call; when offset lies past the
+ * last batch of its segment the next segment is used.
  * When min_one is true the first batch is returned even if larger than
  * max_bytes (KIP-74). offset == log end offset gives len 0.
  * Returns 0 or LOG_ERR_OFFSET_OUT_OF_RANGE (offset < log start or > log end).
@@ -122,7 +142,9 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 /*
  * ListOffsets by timestamp (ms): the first batch offset whose max timestamp is
  * >= ts, through the time index; *offset = -1, *timestamp = -1 when none.
- * Returns 0 or -errno.
+ * Within that batch, as Kafka, the first record with timestamp >= ts when the
+ * batch is uncompressed (or LogAppendTime); for a compressed batch its first
+ * offset and max timestamp (see timestamp.c). Returns 0 or -errno.
  */
 int log_offset_for_timestamp(log_partition *lp, int64_t ts, int64_t *offset, int64_t *timestamp);
 /* The offset and timestamp of the record with the largest timestamp
@@ -131,5 +153,14 @@ int log_max_timestamp(log_partition *lp, int64_t *offset, int64_t *timestamp);
 
 /* Leader epochs: the epoch of the last appended batch and the offset it began at. */
 int32_t log_latest_epoch(const log_partition *lp);
+
+/*
+ * OffsetsForLeaderEpoch (KIP-101, Kafka's LeaderEpochFileCache.endOffsetFor):
+ * for the latest epoch, that epoch and the log end offset; for an older one,
+ * the largest known epoch <= it and the start offset of the next epoch; -1/-1
+ * when epoch is -1, above every known epoch, or none is known.
+ */
+void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
+			      int64_t *end_offset);
 
 #endif

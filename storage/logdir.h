@@ -14,6 +14,7 @@
 #define SAMSA_STORAGE_LOGDIR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LOG_TOPIC_MAX 249 /* Kafka's topic name length limit */

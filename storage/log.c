@@ -1,0 +1,532 @@
+/*
+ * log.c - the partition log (log.h): open/close/delete, append with segment
+ * roll, read for fetch, flush and the offsets kept beside the segments.
+ * Loading and recovery are in recover.c, lookups by time in timestamp.c.
+ */
+#include "storage/log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "protocol/batch.h"
+#include "storage/fileio.h"
+#include "storage/partition.h"
+#include "storage/timeindex.h"
+
+void log_config_defaults(log_config *c)
+{
+	c->segment_bytes = 1LL << 30;            /* segment.bytes */
+	c->segment_ms = 7LL * 24 * 3600 * 1000;  /* segment.ms */
+	c->index_interval_bytes = 4096;          /* index.interval.bytes */
+	c->max_index_bytes = 10 << 20;           /* segment.index.bytes */
+	c->flush_messages = INT64_MAX;           /* flush.messages */
+	c->flush_ms = INT64_MAX;                 /* flush.ms */
+}
+
+size_t log_seg_floor(const log_partition *lp, int64_t offset)
+{
+	size_t lo = 0, hi = lp->nseg; /* first segment with base > offset */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (lp->segs[mid]->base_offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? 0 : lo - 1;
+}
+
+int log_push_segment(log_partition *lp, log_segment *s)
+{
+	if (lp->nseg == lp->cap) {
+		size_t cap = lp->cap ? lp->cap * 2 : 8;
+		log_segment **v = realloc(lp->segs, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		lp->segs = v;
+		lp->cap = cap;
+	}
+	lp->segs[lp->nseg++] = s;
+	return 0;
+}
+
+static void free_partition(log_partition *lp)
+{
+	for (size_t i = 0; i < lp->nseg; i++)
+		log_segment_release(lp->segs[i]);
+	free(lp->segs);
+	log_epoch_free(&lp->epochs);
+	free(lp->dir);
+	free(lp);
+}
+
+int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
+	     int64_t log_start_offset, int64_t now_ms, log_partition **out)
+{
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	log_partition *lp = calloc(1, sizeof *lp);
+	if (!lp)
+		return -ENOMEM;
+	lp->cfg = *cfg;
+	lp->unflushed_since_ms = -1;
+	lp->log_start = log_start_offset;
+	lp->dir = strdup(dir);
+	if (!lp->dir) {
+		free(lp);
+		return -ENOMEM;
+	}
+	int rc = log_epoch_load(&lp->epochs, dir);
+	if (rc == LOG_ERR_CORRUPT) {
+		fprintf(stderr, "samsa storage: %s/%s does not parse; rebuilding it from the batches\n", dir,
+			LOG_EPOCH_FILE);
+		clean = false;
+		recovery_point = -1;
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = log_load(lp, clean, recovery_point, now_ms);
+	if (rc < 0) {
+		free_partition(lp);
+		return rc;
+	}
+	int64_t leo = log_end_offset(lp);
+	rc = log_epoch_truncate_from_end(&lp->epochs, leo);
+	if (rc < 0) {
+		free_partition(lp);
+		return rc;
+	}
+	if (lp->log_start < lp->segs[0]->base_offset)
+		lp->log_start = lp->segs[0]->base_offset;
+	if (lp->log_start > leo)
+		lp->log_start = leo;
+	/* Kafka's LogLoader: after a clean stop the recovery point is the log
+	 * end offset; otherwise it never moves ahead of what was flushed. */
+	if (clean)
+		lp->recovery_point = leo;
+	else
+		lp->recovery_point = recovery_point < 0 ? lp->segs[0]->base_offset
+							: (recovery_point < leo ? recovery_point : leo);
+	if (lp->recovery_point < leo)
+		lp->unflushed_since_ms = now_ms;
+	lp->hw = lp->log_start;
+	*out = lp;
+	return 0;
+}
+
+void log_close(log_partition *lp)
+{
+	if (!lp)
+		return;
+	log_segment *a = log_active(lp);
+	if (log_seg_seal_timeindex(a) == 0)
+		a->dirty = true;
+	int rc = log_flush(lp);
+	if (rc < 0)
+		fprintf(stderr, "samsa storage: %s: flush at close failed: %s\n", lp->dir, strerror(-rc));
+	free_partition(lp);
+}
+
+int log_delete(log_partition *lp)
+{
+	char *dir = lp->dir;
+	lp->dir = NULL;
+	free_partition(lp);
+	int rc = 0;
+	DIR *d = opendir(dir);
+	if (!d) {
+		rc = -errno;
+	} else {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (unlinkat(dirfd(d), de->d_name, 0) < 0 && rc == 0)
+				rc = -errno;
+		}
+		closedir(d);
+		if (rmdir(dir) < 0 && rc == 0)
+			rc = -errno;
+	}
+	free(dir);
+	return rc;
+}
+
+void log_set_config(log_partition *lp, const log_config *cfg) { lp->cfg = *cfg; }
+int64_t log_start_offset(const log_partition *lp) { return lp->log_start; }
+int64_t log_end_offset(const log_partition *lp) { return log_active(lp)->next_offset; }
+int64_t log_high_watermark(const log_partition *lp) { return lp->hw; }
+int64_t log_recovery_point(const log_partition *lp) { return lp->recovery_point; }
+int64_t log_size_bytes(const log_partition *lp) { return lp->size_bytes; }
+const char *log_dir(const log_partition *lp) { return lp->dir; }
+int32_t log_latest_epoch(const log_partition *lp) { return log_epoch_latest(&lp->epochs); }
+
+void log_set_high_watermark(log_partition *lp, int64_t hw)
+{
+	int64_t leo = log_end_offset(lp);
+	if (hw > leo)
+		hw = leo;
+	if (hw < lp->log_start)
+		hw = lp->log_start;
+	lp->hw = hw;
+}
+
+void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
+			      int64_t *end_offset)
+{
+	log_epoch_end_offset_for(&lp->epochs, epoch, log_end_offset(lp), out_epoch, end_offset);
+}
+
+/* ---- append ---- */
+
+/* Kafka's LogSegment.shouldRoll for an append of len bytes whose largest
+ * timestamp is max_ts and last offset is last: size, age (segment.ms
+ * measured from the first batch's timestamp to max_ts, or from the segment's
+ * creation to now when the first batch has no timestamp; Kafka's
+ * timeWaitedForRoll), full indexes, relative offsets past int32. */
+static bool should_roll(const log_partition *lp, const log_segment *s, size_t len, int64_t max_ts,
+			int64_t last, int64_t now_ms)
+{
+	if (s->size == 0)
+		return false;
+	if (s->size > lp->cfg.segment_bytes - (int64_t)len)
+		return true;
+	int64_t waited = s->rolling_ts >= 0 ? max_ts - s->rolling_ts : now_ms - s->created_ms;
+	if (waited > lp->cfg.segment_ms)
+		return true;
+	if (log_index_full(&s->oidx, lp->cfg.max_index_bytes) ||
+	    log_timeindex_full(&s->tidx, lp->cfg.max_index_bytes))
+		return true;
+	return last - s->base_offset > INT32_MAX;
+}
+
+static int roll(log_partition *lp, int64_t now_ms)
+{
+	log_segment *old = log_active(lp);
+	int rc = log_seg_seal_timeindex(old);
+	if (rc < 0)
+		return rc;
+	old->dirty = true;
+	log_segment *s;
+	rc = log_seg_create(lp->dir, old->next_offset, now_ms, &s);
+	if (rc < 0)
+		return rc;
+	rc = log_push_segment(lp, s);
+	if (rc < 0) {
+		log_seg_unlink(s);
+		log_segment_release(s);
+		return rc;
+	}
+	lp->dir_unsynced = true;
+	return 0;
+}
+
+int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+	       int64_t now_ms, int64_t *base_offset)
+{
+	if (len == 0 || len > INT32_MAX)
+		return -EINVAL;
+	/* Walk the batches: check framing, compute offsets, largest timestamp. */
+	int64_t leo = log_end_offset(lp), next = leo, max_ts = -1;
+	for (size_t pos = 0; pos < len;) {
+		proto_batch_info h;
+		if (len - pos < PROTO_BATCH_HEADER_SIZE || log_batch_parse_header(batches + pos, &h) < 0 ||
+		    (size_t)h.size > len - pos || next > INT64_MAX - 1 - h.last_offset_delta)
+			return -EINVAL;
+		if (h.max_timestamp > max_ts)
+			max_ts = h.max_timestamp;
+		next += h.last_offset_delta + 1;
+		pos += (size_t)h.size;
+	}
+	log_segment *s = log_active(lp);
+	if (should_roll(lp, s, len, max_ts, next - 1, now_ms)) {
+		int rc = roll(lp, now_ms);
+		if (rc < 0)
+			return rc;
+		s = log_active(lp);
+	}
+	/* Patch offsets and epochs in place (outside the CRC). */
+	int64_t off = leo;
+	for (size_t pos = 0; pos < len;) {
+		uint8_t *p = batches + pos;
+		int32_t delta = (int32_t)log_be32(p + PROTO_BATCH_OFF_LAST_OFFSET_DELTA);
+		proto_batch_set_base_offset(p, off);
+		proto_batch_set_leader_epoch(p, leader_epoch);
+		off += delta + 1;
+		pos += log_be32(p + PROTO_BATCH_OFF_LENGTH) + PROTO_BATCH_LOG_OVERHEAD;
+	}
+	/* Write, then index; on any failure put everything back. */
+	int64_t old_size = s->size, old_max_ts = s->max_ts, old_max_ts_off = s->max_ts_offset;
+	int64_t old_since = s->bytes_since_index, old_rolling = s->rolling_ts;
+	size_t old_oi = s->oidx.n, old_ti = s->tidx.n;
+	int rc = log_io_pwrite(s->fd, batches, len, old_size);
+	for (size_t pos = 0; rc == 0 && pos < len;) {
+		proto_batch_info h;
+		log_batch_parse_header(batches + pos, &h);
+		rc = log_seg_index_batch(s, &h, old_size + (int64_t)pos, lp->cfg.index_interval_bytes);
+		pos += (size_t)h.size;
+	}
+	if (rc == 0)
+		rc = log_seg_sync_indexes(s);
+	if (rc < 0) {
+		if (ftruncate(s->fd, (off_t)old_size) < 0)
+			fprintf(stderr, "samsa storage: %s: cannot truncate a failed append: %s\n", s->log_path,
+				strerror(errno));
+		log_ef_truncate(&s->oidx, old_oi);
+		log_ef_truncate(&s->tidx, old_ti);
+		s->max_ts = old_max_ts;
+		s->max_ts_offset = old_max_ts_off;
+		s->bytes_since_index = old_since;
+		s->rolling_ts = old_rolling;
+		return rc;
+	}
+	if (old_size == 0)
+		s->rolling_ts = max_ts;
+	s->size += (int64_t)len;
+	s->next_offset = next;
+	s->dirty = true;
+	lp->size_bytes += (int64_t)len;
+	if (lp->unflushed_since_ms < 0)
+		lp->unflushed_since_ms = now_ms;
+	rc = log_epoch_assign(&lp->epochs, leader_epoch, leo);
+	if (rc < 0)
+		fprintf(stderr, "samsa storage: %s: cannot write %s: %s\n", lp->dir, LOG_EPOCH_FILE,
+			strerror(-rc));
+	*base_offset = leo;
+	return 0;
+}
+
+/* ---- flush ---- */
+
+struct log_flush_job {
+	log_segment **segs; /* references */
+	size_t n;
+	int64_t target;     /* recovery point once done */
+	int64_t unflushed_since_ms;
+	char *dir;          /* set when the directory needs an fsync */
+	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
+	int rc;
+};
+
+bool log_flush_due(const log_partition *lp, int64_t now_ms)
+{
+	if (lp->flush_in_flight || lp->unflushed_since_ms < 0)
+		return false;
+	int64_t unflushed = log_end_offset(lp) - lp->recovery_point;
+	if (unflushed >= lp->cfg.flush_messages && unflushed > 0)
+		return true;
+	return now_ms - lp->unflushed_since_ms >= lp->cfg.flush_ms;
+}
+
+int log_flush_begin(log_partition *lp, log_flush_job **out)
+{
+	log_flush_job *j = calloc(1, sizeof *j);
+	if (!j)
+		return -ENOMEM;
+	j->segs = calloc(lp->nseg, sizeof *j->segs);
+	if (!j->segs)
+		goto nomem;
+	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
+		goto nomem;
+	if (lp->epochs.unsynced) {
+		char path[PATH_MAX];
+		if (log_io_path(path, sizeof path, "%s/%s", lp->dir, LOG_EPOCH_FILE) < 0 ||
+		    !(j->epoch_path = strdup(path)))
+			goto nomem;
+		if (!j->dir && !(j->dir = strdup(lp->dir)))
+			goto nomem;
+	}
+	for (size_t i = 0; i < lp->nseg; i++) {
+		log_segment *s = lp->segs[i];
+		if (!s->dirty)
+			continue;
+		log_segment_keep(s);
+		s->dirty = false;
+		j->segs[j->n++] = s;
+	}
+	j->target = log_end_offset(lp);
+	j->unflushed_since_ms = lp->unflushed_since_ms;
+	lp->unflushed_since_ms = -1;
+	lp->dir_unsynced = false;
+	lp->epochs.unsynced = false;
+	lp->flush_in_flight = true;
+	*out = j;
+	return 0;
+nomem:
+	free(j->segs);
+	free(j->dir);
+	free(j->epoch_path);
+	free(j);
+	return -ENOMEM;
+}
+
+int log_flush_run(log_flush_job *j)
+{
+	int rc = 0;
+	for (size_t i = 0; i < j->n && rc == 0; i++) {
+		log_segment *s = j->segs[i];
+		if (fsync(s->fd) < 0)
+			rc = -errno;
+		if (rc == 0)
+			rc = log_ef_fsync(&s->oidx);
+		if (rc == 0)
+			rc = log_ef_fsync(&s->tidx);
+	}
+	if (rc == 0 && j->epoch_path) {
+		int fd = open(j->epoch_path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (fsync(fd) < 0)
+				rc = -errno;
+			close(fd);
+		}
+	}
+	if (rc == 0 && j->dir)
+		rc = log_io_fsync_dir(j->dir);
+	j->rc = rc;
+	return rc;
+}
+
+int log_flush_end(log_partition *lp, log_flush_job *j)
+{
+	int rc = j->rc;
+	if (lp) {
+		lp->flush_in_flight = false;
+		if (rc == 0) {
+			if (j->target > lp->recovery_point)
+				lp->recovery_point = j->target;
+		} else {
+			for (size_t i = 0; i < j->n; i++)
+				j->segs[i]->dirty = true;
+			if (j->dir)
+				lp->dir_unsynced = true;
+			if (j->epoch_path)
+				lp->epochs.unsynced = true;
+			if (j->unflushed_since_ms >= 0 &&
+			    (lp->unflushed_since_ms < 0 || j->unflushed_since_ms < lp->unflushed_since_ms))
+				lp->unflushed_since_ms = j->unflushed_since_ms;
+		}
+	}
+	for (size_t i = 0; i < j->n; i++)
+		log_segment_release(j->segs[i]);
+	free(j->segs);
+	free(j->dir);
+	free(j->epoch_path);
+	free(j);
+	return rc;
+}
+
+int log_flush(log_partition *lp)
+{
+	log_flush_job *j;
+	int rc = log_flush_begin(lp, &j);
+	if (rc < 0)
+		return rc;
+	log_flush_run(j);
+	return log_flush_end(lp, j);
+}
+
+/* ---- read ---- */
+
+/* Position of the first batch of s at or after from whose last offset is >=
+ * offset: 0 with *pos and *h set, 1 when none before end, or an error. */
+static int find_batch(log_scan *sc, int64_t from, int64_t offset, int64_t *pos, proto_batch_info *h)
+{
+	for (int64_t p = from;;) {
+		int rc = log_scan_header(sc, p, h);
+		if (rc != 0)
+			return rc;
+		if (log_batch_last_offset(h) >= offset) {
+			*pos = p;
+			return 0;
+		}
+		p += h->size;
+	}
+}
+
+int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_bytes,
+	     bool min_one, log_read_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->fd = -1;
+	int64_t leo = log_end_offset(lp);
+	if (offset < lp->log_start || offset > leo)
+		return LOG_ERR_OFFSET_OUT_OF_RANGE;
+	if (offset == leo || offset >= max_offset)
+		return 0;
+	if (max_bytes < 0)
+		max_bytes = 0;
+	for (size_t i = log_seg_floor(lp, offset); i < lp->nseg; i++) {
+		log_segment *s = lp->segs[i];
+		int rc = log_seg_ready(lp, s);
+		if (rc < 0)
+			return rc;
+		int64_t size = s->size;
+		log_scan sc;
+		log_scan_init(&sc, s, size);
+		int64_t from = 0;
+		if (offset > s->base_offset)
+			from = log_index_lookup(&s->oidx, offset - s->base_offset, NULL);
+		int64_t p0 = 0;
+		proto_batch_info h0;
+		rc = find_batch(&sc, from, offset, &p0, &h0);
+		if (rc == 1)
+			continue; /* nothing at or after offset here: the next segment */
+		if (rc < 0)
+			return rc;
+		if (log_batch_last_offset(&h0) >= max_offset)
+			return 0;
+		/* End of the read: a batch boundary, at most size, p0 + max_bytes
+		 * and the start of the batch holding max_offset (Kafka's
+		 * LogSegment.read maxPosition). */
+		int64_t limit = p0 + max_bytes < size ? p0 + max_bytes : size;
+		int64_t end = -1;
+		if (max_offset < s->next_offset) {
+			int64_t pm;
+			proto_batch_info hm;
+			int64_t mfrom = log_index_lookup(&s->oidx, max_offset - s->base_offset, NULL);
+			if (mfrom < p0)
+				mfrom = p0;
+			rc = find_batch(&sc, mfrom, max_offset, &pm, &hm);
+			if (rc < 0)
+				return rc;
+			if (rc == 0 && pm <= limit)
+				end = pm;
+		}
+		if (end < 0 && limit == size)
+			end = size;
+		if (end < 0) {
+			int64_t q = log_index_floor_pos(&s->oidx, limit);
+			if (q < p0)
+				q = p0;
+			for (;;) {
+				proto_batch_info h;
+				rc = log_scan_header(&sc, q, &h);
+				if (rc < 0)
+					return rc;
+				if (rc == 1 || q + h.size > limit || log_batch_last_offset(&h) >= max_offset)
+					break;
+				q += h.size;
+			}
+			end = q;
+		}
+		if (end == p0) {
+			if (!min_one)
+				return 0;
+			end = p0 + h0.size;
+		}
+		log_segment_keep(s);
+		out->segment = s;
+		out->fd = s->fd;
+		out->file_pos = p0;
+		out->len = (int32_t)(end - p0);
+		return 0;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * partition.h - the inside of a log_partition (log.h), shared by log.c
+ * (append, read, flush), recover.c (open: load and recovery) and
+ * timestamp.c (lookups by time). Internal to storage/.
+ *
+ * Invariants:
+ *   - segs[] is never empty, sorted by base offset; segs[nseg-1] is the
+ *     active segment (the only one appended to), its indexes are loaded;
+ *   - log_start <= high watermark <= log end offset = active->next_offset;
+ *   - recovery_point <= log end offset: below it, data was fsynced.
+ */
+#ifndef SAMSA_STORAGE_PARTITION_H
+#define SAMSA_STORAGE_PARTITION_H
+
+#include "storage/leader_epoch.h"
+#include "storage/log.h"
+#include "storage/segment.h"
+
+struct log_partition {
+	char *dir;                  /* owned */
+	log_config cfg;
+	log_segment **segs;         /* nseg references, sorted by base offset */
+	size_t nseg, cap;
+	int64_t log_start;
+	int64_t hw;
+	int64_t recovery_point;
+	int64_t size_bytes;         /* sum of segment sizes */
+	int64_t unflushed_since_ms; /* first append since the last flush began, -1 none */
+	bool flush_in_flight;
+	bool dir_unsynced;          /* segment files created/removed since the last flush */
+	log_epoch_cache epochs;
+};
+
+static inline log_segment *log_active(const log_partition *lp) { return lp->segs[lp->nseg - 1]; }
+
+/* Index of the segment holding offset: the last one with base <= offset
+ * (0 when offset is below every base). */
+size_t log_seg_floor(const log_partition *lp, int64_t offset);
+/* Make sure s's indexes are loaded and sane, rebuilding them from the batch
+ * headers when they are not (no truncation). */
+int log_seg_ready(log_partition *lp, log_segment *s);
+/* Append a segment reference to segs[]. */
+int log_push_segment(log_partition *lp, log_segment *s);
+
+/*
+ * Rebuild s's indexes (and its next offset, max timestamp, rolling
+ * timestamp) by reading every batch from position 0: header checks, offsets
+ * strictly increasing from prev_next and below limit_next, relative offsets
+ * within int32, and with check_crc the CRC32C of every batch (Kafka's
+ * LogSegment.recover). Epochs found are assigned to the epoch cache when
+ * assign_epochs. *valid gets the size of the good prefix, *why a reason when
+ * it is short of s->size. Does not truncate.
+ */
+int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
+		    bool check_crc, bool assign_epochs, int64_t *valid, const char **why);
+
+/* Load the directory's segments, check/recover them (recover.c). */
+int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms);
+
+#endif

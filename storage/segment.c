@@ -1,0 +1,259 @@
+/*
+ * segment.c - segment files, per-batch index maintenance and the header
+ * scanner (see segment.h).
+ */
+#include "storage/segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "storage/fileio.h"
+#include "storage/timeindex.h"
+
+int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix)
+{
+	return log_io_path(out, cap, "%s/%020" PRId64 "%s", dir, base, suffix);
+}
+
+static void seg_free(log_segment *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	log_ef_destroy(&s->oidx);
+	log_ef_destroy(&s->tidx);
+	free(s->log_path);
+	free(s);
+}
+
+static int seg_new(const char *dir, int64_t base, int64_t now_ms, log_segment **out)
+{
+	char p[PATH_MAX];
+	log_segment *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	atomic_init(&s->refs, 1);
+	s->fd = -1;
+	s->oidx.fd = s->tidx.fd = -1;
+	s->base_offset = base;
+	s->next_offset = base;
+	s->created_ms = now_ms;
+	s->rolling_ts = -1;
+	s->max_ts = -1;
+	s->max_ts_offset = base;
+	int rc = log_seg_path(p, sizeof p, dir, base, ".log");
+	if (rc == 0 && !(s->log_path = strdup(p)))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = log_seg_path(p, sizeof p, dir, base, ".index");
+	if (rc == 0)
+		rc = log_ef_init(&s->oidx, p, LOG_INDEX_ENTRY_SIZE);
+	if (rc == 0)
+		rc = log_seg_path(p, sizeof p, dir, base, ".timeindex");
+	if (rc == 0)
+		rc = log_ef_init(&s->tidx, p, LOG_TIMEINDEX_ENTRY_SIZE);
+	if (rc < 0) {
+		seg_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **out)
+{
+	log_segment *s;
+	int rc = seg_new(dir, base, now_ms, &s);
+	if (rc < 0)
+		return rc;
+	s->fd = open(s->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (s->fd < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = log_ef_reset(&s->oidx);
+	if (rc == 0)
+		rc = log_ef_reset(&s->tidx);
+	if (rc < 0) {
+		log_seg_unlink(s);
+		seg_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **out)
+{
+	log_segment *s;
+	int rc = seg_new(dir, base, now_ms, &s);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	s->fd = open(s->log_path, O_RDWR | O_CLOEXEC);
+	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+		rc = -errno;
+		seg_free(s);
+		return rc;
+	}
+	s->size = st.st_size;
+	*out = s;
+	return 0;
+}
+
+void log_seg_unlink(log_segment *s)
+{
+	unlink(s->log_path);
+	unlink(s->oidx.path);
+	unlink(s->tidx.path);
+}
+
+void log_segment_keep(log_segment *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void log_segment_release(void *segment)
+{
+	log_segment *s = segment;
+	if (s && atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+		seg_free(s);
+}
+
+int log_seg_load_indexes(log_segment *s, int64_t *log_size_check)
+{
+	int rc = log_ef_load(&s->oidx);
+	if (rc == 0)
+		rc = log_ef_load(&s->tidx);
+	if (rc == 0 && log_size_check)
+		rc = log_index_check(&s->oidx, *log_size_check);
+	if (rc == 0 && log_size_check)
+		rc = log_timeindex_check(&s->tidx);
+	return rc;
+}
+
+int log_seg_index_batch(log_segment *s, const proto_batch_info *h, int64_t pos, int32_t interval)
+{
+	int64_t last = log_batch_last_offset(h);
+	if (h->max_timestamp > s->max_ts) {
+		s->max_ts = h->max_timestamp;
+		s->max_ts_offset = last;
+	}
+	if (s->bytes_since_index > interval) {
+		int rc = log_index_add(&s->oidx, (int32_t)(last - s->base_offset), (int32_t)pos);
+		if (rc == 0)
+			rc = log_timeindex_maybe_add(&s->tidx, s->max_ts,
+						     (int32_t)(s->max_ts_offset - s->base_offset));
+		if (rc < 0)
+			return rc;
+		s->bytes_since_index = 0;
+	}
+	s->bytes_since_index += h->size;
+	return 0;
+}
+
+int log_seg_sync_indexes(log_segment *s)
+{
+	int rc = log_ef_sync(&s->oidx);
+	if (rc == 0)
+		rc = log_ef_sync(&s->tidx);
+	return rc;
+}
+
+int log_seg_seal_timeindex(log_segment *s)
+{
+	if (s->max_ts < 0)
+		return 0;
+	int rc = log_ef_load(&s->tidx);
+	if (rc == 0)
+		rc = log_timeindex_maybe_add(&s->tidx, s->max_ts, (int32_t)(s->max_ts_offset - s->base_offset));
+	if (rc == 0)
+		rc = log_ef_sync(&s->tidx);
+	return rc;
+}
+
+int log_seg_truncate_file(log_segment *s, int64_t size)
+{
+	if (ftruncate(s->fd, (off_t)size) < 0)
+		return -errno;
+	s->size = size;
+	return 0;
+}
+
+bool log_batch_is_legacy(const uint8_t *p, size_t avail)
+{
+	/* v0/v1 message: offset, size (>= 14: crc, magic, attributes, key and
+	 * value lengths), crc, magic 0 or 1 at the same place as v2's magic */
+	return avail > PROTO_BATCH_OFF_MAGIC && (p[PROTO_BATCH_OFF_MAGIC] == 0 || p[PROTO_BATCH_OFF_MAGIC] == 1) &&
+	       (int32_t)log_be32(p + PROTO_BATCH_OFF_LENGTH) >= 14 && (int64_t)log_be64(p) >= 0;
+}
+
+int log_batch_parse_header(const uint8_t *p, proto_batch_info *h)
+{
+	if (log_batch_is_legacy(p, PROTO_BATCH_HEADER_SIZE))
+		return -ENOTSUP;
+	h->base_offset = (int64_t)log_be64(p + PROTO_BATCH_OFF_BASE_OFFSET);
+	int32_t blen = (int32_t)log_be32(p + PROTO_BATCH_OFF_LENGTH);
+	h->partition_leader_epoch = (int32_t)log_be32(p + PROTO_BATCH_OFF_LEADER_EPOCH);
+	h->magic = (int8_t)p[PROTO_BATCH_OFF_MAGIC];
+	h->crc = log_be32(p + PROTO_BATCH_OFF_CRC);
+	h->attributes = (int16_t)(p[PROTO_BATCH_OFF_ATTRIBUTES] << 8 | p[PROTO_BATCH_OFF_ATTRIBUTES + 1]);
+	h->last_offset_delta = (int32_t)log_be32(p + PROTO_BATCH_OFF_LAST_OFFSET_DELTA);
+	h->base_timestamp = (int64_t)log_be64(p + PROTO_BATCH_OFF_BASE_TIMESTAMP);
+	h->max_timestamp = (int64_t)log_be64(p + PROTO_BATCH_OFF_MAX_TIMESTAMP);
+	h->producer_id = (int64_t)log_be64(p + PROTO_BATCH_OFF_PRODUCER_ID);
+	h->producer_epoch = (int16_t)(p[PROTO_BATCH_OFF_PRODUCER_EPOCH] << 8 | p[PROTO_BATCH_OFF_PRODUCER_EPOCH + 1]);
+	h->base_sequence = (int32_t)log_be32(p + PROTO_BATCH_OFF_BASE_SEQUENCE);
+	h->records_count = (int32_t)log_be32(p + PROTO_BATCH_OFF_RECORDS_COUNT);
+	if (blen < PROTO_BATCH_HEADER_SIZE - PROTO_BATCH_LOG_OVERHEAD || blen > INT32_MAX - PROTO_BATCH_LOG_OVERHEAD)
+		return LOG_ERR_CORRUPT;
+	h->size = blen + PROTO_BATCH_LOG_OVERHEAD;
+	if (h->magic != 2 || h->last_offset_delta < 0 || h->base_offset < 0 ||
+	    h->base_offset > INT64_MAX - h->last_offset_delta)
+		return LOG_ERR_CORRUPT;
+	return 0;
+}
+
+void log_scan_init(log_scan *sc, const log_segment *s, int64_t end)
+{
+	sc->fd = s->fd;
+	sc->end = end;
+	sc->win_pos = 0;
+	sc->win_len = 0;
+}
+
+int log_scan_header(log_scan *sc, int64_t pos, proto_batch_info *h)
+{
+	if (pos >= sc->end)
+		return 1;
+	if (sc->end - pos < PROTO_BATCH_HEADER_SIZE) {
+		uint8_t b[PROTO_BATCH_HEADER_SIZE];
+		size_t n = (size_t)(sc->end - pos);
+		int rc = log_io_pread(sc->fd, b, n, pos);
+		if (rc < 0 && rc != -EIO)
+			return rc;
+		return rc == 0 && log_batch_is_legacy(b, n) ? -ENOTSUP : LOG_ERR_CORRUPT;
+	}
+	if (pos < sc->win_pos || pos + PROTO_BATCH_HEADER_SIZE > sc->win_pos + sc->win_len) {
+		int64_t n = sc->end - pos;
+		if (n > (int64_t)sizeof sc->win)
+			n = sizeof sc->win;
+		int rc = log_io_pread(sc->fd, sc->win, (size_t)n, pos);
+		if (rc < 0) {
+			sc->win_len = 0;
+			return rc == -EIO ? LOG_ERR_CORRUPT : rc;
+		}
+		sc->win_pos = pos;
+		sc->win_len = (int32_t)n;
+	}
+	int rc = log_batch_parse_header(sc->win + (pos - sc->win_pos), h);
+	if (rc < 0)
+		return rc;
+	if (h->size > sc->end - pos)
+		return LOG_ERR_CORRUPT;
+	return 0;
+}

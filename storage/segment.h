@@ -1,0 +1,102 @@
+/*
+ * segment.h - one segment of a partition log: the .log file of record
+ * batches (exactly as on the wire, offsets assigned) and its two indexes.
+ *
+ * Files are named after the segment's base offset, 20 digits zero-padded
+ * (Kafka's LogFileUtils): 00000000000000001234.{log,index,timeindex}.
+ *
+ * Invariants (for the bytes [0, size) of the .log):
+ *   - whole v2 batches back to back; base offsets strictly increasing and
+ *     >= base_offset; last offset - base_offset <= INT32_MAX;
+ *   - next_offset = last offset of the last batch + 1 (base_offset if empty);
+ *   - every offset index / time index entry refers to a batch in [0, size).
+ *
+ * Reference counting: the partition holds one reference while the segment is
+ * part of the log; a fetch result holds another while bytes are sent from
+ * fd. The fd and memory go with the last reference (atomic, so a flush
+ * thread may hold references too).
+ */
+#ifndef SAMSA_STORAGE_SEGMENT_H
+#define SAMSA_STORAGE_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "protocol/batch.h"
+#include "storage/index.h"
+#include "storage/log.h"
+
+struct log_segment {
+	atomic_int refs;
+	int fd;                     /* .log, O_RDWR */
+	char *log_path;             /* owned */
+	int64_t base_offset;
+	int64_t size;               /* valid bytes in .log */
+	int64_t next_offset;        /* see invariants */
+	int64_t created_ms;         /* when opened or created (segment.ms fallback) */
+	int64_t rolling_ts;         /* max timestamp of the first batch, -1 when none */
+	int64_t max_ts;             /* largest batch max timestamp, -1 when none */
+	int64_t max_ts_offset;      /* last offset of the batch holding max_ts */
+	int64_t bytes_since_index;  /* bytes appended since the last index entry */
+	bool dirty;                 /* written since the last fsync */
+	log_entfile oidx;           /* .index */
+	log_entfile tidx;           /* .timeindex */
+};
+
+/* Name of a segment file: dir/<20-digit base><suffix>. */
+int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix);
+
+/* Create an empty segment (the three files, truncated). refs = 1. */
+int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
+/* Open an existing .log (indexes not read yet; see log_ef_stat/load). */
+int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
+/* Remove the segment's three files (the fd stays valid for its holders). */
+void log_seg_unlink(log_segment *s);
+
+/* Load both indexes into memory if not yet (the caller rebuilds on error). */
+int log_seg_load_indexes(log_segment *s, int64_t *log_size_check);
+
+/* Account one batch of the segment (at pos, already in the file or about to
+ * be) in the in-memory indexes following Kafka's LogSegment.append: max
+ * timestamp, then an index entry when more than interval bytes were appended
+ * since the last one. Call log_seg_sync_indexes to write them. */
+int log_seg_index_batch(log_segment *s, const proto_batch_info *h, int64_t pos, int32_t interval);
+int log_seg_sync_indexes(log_segment *s);
+/* Add the closing time index entry (max timestamp) and write it; used on roll
+ * and close (Kafka's onBecomeInactiveSegment / close). */
+int log_seg_seal_timeindex(log_segment *s);
+
+/* Shorten the .log to size bytes (no index change). */
+int log_seg_truncate_file(log_segment *s, int64_t size);
+
+/*
+ * Parse a batch header from 61 bytes without needing the whole batch. Fills
+ * the proto_batch_info fields; checks batchLength >= 49 and magic 2.
+ * Returns 0, -ENOTSUP for magic 0/1 (Kafka's legacy message sets, which
+ * Samsa does not read and must not truncate), or LOG_ERR_CORRUPT.
+ */
+int log_batch_parse_header(const uint8_t *p, proto_batch_info *h);
+/* True when the avail bytes at p start a legacy (magic 0/1) message. */
+bool log_batch_is_legacy(const uint8_t *p, size_t avail);
+static inline int64_t log_batch_last_offset(const proto_batch_info *h)
+{
+	return h->base_offset + h->last_offset_delta;
+}
+
+/* Forward scanner of batch headers with a small read window (fewer preads). */
+typedef struct log_scan {
+	int fd;
+	int64_t end;     /* bytes of the file considered */
+	int64_t win_pos; /* file position of win[0] */
+	int32_t win_len;
+	uint8_t win[4096];
+} log_scan;
+
+void log_scan_init(log_scan *sc, const log_segment *s, int64_t end);
+/* Header of the batch at pos: 0, 1 when pos >= end, LOG_ERR_CORRUPT for a bad
+ * or torn header (or a batch running past end), -ENOTSUP for a legacy
+ * message set, or -errno. */
+int log_scan_header(log_scan *sc, int64_t pos, proto_batch_info *h);
+
+#endif
