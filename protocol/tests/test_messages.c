@@ -1,0 +1,640 @@
+/*
+ * test_messages.c - tests of the generated message codecs (protocol/gen/,
+ * made by protocol/gen.py from the protocol/schema/ files).
+ *
+ * For every API in the table and every version, request and response:
+ * random messages survive encode -> decode -> encode byte for byte, every
+ * truncation of an encoding fails to decode, trailing bytes are left unread,
+ * random corruption never crashes. Hand-derived byte vectors (Kafka protocol
+ * guide, KIP-482, KIP-511) catch mistakes that would be symmetric between
+ * encoder and decoder.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/buf.h"
+#ifdef GEN_FIXTURES
+/* Built a second time as tests/test_gen_fixtures on the generator's own
+ * fixtures (tests/gen_fixtures/), which use every type and option. */
+#include "protocol/tests/fixture_gen/messages.h"
+#include "protocol/tests/fixture_gen/messages_fill.h"
+#define SUITE_NAME "gen_fixtures"
+#define MIN_APIS 3
+#else
+#include "protocol/gen/messages.h"
+#include "protocol/gen/messages_fill.h"
+#define SUITE_NAME "messages"
+#define MIN_APIS 7
+#endif
+
+#define ARENA_CAP (64u << 20)
+
+/* Seeds per (message, version) for the round trip, and how many of those
+ * also get the truncation and corruption sweeps (quadratic in size). */
+#define ROUND_TRIP_SEEDS 200
+#define SWEEP_SEEDS 12
+
+static const proto_msg_ops *find_ops(int16_t key, bool response)
+{
+	int n;
+	const proto_msg_ops *ops = proto_msg_ops_all(&n);
+
+	for (int i = 0; i < n; i++)
+		if (ops[i].api_key == key && ops[i].response == response)
+			return &ops[i];
+	return NULL;
+}
+
+/* Decodes len bytes copied into a buffer of exactly that size, so that a read
+ * past the end is seen by ASan. Returns the decode result. The copy is freed:
+ * m's views must not be used afterwards. */
+static int decode_copy(const proto_msg_ops *ops, int16_t v, const uint8_t *buf, size_t len,
+		       proto_arena *a, void *m)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	proto_reader r;
+	int rc;
+
+	ck_assert_ptr_nonnull(copy);
+	if (len)
+		memcpy(copy, buf, len);
+	proto_reader_init(&r, copy, len);
+	rc = ops->decode(&r, a, v, m);
+	free(copy);
+	return rc;
+}
+
+/* One random message of ops at version v: checks round trip, re-encoding,
+ * trailing bytes and (when sweep) truncations and corruptions. */
+static void check_one(const proto_msg_ops *ops, int16_t v, uint32_t seed, bool sweep)
+{
+	proto_arena a;
+	proto_writer w1, w2;
+	void *m1 = calloc(1, ops->size), *m2 = calloc(1, ops->size);
+	proto_reader r;
+	int rc;
+
+	ck_assert(m1 && m2);
+	proto_arena_init(&a, ARENA_CAP);
+	proto_writer_init(&w1);
+	proto_writer_init(&w2);
+
+	ops->fill(m1, v, &a, &seed);
+	rc = ops->encode(&w1, v, m1);
+	ck_assert_msg(rc == 0, "%s v%d seed %u: encode failed %d", ops->name, v, seed, rc);
+	ck_assert_int_eq(w1.nchunks, 0);
+
+	/* decode -> equal -> encode again -> same bytes */
+	proto_reader_init(&r, w1.buf, w1.len);
+	rc = ops->decode(&r, &a, v, m2);
+	ck_assert_msg(rc == 0, "%s v%d seed %u: decode failed %d", ops->name, v, seed, rc);
+	ck_assert_msg(proto_reader_left(&r) == 0, "%s v%d: %zu bytes left after decode",
+		      ops->name, v, proto_reader_left(&r));
+	ck_assert_msg(ops->equal(m1, m2, v), "%s v%d seed %u: decoded != filled",
+		      ops->name, v, seed);
+	rc = ops->encode(&w2, v, m2);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(w2.len == w1.len && (w1.len == 0 || memcmp(w1.buf, w2.buf, w1.len) == 0),
+		      "%s v%d seed %u: re-encoding differs", ops->name, v, seed);
+
+	/* Trailing bytes: tolerated and left unread. */
+	{
+		size_t n = w1.len + 3;
+		uint8_t *buf = malloc(n);
+
+		ck_assert_ptr_nonnull(buf);
+		if (w1.len)
+			memcpy(buf, w1.buf, w1.len);
+		memset(buf + w1.len, 0xa5, 3);
+		proto_reader_init(&r, buf, n);
+		rc = ops->decode(&r, &a, v, m2);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_uint_eq(proto_reader_left(&r), 3);
+		ck_assert(ops->equal(m1, m2, v));
+		free(buf);
+	}
+
+	if (sweep) {
+		proto_arena b; /* reset between decodes; m1 stays in a */
+		uint8_t *buf = malloc(w1.len ? w1.len : 1);
+		uint32_t x = seed | 1;
+
+		ck_assert_ptr_nonnull(buf);
+		proto_arena_init(&b, ARENA_CAP);
+		/* Every strict prefix is an error, never a crash. */
+		for (size_t len = 0; len < w1.len; len++) {
+			rc = decode_copy(ops, v, w1.buf, len, &b, m2);
+			ck_assert_msg(rc < 0, "%s v%d seed %u: prefix %zu/%zu decoded",
+				      ops->name, v, seed, len, w1.len);
+			proto_arena_reset(&b);
+		}
+		/* Corrupted bytes: any result, no crash; what decodes re-encodes. */
+		for (int k = 0; k < 64 && w1.len; k++) {
+			memcpy(buf, w1.buf, w1.len);
+			for (int j = 0; j < 1 + k % 3; j++) {
+				x ^= x << 13;
+				x ^= x >> 17;
+				x ^= x << 5;
+				buf[x % w1.len] = (uint8_t)(x >> 8);
+			}
+			proto_reader_init(&r, buf, w1.len);
+			if (ops->decode(&r, &b, v, m2) == 0) {
+				proto_writer_reset(&w2);
+				/* A decoded message always re-encodes. */
+				ck_assert_int_eq(ops->encode(&w2, v, m2), 0);
+			}
+			proto_arena_reset(&b);
+		}
+		proto_arena_free(&b);
+		free(buf);
+	}
+
+	proto_writer_free(&w1);
+	proto_writer_free(&w2);
+	proto_arena_free(&a);
+	free(m1);
+	free(m2);
+}
+
+/* ---- every API, every version ---- */
+
+START_TEST(test_table_has_codecs)
+{
+	int n;
+	const proto_api_desc *d = proto_api_desc_all(&n);
+
+	ck_assert_int_ge(n, MIN_APIS);
+	for (int i = 0; i < n; i++) {
+		ck_assert_ptr_eq(proto_api_desc_lookup(d[i].key), &d[i]);
+		ck_assert_int_le(d[i].min_version, d[i].max_version);
+		ck_assert(d[i].flexible_min == -1 ||
+			  (d[i].flexible_min >= d[i].min_version &&
+			   d[i].flexible_min <= d[i].max_version));
+		ck_assert_ptr_nonnull(find_ops(d[i].key, false));
+		ck_assert_ptr_nonnull(find_ops(d[i].key, true));
+		if (i > 0)
+			ck_assert_int_lt(d[i - 1].key, d[i].key);
+	}
+	ck_assert_ptr_null(proto_api_desc_lookup(-1));
+	ck_assert_ptr_null(proto_api_desc_lookup(9999));
+
+	d = proto_api_desc_lookup(18);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, "ApiVersions");
+	ck_assert_int_eq(d->min_version, 0);
+	ck_assert_int_eq(d->max_version, 4);
+	ck_assert_int_eq(d->flexible_min, 3);
+}
+END_TEST
+
+START_TEST(test_round_trip_all)
+{
+	int n;
+	const proto_api_desc *d = proto_api_desc_all(&n);
+
+	for (int i = 0; i < n; i++) {
+		for (int resp = 0; resp < 2; resp++) {
+			const proto_msg_ops *ops = find_ops(d[i].key, resp);
+
+			ck_assert_ptr_nonnull(ops);
+			for (int16_t v = d[i].min_version; v <= d[i].max_version; v++)
+				for (uint32_t s = 1; s <= ROUND_TRIP_SEEDS; s++)
+					check_one(ops, v, s * 2654435761u, s <= SWEEP_SEEDS);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_version_out_of_range)
+{
+	int n;
+	const proto_api_desc *d = proto_api_desc_all(&n);
+	uint8_t zeros[64] = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		for (int resp = 0; resp < 2; resp++) {
+			const proto_msg_ops *ops = find_ops(d[i].key, resp);
+			void *m = calloc(1, ops->size);
+			int16_t bad[] = { (int16_t)(d[i].min_version - 1),
+					  (int16_t)(d[i].max_version + 1), -1, INT16_MAX };
+			proto_arena a;
+			proto_writer w;
+			proto_reader r;
+
+			ck_assert_ptr_nonnull(m);
+			proto_arena_init(&a, 0);
+			proto_writer_init(&w);
+			ops->init(m);
+			for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+				if (bad[k] >= d[i].min_version && bad[k] <= d[i].max_version)
+					continue;
+				proto_reader_init(&r, zeros, sizeof(zeros));
+				ck_assert_int_eq(ops->decode(&r, &a, bad[k], m), PROTO_ERR_VERSION);
+				ck_assert_int_eq(ops->encode(&w, bad[k], m), PROTO_ERR_VERSION);
+				ck_assert_uint_eq(w.len, 0);
+			}
+			proto_writer_free(&w);
+			proto_arena_free(&a);
+			free(m);
+		}
+	}
+}
+END_TEST
+
+/* An init'ed message encodes and decodes back in every version. */
+START_TEST(test_defaults_round_trip)
+{
+	int n;
+	const proto_msg_ops *ops = proto_msg_ops_all(&n);
+
+	for (int i = 0; i < n; i++) {
+		const proto_api_desc *d = proto_api_desc_lookup(ops[i].api_key);
+
+		ck_assert_ptr_nonnull(d);
+		for (int16_t v = d->min_version; v <= d->max_version; v++) {
+			void *m1 = calloc(1, ops[i].size), *m2 = calloc(1, ops[i].size);
+			proto_writer w;
+			proto_reader r;
+			proto_arena a;
+
+			ck_assert(m1 && m2);
+			proto_arena_init(&a, 0);
+			proto_writer_init(&w);
+			ops[i].init(m1);
+			ck_assert_int_eq(ops[i].encode(&w, v, m1), 0);
+			proto_reader_init(&r, w.buf, w.len);
+			ck_assert_int_eq(ops[i].decode(&r, &a, v, m2), 0);
+			ck_assert(ops[i].equal(m1, m2, v));
+			proto_writer_free(&w);
+			proto_arena_free(&a);
+			free(m1);
+			free(m2);
+		}
+	}
+}
+END_TEST
+
+/* ---- hand-derived vectors ---- */
+
+/* The writer holds exactly the expected bytes. */
+#define CHECK_BYTES(w, exp)                                              \
+	do {                                                             \
+		ck_assert_uint_eq((w)->len, sizeof(exp));                 \
+		ck_assert_msg(memcmp((w)->buf, (exp), sizeof(exp)) == 0, \
+			      "bytes differ");                            \
+	} while (0)
+
+#ifdef GEN_FIXTURES
+
+/* Classic v2 request (never flexible): Topics null as int32 -1, then
+ * TimeoutMs; v1 has no TimeoutMs and no null Topics. */
+START_TEST(test_vec_classic)
+{
+	static const uint8_t exp[] = { 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x75, 0x30 };
+	static const uint8_t v1[] = { 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 'x',
+				      0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07 };
+	ClassicRequest m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ClassicRequest_init(&m);
+	ck_assert_int_eq(m.timeout_ms, 30000);
+	m.topics_count = -1;
+	ck_assert_int_eq(ClassicRequest_encode(&w, 2, &m), 0);
+	CHECK_BYTES(&w, exp);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ClassicRequest_encode(&w, 1, &m), PROTO_ERR_INVALID);
+
+	proto_reader_init(&r, v1, sizeof(v1));
+	ck_assert_int_eq(ClassicRequest_decode(&r, &a, 1, &m), 0);
+	ck_assert_int_eq(m.topics_count, 1);
+	ck_assert(proto_str_eq(m.topics[0].name, "x"));
+	ck_assert_int_eq(m.topics[0].partitions_count, 1);
+	ck_assert_int_eq(m.topics[0].partitions[0], 7);
+	ck_assert_int_eq(m.timeout_ms, 30000);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* KitchenSink v2 (flexible) request with everything at its default: the
+ * tagged fields all stay out. */
+START_TEST(test_vec_kitchen_sink_defaults)
+{
+	static const uint8_t exp[] = {
+		0x00,                                           /* Flag */
+		0xf9,                                           /* Small -7 */
+		0x23, 0x84,                                     /* Port 9092 */
+		0x00, 0x00,                                     /* Short */
+		0x7f, 0xff, 0xff, 0xff,                         /* Count */
+		0x80, 0, 0, 0, 0, 0, 0, 0,                      /* Big */
+		0x3f, 0xd0, 0, 0, 0, 0, 0, 0,                   /* Ratio 0.25 */
+		0x05, 'd', 'f', 'l', 't',                       /* Label "dflt" */
+		0x00,                                           /* MaybeLabel null */
+		0x01,                                           /* Blob "" */
+		0x01,                                           /* Payload "" */
+		0x01, 0x01, 0x01, 0x01,                         /* Names Numbers Ports Items */
+		0x00, 0x01, 0x04, 'h', 'd', 'r', 0x00,          /* Single {1, "hdr"} + tags */
+		0x00,                                           /* no tagged fields */
+	};
+	KitchenSinkRequest m;
+	proto_writer w;
+
+	proto_writer_init(&w);
+	KitchenSinkRequest_init(&m);
+	ck_assert_int_eq(KitchenSinkRequest_encode(&w, 2, &m), 0);
+	CHECK_BYTES(&w, exp);
+	proto_writer_free(&w);
+}
+END_TEST
+
+#else
+
+/* ApiVersions v0 request: an empty body. */
+START_TEST(test_vec_api_versions_v0_request)
+{
+	ApiVersionsRequest m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ApiVersionsRequest_init(&m);
+	m.client_software_name = proto_cstr("ignored in v0");
+	ck_assert_int_eq(ApiVersionsRequest_encode(&w, 0, &m), 0);
+	ck_assert_uint_eq(w.len, 0);
+	proto_reader_init(&r, "", 0);
+	ck_assert_int_eq(ApiVersionsRequest_decode(&r, &a, 0, &m), 0);
+	ck_assert_int_eq(m.client_software_name.len, 0); /* default: empty */
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* ApiVersions v3 request (KIP-511): compact strings "a" and "b" (uvarint
+ * length+1 = 2), then an empty tagged field section (count 0). */
+START_TEST(test_vec_api_versions_v3_request)
+{
+	static const uint8_t exp[] = { 0x02, 'a', 0x02, 'b', 0x00 };
+	ApiVersionsRequest m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ApiVersionsRequest_init(&m);
+	m.client_software_name = proto_cstr("a");
+	m.client_software_version = proto_cstr("b");
+	ck_assert_int_eq(ApiVersionsRequest_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, exp);
+
+	ApiVersionsRequest_init(&m);
+	proto_reader_init(&r, exp, sizeof(exp));
+	ck_assert_int_eq(ApiVersionsRequest_decode(&r, &a, 3, &m), 0);
+	ck_assert(proto_str_eq(m.client_software_name, "a"));
+	ck_assert(proto_str_eq(m.client_software_version, "b"));
+
+	/* A null (compact length 0) where the field is not nullable. */
+	static const uint8_t null_name[] = { 0x00, 0x02, 'b', 0x00 };
+	proto_reader_init(&r, null_name, sizeof(null_name));
+	ck_assert_int_eq(ApiVersionsRequest_decode(&r, &a, 3, &m), PROTO_ERR_INVALID);
+	/* And a null cannot be encoded there either. */
+	proto_writer_reset(&w);
+	ApiVersionsRequest_init(&m);
+	m.client_software_name = proto_str_of(NULL, -1);
+	ck_assert_int_eq(ApiVersionsRequest_encode(&w, 3, &m), PROTO_ERR_INVALID);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* ApiVersions v0 response with one key: int16 error code, int32 array count,
+ * then ApiKey, MinVersion, MaxVersion as int16; no ThrottleTimeMs in v0. */
+START_TEST(test_vec_api_versions_v0_response)
+{
+	static const uint8_t exp[] = {
+		0x00, 0x00,             /* ErrorCode 0 */
+		0x00, 0x00, 0x00, 0x01, /* ApiKeys: 1 entry */
+		0x00, 0x12,             /* ApiKey 18 */
+		0x00, 0x00,             /* MinVersion 0 */
+		0x00, 0x04,             /* MaxVersion 4 */
+	};
+	ApiVersionsResponse m;
+	ApiVersionsResponse_ApiVersion k = { 18, 0, 4 };
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ApiVersionsResponse_init(&m);
+	m.api_keys_count = 1;
+	m.api_keys = &k;
+	m.throttle_time_ms = 77; /* absent in v0 */
+	ck_assert_int_eq(ApiVersionsResponse_encode(&w, 0, &m), 0);
+	CHECK_BYTES(&w, exp);
+
+	proto_reader_init(&r, exp, sizeof(exp));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &a, 0, &m), 0);
+	ck_assert_int_eq(m.error_code, 0);
+	ck_assert_int_eq(m.api_keys_count, 1);
+	ck_assert_int_eq(m.api_keys[0].api_key, 18);
+	ck_assert_int_eq(m.api_keys[0].min_version, 0);
+	ck_assert_int_eq(m.api_keys[0].max_version, 4);
+	ck_assert_int_eq(m.throttle_time_ms, 0);
+	ck_assert_int_eq(m.finalized_features_epoch, -1);
+
+	/* A null array (count -1) where ApiKeys is not nullable. */
+	static const uint8_t null_keys[] = { 0x00, 0x00, 0xff, 0xff, 0xff, 0xff };
+	proto_reader_init(&r, null_keys, sizeof(null_keys));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &a, 0, &m), PROTO_ERR_INVALID);
+	/* A count far above what the bytes left can hold: refused before any
+	 * allocation (the arena cap of 64 bytes would make it NOMEM otherwise). */
+	static const uint8_t huge[] = { 0x00, 0x00, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0 };
+	proto_arena small;
+	proto_arena_init(&small, 64);
+	proto_reader_init(&r, huge, sizeof(huge));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &small, 0, &m), PROTO_ERR_INVALID);
+	ck_assert_uint_eq(small.total, 0);
+	proto_arena_free(&small);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* ApiVersions v3 response with FinalizedFeaturesEpoch = 5 as tagged field 1
+ * (KIP-482: tag section = uvarint count, then uvarint tag, uvarint size,
+ * data); the other tagged fields are at their default and not sent. */
+START_TEST(test_vec_api_versions_v3_response_tagged)
+{
+	static const uint8_t exp[] = {
+		0x00, 0x00,             /* ErrorCode 0 */
+		0x01,                   /* ApiKeys: compact, 0 entries */
+		0x00, 0x00, 0x00, 0x00, /* ThrottleTimeMs 0 */
+		0x01,                   /* 1 tagged field */
+		0x01, 0x08,             /* tag 1, 8 bytes */
+		0, 0, 0, 0, 0, 0, 0, 5, /* FinalizedFeaturesEpoch 5 */
+	};
+	/* Same, plus an unknown tag 7 of 2 bytes (skipped) and ApiKeys with one
+	 * compact entry {18, 0, 4, no tags}. */
+	static const uint8_t with_unknown[] = {
+		0x00, 0x00,
+		0x02, 0x00, 0x12, 0x00, 0x00, 0x00, 0x04, 0x00,
+		0x00, 0x00, 0x00, 0x00,
+		0x02,
+		0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 5,
+		0x07, 0x02, 0xab, 0xcd,
+	};
+	/* ZkMigrationReady true (tag 3, 1 byte). */
+	static const uint8_t zk[] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+		0x01, 0x03, 0x01, 0x01,
+	};
+	ApiVersionsResponse m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ApiVersionsResponse_init(&m);
+	m.finalized_features_epoch = 5;
+	ck_assert_int_eq(ApiVersionsResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, exp);
+
+	proto_reader_init(&r, exp, sizeof(exp));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert_int_eq(m.finalized_features_epoch, 5);
+	ck_assert_int_eq(m.supported_features_count, 0);
+	ck_assert(!m.zk_migration_ready);
+
+	proto_reader_init(&r, with_unknown, sizeof(with_unknown));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+	ck_assert_int_eq(m.finalized_features_epoch, 5);
+	ck_assert_int_eq(m.api_keys_count, 1);
+	ck_assert_int_eq(m.api_keys[0].api_key, 18);
+	ck_assert_int_eq(m.api_keys[0].max_version, 4);
+
+	proto_writer_reset(&w);
+	ApiVersionsResponse_init(&m);
+	m.zk_migration_ready = true;
+	ck_assert_int_eq(ApiVersionsResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, zk);
+
+	/* A tagged field whose size runs past the end of the message. */
+	static const uint8_t overrun[] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+		0x01, 0x01, 0x09, 0, 0, 0, 0, 0, 0, 0, 5,
+	};
+	proto_reader_init(&r, overrun, sizeof(overrun));
+	ck_assert_int_lt(ApiVersionsResponse_decode(&r, &a, 3, &m), 0);
+	/* A tagged field shorter than its type: the int64 cannot read past the
+	 * declared size (2) into the next tag. */
+	static const uint8_t short_tag[] = {
+		0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+		0x02, 0x01, 0x02, 0x00, 0x05, 0x03, 0x01, 0x01,
+		0, 0, 0, 0, 0, 0,
+	};
+	proto_reader_init(&r, short_tag, sizeof(short_tag));
+	ck_assert_int_eq(ApiVersionsResponse_decode(&r, &a, 3, &m), PROTO_ERR_UNDERFLOW);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* Metadata v0 request with one topic "t": int32 count 1, then the topic's
+ * Name as an int16-length string. (v0 has no null topic list.) */
+START_TEST(test_vec_metadata_v0_request)
+{
+	static const uint8_t exp[] = { 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 't' };
+	MetadataRequest m;
+	MetadataRequest_MetadataRequestTopic t;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	MetadataRequest_init(&m);
+	MetadataRequest_MetadataRequestTopic_init(&t);
+	t.name = proto_cstr("t");
+	m.topics_count = 1;
+	m.topics = &t;
+	ck_assert_int_eq(MetadataRequest_encode(&w, 0, &m), 0);
+	CHECK_BYTES(&w, exp);
+
+	proto_reader_init(&r, exp, sizeof(exp));
+	ck_assert_int_eq(MetadataRequest_decode(&r, &a, 0, &m), 0);
+	ck_assert_int_eq(m.topics_count, 1);
+	ck_assert(proto_str_eq(m.topics[0].name, "t"));
+	ck_assert(m.allow_auto_topic_creation); /* absent in v0: default true */
+
+	/* v0 cannot carry a null topic list; v1 can (int32 -1 = all topics). */
+	static const uint8_t null_topics[] = { 0xff, 0xff, 0xff, 0xff };
+	proto_reader_init(&r, null_topics, sizeof(null_topics));
+	ck_assert_int_eq(MetadataRequest_decode(&r, &a, 0, &m), PROTO_ERR_INVALID);
+	proto_reader_init(&r, null_topics, sizeof(null_topics));
+	ck_assert_int_eq(MetadataRequest_decode(&r, &a, 1, &m), 0);
+	ck_assert_int_eq(m.topics_count, -1);
+	MetadataRequest_init(&m);
+	m.topics_count = -1;
+	proto_writer_reset(&w);
+	ck_assert_int_eq(MetadataRequest_encode(&w, 0, &m), PROTO_ERR_INVALID);
+
+	/* v4: AllowAutoTopicCreation follows the (empty) topic list. */
+	static const uint8_t v4[] = { 0x00, 0x00, 0x00, 0x00, 0x00 };
+	proto_reader_init(&r, v4, sizeof(v4));
+	ck_assert_int_eq(MetadataRequest_decode(&r, &a, 4, &m), 0);
+	ck_assert_int_eq(m.topics_count, 0);
+	ck_assert(!m.allow_auto_topic_creation);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+#endif
+
+static Suite *messages_suite(void)
+{
+	Suite *s = suite_create(SUITE_NAME);
+	TCase *tc = tcase_create("vectors");
+
+#ifdef GEN_FIXTURES
+	tcase_add_test(tc, test_vec_classic);
+	tcase_add_test(tc, test_vec_kitchen_sink_defaults);
+#else
+	tcase_add_test(tc, test_vec_api_versions_v0_request);
+	tcase_add_test(tc, test_vec_api_versions_v3_request);
+	tcase_add_test(tc, test_vec_api_versions_v0_response);
+	tcase_add_test(tc, test_vec_api_versions_v3_response_tagged);
+	tcase_add_test(tc, test_vec_metadata_v0_request);
+#endif
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("all");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_table_has_codecs);
+	tcase_add_test(tc, test_version_out_of_range);
+	tcase_add_test(tc, test_defaults_round_trip);
+	tcase_add_test(tc, test_round_trip_all);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(messages_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
