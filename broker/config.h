@@ -55,6 +55,18 @@ typedef struct brk_config {
 	int16_t transaction_state_log_min_isr;            /* (2) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
 	int32_t zookeeper_connection_timeout_ms; /* (18000) */
+
+	/* Which keys of a synonym group were given (config.c keeps Kafka's
+	 * precedence with them, whatever the order of the settings): */
+	struct {
+		uint8_t log_roll;       /* 0 default, 1 log.roll.hours, 2 log.roll.ms */
+		uint8_t log_retention;  /* 0 default, 1 .hours, 2 .minutes, 3 .ms */
+		bool log_flush_interval_ms; /* else it follows log.flush.scheduler.interval.ms */
+		bool log_dirs;          /* log.dirs given: log.dir is then ignored */
+		bool broker_id;         /* broker.id given */
+		bool node_id;           /* node.id given (value in node_id_value) */
+		int32_t node_id_value;
+	} given;
 } brk_config;
 
 /* Fill cfg with Kafka's defaults. */

@@ -44,13 +44,16 @@ typedef struct ctl_topic {
 
 typedef struct ctl ctl;
 
-/* Open the metadata under dir for broker broker_id (creating it empty). */
+/* Open the metadata under dir for broker broker_id (creating it empty).
+ * Returns 0 or -errno (-EINVAL when the metadata file does not parse). */
 int ctl_open(const char *dir, int32_t broker_id, ctl **out);
 void ctl_close(ctl *c);
 
 /* Brokers known to the cluster (the local one only for now). */
 int32_t ctl_broker_count(const ctl *c);
 int32_t ctl_controller_id(const ctl *c);
+/* The id of the i-th known broker (0 <= i < ctl_broker_count), else -1. */
+int32_t ctl_broker_id_at(const ctl *c, int32_t i);
 
 /* Kafka's topic name rules: 1-249 chars of [a-zA-Z0-9._-], not "." or "..".
  * Returns 0 or INVALID_TOPIC_EXCEPTION. */
@@ -59,12 +62,19 @@ int ctl_validate_topic_name(const char *name, int32_t len);
 /*
  * Create a topic: partitions >= 1 (INVALID_PARTITIONS), replication factor
  * between 1 and the broker count (INVALID_REPLICATION_FACTOR), a name that
- * passes the rules and is new (TOPIC_ALREADY_EXISTS). With validate_only
- * nothing changes. configs are copied. *out (optional) gets the topic.
+ * passes the rules and is new (TOPIC_ALREADY_EXISTS) and does not collide
+ * with an existing one (INVALID_TOPIC_EXCEPTION). With validate_only nothing
+ * changes. configs are copied (not validated here). The metadata file is
+ * rewritten before returning; KAFKA_STORAGE_ERROR if that fails (nothing
+ * changed then). *out (optional) gets the topic.
  */
 int ctl_create_topic(ctl *c, const char *name, int32_t partitions, int16_t replication_factor,
 		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
 		     const ctl_topic **out);
+/* An existing topic whose name equals name once '.' and '_' are treated as
+ * the same character (Kafka's Topic.hasCollision: such a name is refused
+ * with INVALID_TOPIC_EXCEPTION), or NULL. */
+const ctl_topic *ctl_find_colliding_topic(const ctl *c, const char *name);
 /* Delete by name; UNKNOWN_TOPIC_OR_PARTITION when absent. */
 int ctl_delete_topic(ctl *c, const char *name);
 

@@ -1,0 +1,710 @@
+/*
+ * config.c - server.properties: Kafka's broker keys, defaults and validators
+ * (Kafka 4.3 broker configuration docs; ServerLogConfigs / KafkaConfig), and
+ * a reader for Java's properties file format (java.util.Properties.load).
+ *
+ * Values are trimmed as Kafka's ConfigDef does before they are parsed. A key
+ * we do not know is accepted with a warning; a key Kafka knows that has no
+ * effect here is accepted silently (known_ignored below).
+ */
+#include "broker/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MS_PER_MINUTE INT64_C(60000)
+#define MS_PER_HOUR INT64_C(3600000)
+
+void brk_config_defaults(brk_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	/* listeners=PLAINTEXT://:9092 */
+	snprintf(cfg->listeners[0].name, sizeof(cfg->listeners[0].name), "PLAINTEXT");
+	cfg->listeners[0].port = 9092;
+	cfg->nlisteners = 1;
+	cfg->nadvertised = 0; /* filled from listeners by brk_config_finish */
+	snprintf(cfg->log_dir, sizeof(cfg->log_dir), "/tmp/kafka-logs");
+	cfg->broker_id = 0;
+	cfg->num_partitions = 1;
+	cfg->default_replication_factor = 1;
+	cfg->auto_create_topics_enable = true;
+	cfg->delete_topic_enable = true;
+	cfg->log_segment_bytes = 1073741824;
+	cfg->log_roll_ms = 168 * MS_PER_HOUR;
+	cfg->log_index_interval_bytes = 4096;
+	cfg->log_index_size_max_bytes = 10485760;
+	cfg->message_max_bytes = 1048588;
+	cfg->socket_request_max_bytes = 104857600;
+	cfg->log_flush_interval_messages = INT64_MAX;
+	cfg->log_flush_scheduler_interval_ms = INT64_MAX;
+	cfg->log_flush_interval_ms = INT64_MAX;
+	cfg->log_append_time = false;
+	cfg->log_message_timestamp_before_max_ms = INT64_MAX;
+	cfg->log_message_timestamp_after_max_ms = 3600000;
+	cfg->log_retention_ms = 168 * MS_PER_HOUR;
+	cfg->log_retention_bytes = -1;
+	cfg->log_retention_check_interval_ms = 300000;
+	cfg->min_insync_replicas = 1;
+	cfg->num_network_threads = 3;
+	cfg->num_io_threads = 8;
+	cfg->socket_send_buffer_bytes = 102400;
+	cfg->socket_receive_buffer_bytes = 102400;
+	cfg->group_initial_rebalance_delay_ms = 3000;
+	cfg->offsets_topic_num_partitions = 50;
+	cfg->offsets_topic_replication_factor = 3;
+	cfg->transaction_state_log_replication_factor = 3;
+	cfg->transaction_state_log_min_isr = 2;
+	cfg->zookeeper_connect[0] = '\0';
+	cfg->zookeeper_connection_timeout_ms = 18000;
+}
+
+/* ---- value parsing ---- */
+
+static int fail(char *err, size_t errsize, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errsize, const char *fmt, ...)
+{
+	if (err && errsize) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errsize, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Copy value without leading/trailing whitespace into out (outsize bytes).
+ * Returns the length, or -1 if it does not fit. */
+static int trim_copy(const char *value, char *out, size_t outsize)
+{
+	while (*value && isspace((unsigned char)*value))
+		value++;
+	size_t n = strlen(value);
+	while (n > 0 && isspace((unsigned char)value[n - 1]))
+		n--;
+	if (n + 1 > outsize)
+		return -1;
+	memcpy(out, value, n);
+	out[n] = '\0';
+	return (int)n;
+}
+
+/* A decimal integer in [min, max] (Java's Long.parseLong / Integer.parseInt
+ * after trimming: optional sign, digits only). */
+static int parse_int(const char *key, const char *value, int64_t min, int64_t max, int64_t *out,
+		     char *err, size_t errsize)
+{
+	char buf[64];
+	if (trim_copy(value, buf, sizeof(buf)) < 0)
+		return fail(err, errsize, "%s: value is not a number", key);
+	const char *p = buf;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!*p)
+		return fail(err, errsize, "%s=%s: not a number", key, buf);
+	for (const char *q = p; *q; q++)
+		if (!isdigit((unsigned char)*q))
+			return fail(err, errsize, "%s=%s: not a number", key, buf);
+	errno = 0;
+	long long v = strtoll(buf, NULL, 10);
+	if (errno == ERANGE || v < min || v > max)
+		return fail(err, errsize, "%s=%s: out of range (%" PRId64 " to %" PRId64 ")", key, buf,
+			    min, max);
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *key, const char *value, bool *out, char *err, size_t errsize)
+{
+	char buf[16];
+	if (trim_copy(value, buf, sizeof(buf)) >= 0) {
+		if (strcasecmp(buf, "true") == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(buf, "false") == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return fail(err, errsize, "%s=%s: must be true or false", key, value);
+}
+
+/*
+ * A listener list "NAME://host:port,NAME://[ipv6]:port" (Kafka's
+ * CoreUtils.listenerListToEndPoints): names are upper-cased, unique; host
+ * may be empty (all interfaces); port 0-65535.
+ */
+static int parse_listeners(const char *key, const char *value, brk_listener *out, int *nout,
+			   char *err, size_t errsize)
+{
+	char list[2048];
+	if (trim_copy(value, list, sizeof(list)) < 0)
+		return fail(err, errsize, "%s: value too long", key);
+	brk_listener parsed[BRK_MAX_LISTENERS];
+	int n = 0;
+	char *save = NULL;
+	for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char one[512];
+		if (trim_copy(item, one, sizeof(one)) < 0)
+			return fail(err, errsize, "%s: listener too long", key);
+		if (!one[0])
+			continue;
+		if (n == BRK_MAX_LISTENERS)
+			return fail(err, errsize, "%s: at most %d listeners are supported", key,
+				    BRK_MAX_LISTENERS);
+		brk_listener l;
+		memset(&l, 0, sizeof(l));
+		char *sep = strstr(one, "://");
+		if (!sep || sep == one)
+			return fail(err, errsize,
+				    "%s: \"%s\" is not a listener (expected NAME://host:port, e.g. PLAINTEXT://127.0.0.1:9092)",
+				    key, one);
+		size_t nlen = (size_t)(sep - one);
+		if (nlen >= sizeof(l.name))
+			return fail(err, errsize, "%s: listener name too long in \"%s\"", key, one);
+		for (size_t i = 0; i < nlen; i++) {
+			unsigned char c = (unsigned char)one[i];
+			if (!isalnum(c) && c != '_' && c != '-' && c != '.')
+				return fail(err, errsize, "%s: bad listener name in \"%s\"", key, one);
+			l.name[i] = (char)toupper(c);
+		}
+		char *hp = sep + 3;
+		char *colon = strrchr(hp, ':');
+		if (!colon)
+			return fail(err, errsize, "%s: \"%s\" has no port (expected NAME://host:port)", key,
+				    one);
+		*colon = '\0';
+		const char *host = hp;
+		size_t hlen = strlen(host);
+		if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+			host++;
+			hlen -= 2;
+		}
+		if (hlen >= sizeof(l.host))
+			return fail(err, errsize, "%s: host too long in \"%s\"", key, one);
+		for (size_t i = 0; i < hlen; i++) {
+			unsigned char c = (unsigned char)host[i];
+			if (!isalnum(c) && !strchr("-%._:", c))
+				return fail(err, errsize, "%s: bad host \"%.*s\" in listener %s", key,
+					    (int)hlen, host, l.name);
+		}
+		memcpy(l.host, host, hlen);
+		l.host[hlen] = '\0';
+		int64_t port;
+		char pkey[300];
+		snprintf(pkey, sizeof(pkey), "%s (port of %s)", key, l.name);
+		if (parse_int(pkey, colon + 1, 0, 65535, &port, err, errsize) < 0)
+			return -1;
+		l.port = (int)port;
+		for (int i = 0; i < n; i++) {
+			if (strcmp(parsed[i].name, l.name) == 0)
+				return fail(err, errsize, "%s: listener name %s is used twice", key, l.name);
+			if (l.port != 0 && parsed[i].port == l.port)
+				return fail(err, errsize, "%s: port %d is used by two listeners", key, l.port);
+		}
+		parsed[n++] = l;
+	}
+	if (n == 0)
+		return fail(err, errsize, "%s: no listener given", key);
+	memcpy(out, parsed, (size_t)n * sizeof(*out));
+	*nout = n;
+	return 0;
+}
+
+/* ---- keys ---- */
+
+/* Kafka broker keys with no effect here, accepted without a warning.
+ * An entry ending in '.' matches every key with that prefix. */
+static const char *const known_ignored[] = {
+	"socket.", "offsets.", "transaction.", "zookeeper.", "group.", "log.cleaner.",
+	"log.retention.", "log.flush.", "log.roll.jitter.", "replica.", "controller.",
+	"share.", "sasl.", "ssl.", "metric.", "metrics.", "quota.", "client.quota.",
+	"num.recovery.threads.per.data.dir", "num.replica.fetchers",
+	"num.replica.alter.log.dirs.threads", "log.cleanup.policy", "log.preallocate",
+	"log.delete.delay.ms", "log.dir.failure.timeout.ms", "log.local.retention.",
+	"process.roles", "inter.broker.listener.name", "inter.broker.protocol.version",
+	"listener.security.protocol.map", "listener.name.", "security.inter.broker.protocol",
+	"broker.rack", "broker.id.generation.enable", "reserved.broker.max.id",
+	"unclean.leader.election.enable", "compression.type", "auto.leader.rebalance.enable",
+	"leader.imbalance.", "queued.max.requests", "queued.max.request.bytes",
+	"connections.max.idle.ms", "connections.max.reauth.ms", "max.connections",
+	"max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate",
+	"max.incremental.fetch.session.cache.slots", "fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
+	"producer.purgatory.purge.interval.requests", "delete.records.purgatory.purge.interval.requests",
+	"request.timeout.ms", "background.threads", "authorizer.class.name", "super.users",
+	"allow.everyone.if.no.acl.found", "alter.config.policy.class.name",
+	"create.topic.policy.class.name", "principal.builder.class", "remote.log.",
+	"metadata.", "initial.broker.registration.timeout.ms",
+	"broker.heartbeat.interval.ms", "broker.session.timeout.ms", "producer.id.expiration.",
+	"unstable.", "kafka.metrics.", "config.providers", "delegation.token.", "password.encoder.",
+	"early.start.listeners", "log.message.downconversion.enable", "log.message.format.version",
+	"auto.include.jmx.reporter", "telemetry.", "eligible.leader.replicas.",
+};
+
+static bool is_known_ignored(const char *key)
+{
+	for (size_t i = 0; i < sizeof(known_ignored) / sizeof(known_ignored[0]); i++) {
+		const char *k = known_ignored[i];
+		size_t n = strlen(k);
+		if (k[n - 1] == '.' ? strncmp(key, k, n) == 0 : strcmp(key, k) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Integer keys that map straight onto a field. */
+typedef enum { F_I16, F_I32, F_I64 } field_kind;
+typedef struct int_key {
+	const char *name;
+	size_t offset;
+	field_kind kind;
+	int64_t min, max;
+} int_key;
+
+#define I16(name, field, min) { name, offsetof(brk_config, field), F_I16, min, INT16_MAX }
+#define I32(name, field, min) { name, offsetof(brk_config, field), F_I32, min, INT32_MAX }
+#define I64(name, field, min) { name, offsetof(brk_config, field), F_I64, min, INT64_MAX }
+
+/* Minimums are Kafka's validators (atLeast(n)); where Kafka has none, the
+ * smallest value that means something. */
+static const int_key int_keys[] = {
+	I32("num.partitions", num_partitions, 1),
+	I16("default.replication.factor", default_replication_factor, 1),
+	{ "log.segment.bytes", offsetof(brk_config, log_segment_bytes), F_I64, 1024 * 1024, INT32_MAX },
+	I32("log.index.interval.bytes", log_index_interval_bytes, 0),
+	I32("log.index.size.max.bytes", log_index_size_max_bytes, 4),
+	I32("message.max.bytes", message_max_bytes, 0),
+	I32("socket.request.max.bytes", socket_request_max_bytes, 1),
+	I64("log.flush.interval.messages", log_flush_interval_messages, 1),
+	I64("log.message.timestamp.before.max.ms", log_message_timestamp_before_max_ms, 0),
+	I64("log.message.timestamp.after.max.ms", log_message_timestamp_after_max_ms, 0),
+	I64("log.retention.bytes", log_retention_bytes, INT64_MIN),
+	I64("log.retention.check.interval.ms", log_retention_check_interval_ms, 1),
+	I16("min.insync.replicas", min_insync_replicas, 1),
+	I32("num.network.threads", num_network_threads, 1),
+	I32("num.io.threads", num_io_threads, 1),
+	I32("socket.send.buffer.bytes", socket_send_buffer_bytes, -1),
+	I32("socket.receive.buffer.bytes", socket_receive_buffer_bytes, -1),
+	I32("group.initial.rebalance.delay.ms", group_initial_rebalance_delay_ms, 0),
+	I32("offsets.topic.num.partitions", offsets_topic_num_partitions, 1),
+	I16("offsets.topic.replication.factor", offsets_topic_replication_factor, 1),
+	I16("transaction.state.log.replication.factor", transaction_state_log_replication_factor, 1),
+	I16("transaction.state.log.min.isr", transaction_state_log_min_isr, 1),
+	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),
+};
+
+static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FILE *warn,
+			char *err, size_t errsize)
+{
+	/* A comma-separated list (Kafka's LIST type); one directory is used. */
+	const char *p = value;
+	while (*p && (isspace((unsigned char)*p) || *p == ','))
+		p++;
+	const char *comma = strchr(p, ',');
+	size_t n = comma ? (size_t)(comma - p) : strlen(p);
+	while (n > 0 && isspace((unsigned char)p[n - 1]))
+		n--;
+	if (n == 0)
+		return fail(err, errsize, "%s: no directory given", key);
+	if (n >= sizeof(cfg->log_dir))
+		return fail(err, errsize, "%s: path too long", key);
+	memcpy(cfg->log_dir, p, n);
+	cfg->log_dir[n] = '\0';
+	if (comma) {
+		const char *rest = comma + 1;
+		while (*rest && (isspace((unsigned char)*rest) || *rest == ','))
+			rest++;
+		if (*rest && warn)
+			fprintf(warn, "samsa: warning: %s: only the first directory (%s) is used; "
+				      "the others are ignored\n", key, cfg->log_dir);
+	}
+	return 0;
+}
+
+int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *warn,
+		   char *err, size_t errsize)
+{
+	int64_t v;
+
+	for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++) {
+		const int_key *k = &int_keys[i];
+		if (strcmp(key, k->name) != 0)
+			continue;
+		if (parse_int(key, value, k->min, k->max, &v, err, errsize) < 0)
+			return -1;
+		char *f = (char *)cfg + k->offset;
+		if (k->kind == F_I16)
+			*(int16_t *)f = (int16_t)v;
+		else if (k->kind == F_I32)
+			*(int32_t *)f = (int32_t)v;
+		else
+			*(int64_t *)f = v;
+		return 0;
+	}
+
+	if (strcmp(key, "listeners") == 0)
+		return parse_listeners(key, value, cfg->listeners, &cfg->nlisteners, err, errsize);
+	if (strcmp(key, "advertised.listeners") == 0) {
+		char buf[8];
+		if (trim_copy(value, buf, sizeof(buf)) == 0) { /* empty: same as unset */
+			cfg->nadvertised = 0;
+			return 0;
+		}
+		return parse_listeners(key, value, cfg->advertised, &cfg->nadvertised, err, errsize);
+	}
+	if (strcmp(key, "log.dirs") == 0 || strcmp(key, "log.dir") == 0) {
+		/* log.dirs wins over log.dir whatever the order. */
+		bool dirs = strcmp(key, "log.dirs") == 0;
+		if (!dirs && cfg->given.log_dirs)
+			return 0;
+		if (set_log_dirs(cfg, key, value, warn, err, errsize) < 0)
+			return -1;
+		cfg->given.log_dirs |= dirs;
+		return 0;
+	}
+	if (strcmp(key, "broker.id") == 0 || strcmp(key, "node.id") == 0) {
+		/* broker.id -1 asks Kafka to generate one (ZooKeeper mode); we have no
+		 * generator, so ids are >= 0. */
+		if (parse_int(key, value, 0, INT32_MAX, &v, err, errsize) < 0)
+			return -1;
+		if (key[0] == 'b') {
+			cfg->broker_id = (int32_t)v;
+			cfg->given.broker_id = true;
+		} else {
+			cfg->given.node_id = true;
+			cfg->given.node_id_value = (int32_t)v;
+			if (!cfg->given.broker_id)
+				cfg->broker_id = (int32_t)v;
+		}
+		return 0;
+	}
+	if (strcmp(key, "auto.create.topics.enable") == 0)
+		return parse_bool(key, value, &cfg->auto_create_topics_enable, err, errsize);
+	if (strcmp(key, "delete.topic.enable") == 0)
+		return parse_bool(key, value, &cfg->delete_topic_enable, err, errsize);
+
+	/* log.roll.ms overrides log.roll.hours. */
+	if (strcmp(key, "log.roll.ms") == 0) {
+		if (parse_int(key, value, 1, INT64_MAX, &v, err, errsize) < 0)
+			return -1;
+		cfg->log_roll_ms = v;
+		cfg->given.log_roll = 2;
+		return 0;
+	}
+	if (strcmp(key, "log.roll.hours") == 0) {
+		if (parse_int(key, value, 1, INT32_MAX, &v, err, errsize) < 0)
+			return -1;
+		if (cfg->given.log_roll <= 1) {
+			cfg->log_roll_ms = v * MS_PER_HOUR;
+			cfg->given.log_roll = 1;
+		}
+		return 0;
+	}
+
+	/* log.retention.ms > .minutes > .hours; a negative result means no
+	 * time limit (-1), as Kafka's KafkaConfig.logRetentionTimeMillis. */
+	if (strcmp(key, "log.retention.ms") == 0 || strcmp(key, "log.retention.minutes") == 0 ||
+	    strcmp(key, "log.retention.hours") == 0) {
+		uint8_t level = key[14] == 'm' && key[15] == 's' ? 3 : key[14] == 'm' ? 2 : 1;
+		int64_t unit = level == 3 ? 1 : level == 2 ? MS_PER_MINUTE : MS_PER_HOUR;
+		if (parse_int(key, value, level == 3 ? INT64_MIN : INT32_MIN,
+			      level == 3 ? INT64_MAX : INT32_MAX, &v, err, errsize) < 0)
+			return -1;
+		if (level >= cfg->given.log_retention) {
+			int64_t ms = v * unit;
+			cfg->log_retention_ms = ms < 0 ? -1 : ms;
+			cfg->given.log_retention = level;
+		}
+		return 0;
+	}
+
+	/* log.flush.interval.ms defaults to log.flush.scheduler.interval.ms. */
+	if (strcmp(key, "log.flush.interval.ms") == 0) {
+		if (parse_int(key, value, 0, INT64_MAX, &v, err, errsize) < 0)
+			return -1;
+		cfg->log_flush_interval_ms = v;
+		cfg->given.log_flush_interval_ms = true;
+		return 0;
+	}
+	if (strcmp(key, "log.flush.scheduler.interval.ms") == 0) {
+		if (parse_int(key, value, 1, INT64_MAX, &v, err, errsize) < 0)
+			return -1;
+		cfg->log_flush_scheduler_interval_ms = v;
+		if (!cfg->given.log_flush_interval_ms)
+			cfg->log_flush_interval_ms = v;
+		return 0;
+	}
+
+	if (strcmp(key, "log.message.timestamp.type") == 0) {
+		char buf[32];
+		if (trim_copy(value, buf, sizeof(buf)) >= 0) {
+			if (strcmp(buf, "CreateTime") == 0) {
+				cfg->log_append_time = false;
+				return 0;
+			}
+			if (strcmp(buf, "LogAppendTime") == 0) {
+				cfg->log_append_time = true;
+				return 0;
+			}
+		}
+		return fail(err, errsize, "%s=%s: must be CreateTime or LogAppendTime", key, value);
+	}
+
+	if (strcmp(key, "zookeeper.connect") == 0) {
+		if (trim_copy(value, cfg->zookeeper_connect, sizeof(cfg->zookeeper_connect)) < 0)
+			return fail(err, errsize, "%s: value too long", key);
+		return 0;
+	}
+
+	if (!is_known_ignored(key) && warn)
+		fprintf(warn, "samsa: warning: unknown configuration key %s (ignored)\n", key);
+	return 0;
+}
+
+/* ---- properties files ---- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Unescape s[0..n) into out (Properties.loadConvert): \t \n \r \f, \uXXXX
+ * (written as UTF-8), and \c for any other c. Returns the output length or
+ * -1 on a malformed \u escape. out must hold 3 * n + 1 bytes. */
+static int unescape(const char *s, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c != '\\' || i + 1 == n) {
+			if (c != '\\')
+				out[o++] = c;
+			continue;
+		}
+		c = s[++i];
+		switch (c) {
+		case 't': out[o++] = '\t'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 'f': out[o++] = '\f'; break;
+		case 'u': {
+			if (i + 4 >= n)
+				return -1;
+			unsigned cp = 0;
+			for (int k = 1; k <= 4; k++) {
+				int h = hexval((unsigned char)s[i + k]);
+				if (h < 0)
+					return -1;
+				cp = cp * 16 + (unsigned)h;
+			}
+			i += 4;
+			if (cp < 0x80) {
+				out[o++] = (char)cp;
+			} else if (cp < 0x800) {
+				out[o++] = (char)(0xc0 | (cp >> 6));
+				out[o++] = (char)(0x80 | (cp & 0x3f));
+			} else {
+				out[o++] = (char)(0xe0 | (cp >> 12));
+				out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+				out[o++] = (char)(0x80 | (cp & 0x3f));
+			}
+			break;
+		}
+		default: out[o++] = c; break;
+		}
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+static bool prop_space(char c) { return c == ' ' || c == '\t' || c == '\f'; }
+
+/* Split one logical line into key and value and apply it. */
+static int apply_line(brk_config *cfg, const char *line, size_t len, FILE *warn, char *err,
+		      size_t errsize)
+{
+	size_t i = 0;
+	/* The key ends at the first unescaped '=', ':' or white space. */
+	while (i < len) {
+		char c = line[i];
+		if (c == '\\' && i + 1 < len) {
+			i += 2;
+			continue;
+		}
+		if (c == '=' || c == ':' || prop_space(c))
+			break;
+		i++;
+	}
+	size_t klen = i;
+	while (i < len && prop_space(line[i]))
+		i++;
+	if (i < len && (line[i] == '=' || line[i] == ':'))
+		i++;
+	while (i < len && prop_space(line[i]))
+		i++;
+	char *key = malloc(3 * klen + 1);
+	char *value = malloc(3 * (len - i) + 1);
+	int rc = -1;
+	if (!key || !value) {
+		fail(err, errsize, "out of memory");
+		goto out;
+	}
+	if (unescape(line, klen, key) < 0 || unescape(line + i, len - i, value) < 0) {
+		fail(err, errsize, "malformed \\uxxxx escape");
+		goto out;
+	}
+	rc = brk_config_set(cfg, key, value, warn, err, errsize);
+out:
+	free(key);
+	free(value);
+	return rc;
+}
+
+/* Does the line s[0..n) end in an odd number of backslashes? */
+static bool continues(const char *s, size_t n)
+{
+	size_t k = 0;
+	while (k < n && s[n - 1 - k] == '\\')
+		k++;
+	return k % 2 == 1;
+}
+
+int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, size_t errsize)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fail(err, errsize, "%s: %s", path, strerror(errno));
+	char *data = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len + 4096 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			char *d = realloc(data, cap);
+			if (!d) {
+				free(data);
+				fclose(f);
+				return fail(err, errsize, "%s: out of memory", path);
+			}
+			data = d;
+		}
+		size_t got = fread(data + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	int ioerr = ferror(f);
+	fclose(f);
+	if (ioerr) {
+		free(data);
+		return fail(err, errsize, "%s: read error", path);
+	}
+
+	/* Logical lines: natural lines (ended by \n, \r or \r\n) joined where a
+	 * line ends in an odd number of backslashes; leading white space of
+	 * every natural line dropped; # and ! start a comment line. */
+	char *logical = malloc(len + 1);
+	if (!logical) {
+		free(data);
+		return fail(err, errsize, "%s: out of memory", path);
+	}
+	int rc = 0;
+	size_t pos = 0;
+	int lineno = 0;
+	while (pos < len && rc == 0) {
+		size_t llen = 0;
+		bool first = true, comment = false;
+		int start_line = lineno + 1;
+		for (;;) {
+			size_t s = pos, e;
+			lineno++;
+			while (s < len && prop_space(data[s]))
+				s++;
+			e = s;
+			while (e < len && data[e] != '\n' && data[e] != '\r')
+				e++;
+			pos = e;
+			if (pos < len && data[pos] == '\r')
+				pos++;
+			if (pos < len && data[pos] == '\n' && (pos == e || data[pos - 1] == '\r'))
+				pos++;
+			if (first && s < e && (data[s] == '#' || data[s] == '!'))
+				comment = true;
+			first = false;
+			if (comment)
+				break; /* a comment never continues */
+			bool more = continues(data + s, e - s);
+			size_t n = e - s - (more ? 1 : 0);
+			memcpy(logical + llen, data + s, n);
+			llen += n;
+			if (!more || pos >= len)
+				break;
+		}
+		if (comment || llen == 0)
+			continue;
+		char lerr[512];
+		if (apply_line(cfg, logical, llen, warn, lerr, sizeof(lerr)) < 0) {
+			fail(err, errsize, "%s:%d: %s", path, start_line, lerr);
+			rc = -1;
+		}
+	}
+	free(logical);
+	free(data);
+	return rc;
+}
+
+/* ---- cross-key checks ---- */
+
+static bool is_wildcard(const char *host)
+{
+	return strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0 ||
+	       strcmp(host, "0:0:0:0:0:0:0:0") == 0;
+}
+
+int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
+{
+	if (cfg->nlisteners < 1)
+		return fail(err, errsize, "listeners: no listener given");
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const char *name = cfg->listeners[i].name;
+		if (strcmp(name, "SSL") == 0 || strncmp(name, "SASL_", 5) == 0)
+			return fail(err, errsize,
+				    "listeners: %s is not supported yet; only PLAINTEXT listeners are", name);
+	}
+	if (cfg->given.broker_id && cfg->given.node_id &&
+	    cfg->broker_id != cfg->given.node_id_value)
+		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
+				     ") are synonyms and must be equal",
+			    cfg->broker_id, cfg->given.node_id_value);
+	if (cfg->nadvertised == 0) {
+		memcpy(cfg->advertised, cfg->listeners, sizeof(cfg->advertised));
+		cfg->nadvertised = cfg->nlisteners;
+	}
+	for (int i = 0; i < cfg->nadvertised; i++) {
+		const brk_listener *a = &cfg->advertised[i];
+		bool found = false;
+		for (int j = 0; j < cfg->nlisteners; j++)
+			found |= strcmp(cfg->listeners[j].name, a->name) == 0;
+		if (!found)
+			return fail(err, errsize,
+				    "advertised.listeners: %s is not one of the names in listeners", a->name);
+		if (is_wildcard(a->host))
+			return fail(err, errsize,
+				    "advertised.listeners: %s cannot advertise the meta-address %s; "
+				    "use a routable address", a->name, a->host);
+	}
+	return 0;
+}

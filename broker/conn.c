@@ -1,0 +1,574 @@
+/*
+ * conn.c - one client connection: read frames, dispatch them through
+ * brk_apis, write the responses in order (see conn.h for the rules).
+ *
+ * States of a connection:
+ *
+ *   IDLE      no request in flight; frames in the input buffer are
+ *             dispatched one by one
+ *   HANDLING  inside the handler (brk_request_complete here only records)
+ *   DELAYED   the handler returned BRK_DELAYED; waiting for
+ *             brk_request_complete
+ *   RESUMING  completed; a zero-delay timer will send the response, so that
+ *             nothing of the connection runs inside the completer's call
+ *   SENDING   the response is being written (blocked: waiting for EPOLLOUT)
+ *
+ *   IDLE -> HANDLING -> (SENDING | IDLE | DELAYED -> RESUMING -> (SENDING | IDLE))
+ *   SENDING -> IDLE once every byte is out; any state -> closed.
+ *
+ * Input buffer: bytes [in_pos, in_len) of in[] are unread frames; the frame
+ * in flight is [in_pos, frame_end). Outside IDLE the buffer never moves or
+ * grows; reading only fills [in_len, in_cap).
+ *
+ * Output: a small head writer (int32 size + response header) followed by
+ * the handler's body writer, whose memory is cut by file chunks at their
+ * offsets: memory parts go out with sendmsg (MSG_MORE while a file chunk
+ * follows), file chunks with sendfile.
+ */
+#include "broker/conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "broker/request.h"
+#include "protocol/buf.h"
+#include "protocol/gen/messages.h"
+#include "protocol/header.h"
+
+#define IN_INITIAL (16 * 1024)      /* input buffer for small requests, bytes */
+#define IN_SHRINK (8 * 1024 * 1024) /* idle buffers above this are given back */
+#define API_VERSIONS_KEY 18
+
+typedef enum { IDLE, HANDLING, DELAYED, RESUMING, SENDING } conn_state;
+
+struct brk_conn {
+	brk_conns *set;
+	brk_conn *prev, *next;
+	int fd;
+	int watching; /* events currently asked of the loop */
+	char peer[64];
+	conn_state st;
+	bool done_early;    /* brk_request_complete called during HANDLING */
+	bool no_response;   /* of the completed delayed request */
+	uint64_t resume_timer;
+
+	uint8_t *in;
+	size_t in_cap, in_len, in_pos, frame_end;
+
+	brk_request req;
+	proto_arena arena;
+	proto_writer body;
+	proto_writer head;
+	/* send cursor */
+	size_t head_off;  /* bytes of head sent */
+	size_t mem_off;   /* bytes of body memory sent */
+	int chunk_i;      /* next file chunk */
+	int64_t chunk_off; /* bytes of that chunk sent */
+};
+
+struct brk_conns {
+	brk_loop *loop;
+	const brk_config *cfg;
+	brk_conn *head;
+	int count;
+	bool draining;
+};
+
+static void on_io(brk_loop *loop, int fd, int events, void *arg);
+
+/* ---- life cycle ---- */
+
+brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg)
+{
+	brk_conns *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	cs->loop = loop;
+	cs->cfg = cfg;
+	return cs;
+}
+
+int brk_conns_count(const brk_conns *cs) { return cs->count; }
+
+static void format_peer(const struct sockaddr *sa, socklen_t len, char *out, size_t size)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+	if (sa && sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (sa && sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(out, size, "%s:%d", host, port);
+}
+
+int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen)
+{
+	brk_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* -1: leave the OS default (Kafka's socket.*.buffer.bytes). */
+	if (cs->cfg->socket_send_buffer_bytes >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cs->cfg->socket_send_buffer_bytes, sizeof(int));
+	if (cs->cfg->socket_receive_buffer_bytes >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cs->cfg->socket_receive_buffer_bytes, sizeof(int));
+	c->set = cs;
+	c->fd = fd;
+	c->st = IDLE;
+	format_peer(peer, peerlen, c->peer, sizeof(c->peer));
+	/* The arena holds what a decoded request needs: a few times the
+	 * largest frame, which bounds what one request can make us hold. */
+	proto_arena_init(&c->arena, (size_t)cs->cfg->socket_request_max_bytes * 4 + (64u << 20));
+	proto_writer_init(&c->body);
+	proto_writer_init(&c->head);
+	int rc = brk_loop_watch(cs->loop, fd, BRK_READABLE, on_io, c);
+	if (rc < 0) {
+		close(fd);
+		proto_writer_free(&c->body);
+		proto_writer_free(&c->head);
+		free(c);
+		return rc;
+	}
+	c->watching = BRK_READABLE;
+	c->next = cs->head;
+	if (cs->head)
+		cs->head->prev = c;
+	cs->head = c;
+	cs->count++;
+	return 0;
+}
+
+/* Close and free c. reason (may be NULL) goes to the log. */
+static void conn_close(brk_conn *c, const char *reason)
+{
+	brk_conns *cs = c->set;
+	if (reason)
+		fprintf(stderr, "samsa: closing connection from %s: %s\n", c->peer, reason);
+	if (c->st == DELAYED && c->req.cancel)
+		c->req.cancel(&c->req);
+	if (c->resume_timer)
+		brk_timer_cancel(cs->loop, c->resume_timer);
+	brk_loop_unwatch(cs->loop, c->fd);
+	close(c->fd);
+	proto_writer_free(&c->body); /* releases file chunk refs */
+	proto_writer_free(&c->head);
+	proto_arena_free(&c->arena);
+	free(c->in);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		cs->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	cs->count--;
+	free(c);
+}
+
+void brk_conns_drain(brk_conns *cs)
+{
+	cs->draining = true;
+	brk_conn *c = cs->head;
+	while (c) {
+		brk_conn *next = c->next;
+		if (c->st == IDLE)
+			conn_close(c, NULL);
+		c = next;
+	}
+}
+
+void brk_conns_free(brk_conns *cs)
+{
+	if (!cs)
+		return;
+	while (cs->head)
+		conn_close(cs->head, NULL);
+	free(cs);
+}
+
+/* ---- output ---- */
+
+/* Put the size and response header in front of the body; false when the
+ * response cannot be framed (no memory, above 2 GiB). */
+static bool response_start(brk_conn *c)
+{
+	const brk_request *req = &c->req;
+	if (c->body.err)
+		return false;
+	const proto_api_desc *d = proto_api_desc_lookup(req->api_key);
+	int16_t hv = proto_response_header_version(req->api_key, req->api_version,
+						   d ? d->flexible_min : -1);
+	proto_writer_reset(&c->head);
+	size_t at = proto_writer_reserve(&c->head, 4);
+	proto_response_header_encode(&c->head, hv, req->correlation_id);
+	int64_t size = (int64_t)c->head.len - 4 + proto_writer_total(&c->body);
+	if (c->head.err || size > INT32_MAX)
+		return false;
+	proto_writer_patch_int32(&c->head, at, (int32_t)size);
+	c->head_off = 0;
+	c->mem_off = 0;
+	c->chunk_i = 0;
+	c->chunk_off = 0;
+	c->st = SENDING;
+	return true;
+}
+
+/* Write as much of the response as the socket takes. Returns 1 when all is
+ * sent, 0 when the socket is full, -1 on an error (reason set). */
+static int response_send(brk_conn *c, const char **reason)
+{
+	proto_writer *b = &c->body;
+	for (;;) {
+		bool more_chunks = c->chunk_i < b->nchunks;
+		size_t bound = more_chunks ? b->chunks[c->chunk_i].at : b->len;
+		if (c->head_off < c->head.len || c->mem_off < bound) {
+			struct iovec iov[2];
+			int n = 0;
+			if (c->head_off < c->head.len) {
+				iov[n].iov_base = c->head.buf + c->head_off;
+				iov[n++].iov_len = c->head.len - c->head_off;
+			}
+			if (c->mem_off < bound) {
+				iov[n].iov_base = b->buf + c->mem_off;
+				iov[n++].iov_len = bound - c->mem_off;
+			}
+			struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+			ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | (more_chunks ? MSG_MORE : 0));
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == EWOULDBLOCK)
+					return 0;
+				*reason = strerror(errno);
+				return -1;
+			}
+			size_t left = (size_t)w;
+			size_t h = c->head.len - c->head_off;
+			if (h > left)
+				h = left;
+			c->head_off += h;
+			c->mem_off += left - h;
+			continue;
+		}
+		if (!more_chunks)
+			return 1;
+		const proto_file_chunk *ch = &b->chunks[c->chunk_i];
+		if (c->chunk_off >= ch->len) {
+			c->chunk_i++;
+			c->chunk_off = 0;
+			continue;
+		}
+		off_t pos = (off_t)(ch->pos + c->chunk_off);
+		ssize_t w = sendfile(c->fd, ch->fd, &pos, (size_t)(ch->len - c->chunk_off));
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			*reason = strerror(errno);
+			return -1;
+		}
+		if (w == 0) {
+			/* The file is shorter than the response says (truncated
+			 * under us): the frame cannot be completed. */
+			*reason = "segment file shorter than the response";
+			return -1;
+		}
+		c->chunk_off += w;
+	}
+}
+
+/* The request in flight is answered: forget it and its frame. */
+static void request_finish(brk_conn *c)
+{
+	proto_writer_reset(&c->body);
+	if (c->body.cap > IN_SHRINK) { /* a rare huge response: give it back */
+		proto_writer_free(&c->body);
+		proto_writer_init(&c->body);
+	}
+	proto_arena_reset(&c->arena);
+	memset(&c->req, 0, sizeof(c->req));
+	c->done_early = c->no_response = false;
+	c->in_pos = c->frame_end;
+	if (c->in_pos == c->in_len) {
+		c->in_pos = c->in_len = 0;
+		if (c->in_cap > IN_SHRINK) {
+			free(c->in);
+			c->in = NULL;
+			c->in_cap = 0;
+		}
+	}
+	c->st = IDLE;
+}
+
+/* ---- input ---- */
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p[1]); }
+
+/*
+ * Dispatch the frame at in_pos (complete, size bytes after the length).
+ * Returns 0, or -1 when the connection must close (reason set).
+ */
+static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, size_t whysize)
+{
+	const uint8_t *frame = c->in + c->in_pos + 4;
+	if (size < 4) {
+		*reason = "request shorter than its header";
+		return -1;
+	}
+	int16_t key = be16(frame), version = be16(frame + 2);
+	const brk_api *api = key >= 0 && key <= BRK_API_KEY_MAX ? &brk_apis[key] : NULL;
+	const proto_api_desc *d = api && api->handler ? proto_api_desc_lookup(key) : NULL;
+	if (!d) {
+		snprintf(why, whysize, "unknown or unserved API key %d", key);
+		*reason = why;
+		return -1;
+	}
+	if (key != API_VERSIONS_KEY && (version < api->min_version || version > api->max_version)) {
+		snprintf(why, whysize, "%s version %d is not served (%d-%d)", d->name, version,
+			 api->min_version, api->max_version);
+		*reason = why;
+		return -1;
+	}
+	proto_reader r;
+	proto_reader_init(&r, frame, (size_t)size);
+	proto_request_header h;
+	int16_t hv = proto_request_header_version(key, version, d->flexible_min);
+	if (proto_request_header_decode(&r, hv, &h) != 0 || r.err) {
+		snprintf(why, whysize, "%s v%d: request header does not parse", d->name, version);
+		*reason = why;
+		return -1;
+	}
+	brk_request *req = &c->req;
+	memset(req, 0, sizeof(*req));
+	req->conn = c;
+	req->api_key = key;
+	req->api_version = version;
+	req->correlation_id = h.correlation_id;
+	req->client_id = h.client_id;
+	req->body = r;
+	req->arena = &c->arena;
+	req->out = &c->body;
+	req->now_ms = brk_wall_ms();
+	c->frame_end = c->in_pos + 4 + (size_t)size;
+	c->st = HANDLING;
+	int rc = api->handler(req);
+	switch (rc) {
+	case BRK_RESPOND:
+		break;
+	case BRK_NO_RESPONSE:
+		request_finish(c);
+		return 0;
+	case BRK_DELAYED:
+		if (!c->done_early) {
+			c->st = DELAYED;
+			return 0;
+		}
+		if (c->no_response) {
+			request_finish(c);
+			return 0;
+		}
+		break;
+	default:
+		snprintf(why, whysize, "%s v%d: request does not parse", d->name, version);
+		*reason = why;
+		return -1;
+	}
+	if (!response_start(c)) {
+		*reason = "response could not be built";
+		return -1;
+	}
+	return 0;
+}
+
+/* Move the unread bytes to the front and grow the buffer to hold need bytes
+ * from there (IDLE only: no frame is in flight). */
+static bool make_room(brk_conn *c, size_t need)
+{
+	if (c->in_pos > 0) {
+		memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
+		c->in_len -= c->in_pos;
+		c->in_pos = 0;
+	}
+	if (c->in_cap < need || c->in_cap == 0) {
+		size_t cap = need > IN_INITIAL ? need : IN_INITIAL;
+		uint8_t *p = realloc(c->in, cap);
+		if (!p)
+			return false;
+		c->in = p;
+		c->in_cap = cap;
+	}
+	return true;
+}
+
+/* The size field of the frame at in_pos; false while fewer than 4 bytes
+ * of it are here. */
+static bool frame_size(const brk_conn *c, int32_t *size)
+{
+	if (c->in_len - c->in_pos < 4)
+		return false;
+	*size = (int32_t)be32(c->in + c->in_pos);
+	return true;
+}
+
+/*
+ * Drive c as far as it goes without waiting: send, dispatch buffered frames.
+ * Returns false when c was closed.
+ */
+static bool advance(brk_conn *c)
+{
+	const char *reason = NULL;
+	char why[160];
+	for (;;) {
+		if (c->st == SENDING) {
+			int r = response_send(c, &reason);
+			if (r < 0)
+				goto close;
+			if (r == 0)
+				break;
+			request_finish(c);
+		}
+		if (c->st != IDLE)
+			break;
+		if (c->set->draining) {
+			conn_close(c, NULL);
+			return false;
+		}
+		int32_t size;
+		if (!frame_size(c, &size))
+			break;
+		/* Checked before anything is allocated for the frame. */
+		if (size < 0 || size > c->set->cfg->socket_request_max_bytes) {
+			snprintf(why, sizeof(why), "request size %d outside 0..socket.request.max.bytes (%d)",
+				 (int)size, (int)c->set->cfg->socket_request_max_bytes);
+			reason = why;
+			goto close;
+		}
+		if (c->in_len - c->in_pos < 4 + (size_t)size)
+			break; /* conn_read makes room for it */
+		if (dispatch(c, size, &reason, why, sizeof(why)) < 0)
+			goto close;
+	}
+	/* Read while there is room that does not move the frame in flight;
+	 * when idle the buffer is made room for on the next read. */
+	int want = 0;
+	if (c->st == SENDING)
+		want |= BRK_WRITABLE;
+	if (c->st == IDLE || c->in_len < c->in_cap)
+		want |= BRK_READABLE;
+	if (want != c->watching) {
+		if (brk_loop_watch(c->set->loop, c->fd, want, on_io, c) < 0) {
+			reason = "cannot watch the socket";
+			goto close;
+		}
+		c->watching = want;
+	}
+	return true;
+close:
+	conn_close(c, reason);
+	return false;
+}
+
+/* Read what the socket has into the buffer. Returns false when c was closed. */
+static bool conn_read(brk_conn *c)
+{
+	if (c->st == IDLE) {
+		/* Room for at least the rest of the current frame; its size
+		 * passed the limit in advance() before we get here. */
+		int32_t size;
+		size_t need = frame_size(c, &size) && size > 0 ? 4 + (size_t)size : 4;
+		/* Also compact once the unread bytes sit in the second half, so
+		 * pipelined requests are not read a few bytes at a time. */
+		if (c->in_len == c->in_cap || c->in_cap - c->in_pos < need ||
+		    c->in_pos > c->in_cap / 2) {
+			if (!make_room(c, need)) {
+				conn_close(c, "out of memory for the request");
+				return false;
+			}
+		}
+	}
+	if (c->in_len == c->in_cap)
+		return true; /* in flight and full: wait for the response */
+	for (;;) {
+		ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			return true;
+		}
+		if (n == 0) {
+			conn_close(c, NULL); /* the client closed */
+			return false;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return true;
+		conn_close(c, errno == ECONNRESET ? NULL : strerror(errno));
+		return false;
+	}
+}
+
+static void on_io(brk_loop *loop, int fd, int events, void *arg)
+{
+	(void)loop;
+	(void)fd;
+	brk_conn *c = arg;
+	if ((events & BRK_READABLE) && !conn_read(c))
+		return;
+	advance(c);
+}
+
+/* ---- delayed requests ---- */
+
+static void on_resume(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	brk_conn *c = arg;
+	c->resume_timer = 0;
+	if (c->no_response) {
+		request_finish(c);
+	} else if (!response_start(c)) {
+		conn_close(c, "response could not be built");
+		return;
+	}
+	advance(c);
+}
+
+void brk_request_complete(brk_request *req, int no_response)
+{
+	brk_conn *c = req->conn;
+	req->cancel = NULL;
+	req->delayed = NULL;
+	c->no_response = no_response != 0;
+	if (c->st == HANDLING) {
+		c->done_early = true; /* the handler's return finishes it */
+		return;
+	}
+	if (c->st != DELAYED)
+		return; /* completed twice: ignore the second */
+	c->st = RESUMING;
+	c->resume_timer = brk_timer_add(c->set->loop, 0, on_resume, c);
+	if (!c->resume_timer)
+		on_resume(c->set->loop, c); /* no memory for a timer: go on now */
+}

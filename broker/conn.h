@@ -1,0 +1,55 @@
+/*
+ * conn.h - client connections: Kafka's framing (int32 size + request), one
+ * request at a time per connection answered in order, the response written
+ * from memory with sendmsg(2) and from segment files with sendfile(2).
+ *
+ * Per connection (protocol guide, "Network"; Kafka's SocketServer):
+ *  - the 4-byte size is checked before anything is allocated for the frame:
+ *    below 0 or above socket.request.max.bytes closes the connection;
+ *  - an unknown API key, or a version outside the table's range for any key
+ *    but ApiVersions, closes the connection (Kafka's
+ *    SocketServer.parseRequestHeader / ApiKeys.isVersionEnabled); ApiVersions
+ *    takes any version (KIP-511, answered by its handler);
+ *  - while a request is handled, delayed, or its response is not yet fully
+ *    written, no further request starts; bytes that arrive meanwhile are read
+ *    only into the free room of the input buffer (the frame in flight never
+ *    moves), so input is bounded by the largest frame plus the buffer.
+ *
+ * Everything runs on the loop thread.
+ */
+#ifndef SAMSA_BROKER_CONN_H
+#define SAMSA_BROKER_CONN_H
+
+#include <sys/socket.h>
+
+#include "broker/config.h"
+#include "broker/loop.h"
+
+typedef struct brk_conns brk_conns;
+
+/* The connection set. cfg must outlive it (socket.request.max.bytes and the
+ * socket buffer sizes are read from it). NULL when out of memory. */
+brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg);
+
+/*
+ * Take over an accepted, non-blocking socket fd from peer (for log lines):
+ * sets TCP_NODELAY and socket.send/receive.buffer.bytes and starts reading.
+ * Returns 0, or -errno (fd is then closed).
+ */
+int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen);
+
+/*
+ * Shutdown, first step: no request starts any more. Idle connections close
+ * now; a connection with a request in flight closes once its response is
+ * sent (a delayed request completes by its own timeout or event).
+ */
+void brk_conns_drain(brk_conns *cs);
+
+/* Open connections. */
+int brk_conns_count(const brk_conns *cs);
+
+/* Close every connection (cancelling delayed requests through req->cancel
+ * and releasing queued file chunks) and free the set. NULL is a no-op. */
+void brk_conns_free(brk_conns *cs);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * dispatch.c - the API table (request.h): one entry per API key served,
+ * the single source for dispatch (conn.c) and for ApiVersions.
+ *
+ * min_version..max_version are the versions handled and tested;
+ * advertised_min is what ApiVersions announces as the lowest. Produce
+ * announces 0 although it serves 3+ (KAFKA-18659: Kafka 4 keeps advertising
+ * Produce v0-v2 so old clients negotiate, and closes the connection on them).
+ */
+#include "broker/request.h"
+
+const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
+	[0] = { brk_handle_produce, 3, 13, 0 },        /* Produce */
+	[1] = { brk_handle_fetch, 4, 18, 4 },          /* Fetch */
+	[2] = { brk_handle_list_offsets, 1, 11, 1 },   /* ListOffsets */
+	[3] = { brk_handle_metadata, 0, 13, 0 },       /* Metadata */
+	[18] = { brk_handle_api_versions, 0, 4, 0 },   /* ApiVersions */
+	[19] = { brk_handle_create_topics, 2, 7, 2 },  /* CreateTopics */
+	[20] = { brk_handle_delete_topics, 1, 6, 1 },  /* DeleteTopics */
+};

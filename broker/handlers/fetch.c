@@ -1,0 +1,293 @@
+/*
+ * fetch.c - Fetch (API key 1), versions 4-18, for consumers: read record
+ * batches from the partition logs and send them with sendfile(2) (the
+ * response carries segment regions, not copies: DESIGN.md decision 4).
+ *
+ * Fetch sessions (KIP-227): this broker keeps no session cache (as Kafka with
+ * max.incremental.fetch.session.cache.slots=0). A full fetch (session epoch
+ * 0 or -1) is answered sessionless with session id 0, which clients take as
+ * "no session"; an incremental fetch (epoch > 0) gets
+ * FETCH_SESSION_ID_NOT_FOUND at the top level (Kafka's FetchManager).
+ *
+ * Per partition (Kafka's ReplicaManager.readFromLog): unknown topic or
+ * partition errors, current leader epoch checks (KIP-320), fetch offset
+ * outside [log start offset, log end offset] -> OFFSET_OUT_OF_RANGE, else
+ * the batches from the fetch offset up to the high watermark
+ * (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED; equal to the
+ * high watermark while there are no transactions), at most
+ * PartitionMaxBytes and what is left of MaxBytes, the first batch always
+ * whole (KIP-74). Aborted transactions: null for READ_UNCOMMITTED, empty
+ * for READ_COMMITTED.
+ *
+ * Long poll: when fewer than MinBytes are ready, no partition failed and
+ * MaxWaitMs > 0, the request waits in the purgatory on each partition it
+ * reads, and is answered when appends bring enough bytes or at MaxWaitMs
+ * (Kafka's DelayedFetch).
+ */
+#include <string.h>
+
+#include "broker/partitions.h"
+#include "broker/purgatory.h"
+#include "broker/request.h"
+#include "broker/server.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+#define READ_COMMITTED 1
+
+typedef struct fetch_state {
+	FetchRequest m;
+	FetchResponse resp;   /* arrays allocated once, refilled on each read */
+	int64_t first_bytes;  /* bytes found by the first read */
+} fetch_state;
+
+static void release_records(fetch_state *st)
+{
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		for (int32_t j = 0; j < tr->partitions_count; j++) {
+			proto_records *r = &tr->partitions[j].records;
+			if (r->fd >= 0 && r->release && r->ref)
+				r->release(r->ref);
+			r->ref = NULL;
+			r->release = NULL;
+			r->fd = -1;
+			r->ptr = NULL;
+			r->len = 0;
+		}
+	}
+}
+
+static void empty_records(proto_records *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->len = 0;
+}
+
+/* Allocate the response skeleton for the request's topics/partitions. */
+static int alloc_response(brk_request *req, fetch_state *st)
+{
+	FetchResponse_init(&st->resp);
+	int32_t nt = st->m.topics_count > 0 ? st->m.topics_count : 0;
+	st->resp.responses_count = nt;
+	st->resp.responses = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) *
+								  sizeof(*st->resp.responses));
+	if (!st->resp.responses)
+		return -1;
+	for (int32_t i = 0; i < nt; i++) {
+		const FetchRequest_FetchTopic *ft = &st->m.topics[i];
+		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		FetchResponse_FetchableTopicResponse_init(tr);
+		tr->topic = ft->topic;
+		tr->topic_id = ft->topic_id;
+		int32_t np = ft->partitions_count > 0 ? ft->partitions_count : 0;
+		tr->partitions_count = np;
+		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) *
+								       sizeof(*tr->partitions));
+		if (!tr->partitions)
+			return -1;
+		for (int32_t j = 0; j < np; j++) {
+			FetchResponse_PartitionData_init(&tr->partitions[j]);
+			empty_records(&tr->partitions[j].records);
+		}
+	}
+	return 0;
+}
+
+static brk_topic *lookup_topic(int16_t v, const FetchRequest_FetchTopic *ft)
+{
+	if (v >= 13)
+		return brk_topic_find_by_id(ft->topic_id.b);
+	return brk_topic_find(ft->topic.ptr, ft->topic.len);
+}
+
+/*
+ * Read every partition into st->resp (records referencing segments).
+ * *bytes gets the record bytes found; returns true when a partition failed.
+ */
+static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
+{
+	const FetchRequest *m = &st->m;
+	int64_t left = m->max_bytes > 0 ? m->max_bytes : 0;
+	bool min_one = true;
+	bool failed = false;
+	*bytes = 0;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const FetchRequest_FetchTopic *ft = &m->topics[i];
+		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		brk_topic *t = lookup_topic(v, ft);
+		for (int32_t j = 0; j < tr->partitions_count; j++) {
+			const FetchRequest_FetchPartition *fp = &ft->partitions[j];
+			FetchResponse_PartitionData *pd = &tr->partitions[j];
+			FetchResponse_PartitionData_init(pd);
+			empty_records(&pd->records);
+			pd->partition_index = fp->partition;
+			pd->high_watermark = -1;
+			pd->last_stable_offset = -1;
+			pd->log_start_offset = -1;
+			pd->aborted_transactions_count = -1;
+			pd->aborted_transactions = NULL;
+			brk_partition *p = brk_topic_partition(t, fp->partition);
+			if (!t) {
+				pd->error_code = v >= 13 ? KERR_UNKNOWN_TOPIC_ID
+							 : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+				failed = true;
+				continue;
+			}
+			if (!p) {
+				pd->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+				failed = true;
+				continue;
+			}
+			if (!p->log) {
+				pd->error_code = KERR_KAFKA_STORAGE_ERROR;
+				failed = true;
+				continue;
+			}
+			int32_t epoch = brk_partition_leader_epoch(p);
+			if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != epoch) {
+				pd->error_code = fp->current_leader_epoch < epoch ? KERR_FENCED_LEADER_EPOCH
+										 : KERR_UNKNOWN_LEADER_EPOCH;
+				failed = true;
+				continue;
+			}
+			log_partition *lp = p->log;
+			int64_t hw = log_high_watermark(lp);
+			int64_t lso = hw; /* no transactions yet: last stable offset = high watermark */
+			pd->high_watermark = hw;
+			pd->last_stable_offset = lso;
+			pd->log_start_offset = log_start_offset(lp);
+			if (m->isolation_level == READ_COMMITTED)
+				pd->aborted_transactions_count = 0;
+			if (fp->fetch_offset < log_start_offset(lp) || fp->fetch_offset > log_end_offset(lp)) {
+				pd->error_code = KERR_OFFSET_OUT_OF_RANGE;
+				failed = true;
+				continue;
+			}
+			int64_t max_offset = m->isolation_level == READ_COMMITTED ? lso : hw;
+			int64_t want = fp->partition_max_bytes < left ? fp->partition_max_bytes : left;
+			if (want < 0)
+				want = 0;
+			if (fp->fetch_offset >= max_offset || (want == 0 && !min_one))
+				continue;
+			log_read_result rr;
+			int rc = log_read(lp, fp->fetch_offset, max_offset, (int32_t)want, min_one, &rr);
+			if (rc == LOG_ERR_OFFSET_OUT_OF_RANGE) {
+				pd->error_code = KERR_OFFSET_OUT_OF_RANGE;
+				failed = true;
+				continue;
+			}
+			if (rc) {
+				pd->error_code = KERR_KAFKA_STORAGE_ERROR;
+				failed = true;
+				continue;
+			}
+			if (rr.len > 0) {
+				pd->records.ptr = NULL;
+				pd->records.fd = rr.fd;
+				pd->records.file_pos = rr.file_pos;
+				pd->records.len = rr.len;
+				pd->records.ref = rr.segment;
+				pd->records.release = log_segment_release;
+				*bytes += rr.len;
+				left -= rr.len;
+				if (left < 0)
+					left = 0;
+				min_one = false;
+			} else if (rr.segment) {
+				log_segment_release(rr.segment);
+			}
+		}
+	}
+	return failed;
+}
+
+/* Encode st->resp into req->out; the segment refs pass to the writer. */
+static int respond(brk_request *req, fetch_state *st)
+{
+	int rc = FetchResponse_encode(req->out, req->api_version, &st->resp);
+	if (rc != 0) {
+		/* Only a failed allocation gets here. The writer releases the
+		 * segment refs it took on reset; answer with a top-level error. */
+		proto_writer_reset(req->out);
+		FetchResponse err;
+		FetchResponse_init(&err);
+		err.error_code = KERR_UNKNOWN_SERVER_ERROR;
+		rc = FetchResponse_encode(req->out, req->api_version, &err);
+	}
+	return rc;
+}
+
+static void on_delayed(brk_delayed *d, bool expired)
+{
+	fetch_state *st = d->arg;
+	brk_request *req = d->req;
+	if (!expired && !d->detached && st->first_bytes + d->bytes < st->m.min_bytes)
+		return; /* not enough appended yet */
+	int64_t bytes;
+	bool failed = read_all(req->api_version, st, &bytes);
+	if (!expired && !failed && !d->detached && bytes < st->m.min_bytes) {
+		release_records(st);
+		/* Appends went to batches this fetch cannot take yet: count
+		 * from what is actually readable now. */
+		st->first_bytes = bytes;
+		d->bytes = 0;
+		return;
+	}
+	brk_delayed_finish(d);
+	respond(req, st);
+	brk_request_complete(req, 0);
+}
+
+int brk_handle_fetch(brk_request *req)
+{
+	int16_t v = req->api_version;
+	fetch_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	if (!st)
+		return BRK_CLOSE;
+	FetchRequest_init(&st->m);
+	if (FetchRequest_decode(&req->body, req->arena, v, &st->m) != 0)
+		return BRK_CLOSE;
+	FetchRequest *m = &st->m;
+
+	if (v >= 7 && m->session_epoch > 0) {
+		/* Incremental fetch: there is no session to increment. */
+		FetchResponse_init(&st->resp);
+		st->resp.error_code = KERR_FETCH_SESSION_ID_NOT_FOUND;
+		st->resp.session_id = 0;
+		return FetchResponse_encode(req->out, v, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
+	if (alloc_response(req, st))
+		return BRK_CLOSE;
+	st->resp.error_code = KERR_NONE;
+	st->resp.session_id = 0;
+
+	int64_t bytes;
+	bool failed = read_all(v, st, &bytes);
+	int32_t nparts = 0;
+	for (int32_t i = 0; i < st->resp.responses_count; i++)
+		nparts += st->resp.responses[i].partitions_count;
+	if (failed || m->max_wait_ms <= 0 || bytes >= m->min_bytes || nparts == 0)
+		return respond(req, st) == 0 ? BRK_RESPOND : BRK_CLOSE;
+
+	/* Wait in the purgatory on every partition read. */
+	release_records(st);
+	brk_delayed *d = brk_delayed_new(req, nparts);
+	if (!d) {
+		read_all(v, st, &bytes);
+		return respond(req, st) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
+	int k = 0;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		brk_topic *t = lookup_topic(v, &m->topics[i]);
+		for (int32_t j = 0; j < m->topics[i].partitions_count; j++) {
+			brk_partition *p = brk_topic_partition(t, m->topics[i].partitions[j].partition);
+			if (p)
+				brk_delayed_watch(d, k++, &p->waiters);
+		}
+	}
+	st->first_bytes = bytes;
+	brk_delayed_start(d, m->max_wait_ms, on_delayed, st);
+	return BRK_DELAYED;
+}

@@ -1,0 +1,134 @@
+/*
+ * list_offsets.c - ListOffsets (API key 2), versions 1-11: the offset for a
+ * timestamp, or for the special timestamps (Kafka's ListOffsetsRequest and
+ * UnifiedLog.fetchOffsetByTimestamp):
+ *   -2 EARLIEST          log start offset
+ *   -1 LATEST            high watermark (READ_UNCOMMITTED) or last stable
+ *                        offset (READ_COMMITTED)
+ *   -3 MAX_TIMESTAMP     offset of the record with the largest timestamp (KIP-734)
+ *   -4 EARLIEST_LOCAL    local log start offset (KIP-405; = log start, no tiering)
+ *   -5 LATEST_TIERED     -1: nothing is tiered (KIP-1005)
+ *   -6 EARLIEST_PENDING_UPLOAD  -1: nothing is tiered (KIP-1023)
+ *   anything else        first offset whose batch max timestamp >= it, below
+ *                        the high watermark / last stable offset (other
+ *                        negative values are searched as timestamps, as Kafka does)
+ */
+#include <string.h>
+
+#include "broker/partitions.h"
+#include "broker/request.h"
+#include "broker/server.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+#define EARLIEST_TIMESTAMP -2
+#define LATEST_TIMESTAMP -1
+#define MAX_TIMESTAMP -3
+#define EARLIEST_LOCAL_TIMESTAMP -4
+#define LATEST_TIERED_TIMESTAMP -5
+#define EARLIEST_PENDING_UPLOAD_TIMESTAMP -6
+#define READ_COMMITTED 1
+
+static void list_one(const ListOffsetsRequest *m, brk_topic *t,
+		     const ListOffsetsRequest_ListOffsetsPartition *q,
+		     ListOffsetsResponse_ListOffsetsPartitionResponse *r)
+{
+	r->partition_index = q->partition_index;
+	r->timestamp = -1;
+	r->offset = -1;
+	r->leader_epoch = -1;
+	brk_partition *p = brk_topic_partition(t, q->partition_index);
+	if (!p) {
+		r->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		return;
+	}
+	if (!p->log) {
+		r->error_code = KERR_KAFKA_STORAGE_ERROR;
+		return;
+	}
+	int32_t epoch = brk_partition_leader_epoch(p);
+	if (q->current_leader_epoch >= 0 && q->current_leader_epoch != epoch) {
+		r->error_code = q->current_leader_epoch < epoch ? KERR_FENCED_LEADER_EPOCH
+								: KERR_UNKNOWN_LEADER_EPOCH;
+		return;
+	}
+	log_partition *lp = p->log;
+	int64_t hw = log_high_watermark(lp);
+	int64_t fetchable = hw; /* last stable offset = high watermark without transactions */
+	int32_t data_epoch = log_end_offset(lp) > log_start_offset(lp) ? log_latest_epoch(lp) : -1;
+	r->error_code = KERR_NONE;
+	switch (q->timestamp) {
+	case EARLIEST_TIMESTAMP:
+	case EARLIEST_LOCAL_TIMESTAMP:
+		r->offset = log_start_offset(lp);
+		r->leader_epoch = data_epoch;
+		return;
+	case LATEST_TIMESTAMP:
+		r->offset = m->isolation_level == READ_COMMITTED ? fetchable : hw;
+		r->leader_epoch = data_epoch;
+		return;
+	case LATEST_TIERED_TIMESTAMP:
+	case EARLIEST_PENDING_UPLOAD_TIMESTAMP:
+		return;
+	case MAX_TIMESTAMP: {
+		int64_t off, ts;
+		if (log_max_timestamp(lp, &off, &ts) != 0) {
+			r->error_code = KERR_KAFKA_STORAGE_ERROR;
+			return;
+		}
+		if (off >= 0 && off < fetchable) {
+			r->offset = off;
+			r->timestamp = ts;
+			r->leader_epoch = data_epoch;
+		}
+		return;
+	}
+	default: {
+		int64_t off, ts;
+		if (log_offset_for_timestamp(lp, q->timestamp, &off, &ts) != 0) {
+			r->error_code = KERR_KAFKA_STORAGE_ERROR;
+			return;
+		}
+		if (off >= 0 && off < fetchable) {
+			r->offset = off;
+			r->timestamp = ts;
+			r->leader_epoch = data_epoch;
+		}
+		return;
+	}
+	}
+}
+
+int brk_handle_list_offsets(brk_request *req)
+{
+	ListOffsetsRequest m;
+	ListOffsetsRequest_init(&m);
+	if (ListOffsetsRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
+		return BRK_CLOSE;
+	ListOffsetsResponse resp;
+	ListOffsetsResponse_init(&resp);
+	int32_t nt = m.topics_count > 0 ? m.topics_count : 0;
+	resp.topics_count = nt;
+	resp.topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*resp.topics));
+	if (!resp.topics)
+		return BRK_CLOSE;
+	for (int32_t i = 0; i < nt; i++) {
+		const ListOffsetsRequest_ListOffsetsTopic *qt = &m.topics[i];
+		ListOffsetsResponse_ListOffsetsTopicResponse *rt = &resp.topics[i];
+		ListOffsetsResponse_ListOffsetsTopicResponse_init(rt);
+		rt->name = qt->name;
+		brk_topic *t = brk_topic_find(qt->name.ptr, qt->name.len);
+		int32_t np = qt->partitions_count > 0 ? qt->partitions_count : 0;
+		rt->partitions_count = np;
+		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));
+		if (!rt->partitions)
+			return BRK_CLOSE;
+		for (int32_t j = 0; j < np; j++) {
+			ListOffsetsResponse_ListOffsetsPartitionResponse_init(&rt->partitions[j]);
+			list_one(&m, t, &qt->partitions[j], &rt->partitions[j]);
+		}
+	}
+	if (ListOffsetsResponse_encode(req->out, req->api_version, &resp) != 0)
+		return BRK_CLOSE;
+	return BRK_RESPOND;
+}

@@ -1,0 +1,206 @@
+/*
+ * produce.c - Produce (API key 0), versions 3-13: validate each partition's
+ * record batch and append it to the partition log as it came (only the base
+ * offset and leader epoch are patched in place, plus the timestamp for
+ * LogAppendTime topics: DESIGN.md decision 4).
+ *
+ * Rules, in Kafka's order (KafkaApis.handleProduceRequest,
+ * ProduceRequest.validateRecords, Partition.appendRecordsToLeader,
+ * UnifiedLog.append):
+ *  - acks not in {0, 1, -1}: INVALID_REQUIRED_ACKS for every partition;
+ *  - transactional batches without a transactional id:
+ *    TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition;
+ *  - topic unknown: UNKNOWN_TOPIC_OR_PARTITION (v13, by id: UNKNOWN_TOPIC_ID);
+ *    Produce never creates topics;
+ *  - a request with a transactional id: this broker has no transaction
+ *    coordinator yet, so no producer id is mapped to any transactional id
+ *    and the partition cannot be part of a transaction. Kafka's partition
+ *    verification (KIP-890) answers such a produce with
+ *    INVALID_PRODUCER_ID_MAPPING; so do we, and nothing is appended.
+ *    Idempotent (non-transactional) batches are appended as they come;
+ *    sequence checks come with the producer state;
+ *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS;
+ *  - the records: exactly one v2 batch (INVALID_RECORD), then
+ *    proto_batches_validate (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
+ *    INVALID_TIMESTAMP, ...) with error_message (v8+);
+ *  - a batch larger than segment.bytes: RECORD_LIST_TOO_LARGE;
+ *  - an I/O error on append: KAFKA_STORAGE_ERROR.
+ * acks=0 gets no response; if any partition failed the connection is closed
+ * instead, as Kafka does, so the producer notices and refreshes metadata.
+ */
+#include <string.h>
+
+#include "broker/partitions.h"
+#include "broker/request.h"
+#include "broker/server.h"
+#include "protocol/batch.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+/* Decompression scratch for validation, reused across requests (loop thread
+ * only). Bounded so a compression bomb cannot take the memory. */
+#define PRODUCE_SCRATCH_MAX (256u << 20)
+static proto_scratch scratch;
+static bool scratch_ready;
+
+static bool first_batch_transactional(const proto_records *r)
+{
+	proto_batch_info b;
+	if (r->len <= 0 || !r->ptr || proto_batch_header(r->ptr, (size_t)r->len, &b) != 0)
+		return false;
+	return (b.attributes & PROTO_ATTR_TRANSACTIONAL) != 0;
+}
+
+static void partition_error(ProduceResponse_PartitionProduceResponse *pr, int err, const char *msg)
+{
+	pr->error_code = (int16_t)err;
+	pr->base_offset = -1;
+	pr->log_append_time_ms = -1;
+	pr->log_start_offset = -1;
+	if (msg)
+		pr->error_message = proto_cstr(msg);
+}
+
+static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t, brk_partition *p,
+			const ProduceRequest_PartitionProduceData *pd,
+			ProduceResponse_PartitionProduceResponse *pr)
+{
+	int16_t v = req->api_version;
+	if (!t) {
+		partition_error(pr, v >= 13 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
+		return;
+	}
+	if (!p) {
+		partition_error(pr, KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
+		return;
+	}
+	if (!p->log) {
+		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "The partition's log is offline");
+		return;
+	}
+	if (m->transactional_id.len >= 0) {
+		partition_error(pr, KERR_INVALID_PRODUCER_ID_MAPPING,
+				"Transactions are not served by this broker");
+		return;
+	}
+	const ctl_topic *meta = t->meta;
+	int32_t isr = p->index < meta->npartitions ? meta->partitions[p->index].nisr : 0;
+	if (m->acks == -1 && t->cfg.min_insync_replicas > isr) {
+		partition_error(pr, KERR_NOT_ENOUGH_REPLICAS,
+				"The size of the current ISR is below min.insync.replicas");
+		return;
+	}
+	if (!scratch_ready) {
+		proto_scratch_init(&scratch, PRODUCE_SCRATCH_MAX);
+		scratch_ready = true;
+	}
+	proto_batch_rules rules = {
+		.max_batch_bytes = t->cfg.max_message_bytes,
+		.now_ms = req->now_ms,
+		.timestamp_before_max_ms = t->cfg.timestamp_before_max_ms,
+		.timestamp_after_max_ms = t->cfg.timestamp_after_max_ms,
+		.log_append_time = t->cfg.log_append_time,
+		.allow_zstd = v >= 7,
+	};
+	int nbatches = 0;
+	int64_t nrecords = 0;
+	const char *reason = NULL;
+	size_t len = pd->records.len > 0 ? (size_t)pd->records.len : 0;
+	int err = proto_batches_validate(pd->records.ptr, len, &rules, &scratch, &nbatches,
+					 &nrecords, &reason);
+	if (err == KERR_NONE && nbatches != 1) {
+		err = KERR_INVALID_RECORD;
+		reason = "Produce requests with version 3+ are only allowed to contain exactly one record batch";
+	}
+	if (err != KERR_NONE) {
+		partition_error(pr, err, reason);
+		return;
+	}
+	if ((int64_t)len > t->cfg.log.segment_bytes) {
+		partition_error(pr, KERR_RECORD_LIST_TOO_LARGE,
+				"The batch is larger than the topic's segment.bytes");
+		return;
+	}
+	/* The records are a view into the request frame, which the
+	 * connection owns and does not reuse until the response: patch it
+	 * in place instead of copying. */
+	uint8_t *batches = (uint8_t *)(uintptr_t)pd->records.ptr;
+	if (t->cfg.log_append_time)
+		proto_batch_set_log_append_time(batches, req->now_ms);
+	int64_t base = -1;
+	int rc = log_append(p->log, batches, len, brk_partition_leader_epoch(p), req->now_ms, &base);
+	if (rc) {
+		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
+		return;
+	}
+	brk_partition_appended(p, (int64_t)len, req->now_ms);
+	pr->error_code = KERR_NONE;
+	pr->base_offset = base;
+	pr->log_append_time_ms = t->cfg.log_append_time ? req->now_ms : -1;
+	pr->log_start_offset = log_start_offset(p->log);
+}
+
+int brk_handle_produce(brk_request *req)
+{
+	ProduceRequest m;
+	ProduceRequest_init(&m);
+	if (ProduceRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
+		return BRK_CLOSE;
+	int16_t v = req->api_version;
+
+	int request_error = KERR_NONE;
+	if (m.acks != 0 && m.acks != 1 && m.acks != -1)
+		request_error = KERR_INVALID_REQUIRED_ACKS;
+	if (!request_error && m.transactional_id.len < 0) {
+		for (int32_t i = 0; i < m.topic_data_count && !request_error; i++)
+			for (int32_t j = 0; j < m.topic_data[i].partition_data_count; j++)
+				if (first_batch_transactional(&m.topic_data[i].partition_data[j].records)) {
+					request_error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+					break;
+				}
+	}
+
+	ProduceResponse resp;
+	ProduceResponse_init(&resp);
+	int32_t nt = m.topic_data_count > 0 ? m.topic_data_count : 0;
+	resp.responses_count = nt;
+	resp.responses = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*resp.responses));
+	if (!resp.responses)
+		return BRK_CLOSE;
+	bool any_error = false;
+	for (int32_t i = 0; i < nt; i++) {
+		const ProduceRequest_TopicProduceData *td = &m.topic_data[i];
+		ProduceResponse_TopicProduceResponse *tr = &resp.responses[i];
+		ProduceResponse_TopicProduceResponse_init(tr);
+		tr->name = td->name;
+		tr->topic_id = td->topic_id;
+		brk_topic *t = NULL;
+		if (v >= 13)
+			t = brk_topic_find_by_id(td->topic_id.b);
+		else if (td->name.len > 0)
+			t = brk_topic_find(td->name.ptr, td->name.len);
+		int32_t np = td->partition_data_count > 0 ? td->partition_data_count : 0;
+		tr->partition_responses_count = np;
+		tr->partition_responses = proto_arena_alloc(
+			req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partition_responses));
+		if (!tr->partition_responses)
+			return BRK_CLOSE;
+		for (int32_t j = 0; j < np; j++) {
+			const ProduceRequest_PartitionProduceData *pd = &td->partition_data[j];
+			ProduceResponse_PartitionProduceResponse *pr = &tr->partition_responses[j];
+			ProduceResponse_PartitionProduceResponse_init(pr);
+			pr->index = pd->index;
+			if (request_error)
+				partition_error(pr, request_error, NULL);
+			else
+				produce_one(req, &m, t, brk_topic_partition(t, pd->index), pd, pr);
+			if (pr->error_code != KERR_NONE)
+				any_error = true;
+		}
+	}
+	if (m.acks == 0)
+		return any_error ? BRK_CLOSE : BRK_NO_RESPONSE;
+	if (ProduceResponse_encode(req->out, v, &resp) != 0)
+		return BRK_CLOSE;
+	return BRK_RESPOND;
+}

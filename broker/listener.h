@@ -1,0 +1,31 @@
+/*
+ * listener.h - the listening sockets of listeners (server.properties
+ * "listeners"): bound with SO_REUSEADDR, non-blocking, accepting on the loop
+ * and handing each client socket to the connection set.
+ */
+#ifndef SAMSA_BROKER_LISTENER_H
+#define SAMSA_BROKER_LISTENER_H
+
+#include <stddef.h>
+
+#include "broker/config.h"
+#include "broker/conn.h"
+#include "broker/loop.h"
+
+typedef struct brk_listeners brk_listeners;
+
+/*
+ * Bind and listen on every entry of cfg->listeners (an empty host means
+ * every interface, IPv6 and IPv4). A port of 0 is replaced, in
+ * cfg->listeners and in the advertised listener of the same name, by the
+ * port the OS chose. Accepted sockets go to conns.
+ * Returns 0 with *out set, or -errno with a message in err (nothing stays
+ * bound).
+ */
+int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_listeners **out,
+		       char *err, size_t errsize);
+
+/* Stop accepting: close every listening socket and free ls (NULL: no-op). */
+void brk_listeners_close(brk_listeners *ls);
+
+#endif

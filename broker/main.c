@@ -1,0 +1,350 @@
+/*
+ * main.c - the samsa process: command line, start-up, the loop, shutdown.
+ *
+ * Start-up: configuration (file, then --override settings, then cross-key
+ * checks) -> lock the log dir -> meta.properties (created with a new random
+ * cluster id, or checked against broker.id) -> clean-shutdown marker read
+ * and removed -> controller -> partition logs -> listeners -> loop.
+ *
+ * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
+ * close, idle connections close, requests in flight get up to
+ * SHUTDOWN_GRACE_MS to finish and be sent (a second signal cuts that short),
+ * then the partition logs are flushed and checkpointed, the clean-shutdown
+ * marker is written and the process exits 0.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "broker/config.h"
+#include "broker/conn.h"
+#include "broker/listener.h"
+#include "broker/loop.h"
+#include "broker/server.h"
+#include "controller/ctl.h"
+#include "storage/logdir.h"
+
+#ifndef SAMSA_VERSION
+#define SAMSA_VERSION "unknown"
+#endif
+
+#define SHUTDOWN_GRACE_MS 1000 /* longest wait for requests in flight */
+#define SHUTDOWN_POLL_MS 10
+
+brk_server server;
+
+/* What the signal and shutdown callbacks need (not globals: passed as arg). */
+typedef struct run_state {
+	int sigfd;
+	brk_listeners *listeners;
+	brk_conns *conns;
+	int64_t deadline; /* monotonic ms; 0 until a stop signal */
+} run_state;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: samsa [CONFIG_FILE] [--override KEY=VALUE]...\n"
+		"       samsa --version | --help\n"
+		"\n"
+		"A Kafka broker. CONFIG_FILE is a Kafka server.properties file; without it\n"
+		"Kafka's defaults apply (listeners=PLAINTEXT://:9092, log.dirs=/tmp/kafka-logs).\n"
+		"--override KEY=VALUE sets one key after the file is read (may repeat).\n"
+		"SIGTERM or SIGINT stops the broker cleanly.\n");
+}
+
+static void on_shutdown_poll(brk_loop *loop, void *arg)
+{
+	run_state *rs = arg;
+	if (brk_conns_count(rs->conns) == 0 || brk_mono_ms() >= rs->deadline)
+		brk_loop_stop(loop);
+	else
+		brk_timer_add(loop, SHUTDOWN_POLL_MS, on_shutdown_poll, rs);
+}
+
+static void on_signal(brk_loop *loop, int fd, int events, void *arg)
+{
+	(void)events;
+	run_state *rs = arg;
+	struct signalfd_siginfo si;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (server.stopping) {
+			brk_loop_stop(loop); /* second signal: stop waiting */
+			continue;
+		}
+		fprintf(stderr, "samsa: %s received, shutting down\n",
+			si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+		server.stopping = true;
+		brk_listeners_close(rs->listeners);
+		rs->listeners = NULL;
+		brk_conns_drain(rs->conns);
+		rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
+		on_shutdown_poll(loop, rs);
+	}
+}
+
+/* A new cluster id as Kafka's Uuid.randomUuid: a version 4 UUID, never all
+ * zero and never one whose base64 form starts with '-'. */
+static int new_cluster_id(char out[23])
+{
+	uint8_t id[16];
+	for (;;) {
+		size_t got = 0;
+		while (got < sizeof(id)) {
+			ssize_t n = getrandom(id + got, sizeof(id) - got, 0);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			got += (size_t)n;
+		}
+		id[6] = (uint8_t)((id[6] & 0x0f) | 0x40);
+		id[8] = (uint8_t)((id[8] & 0x3f) | 0x80);
+		logdir_uuid_to_string(id, out);
+		if (out[0] != '-')
+			return 0;
+	}
+}
+
+/* meta.properties: create it (*fresh set: a new log dir), or check that it
+ * belongs to this broker. */
+static int check_meta(const brk_config *cfg, bool *fresh)
+{
+	*fresh = false;
+	int32_t stored_id;
+	char cluster[64];
+	int rc = logdir_read_meta(cfg->log_dir, &stored_id, cluster, sizeof(cluster));
+	if (rc == -ENOENT) {
+		char id[23];
+		rc = new_cluster_id(id);
+		if (rc == 0)
+			rc = logdir_write_meta(cfg->log_dir, cfg->broker_id, id);
+		if (rc < 0) {
+			fprintf(stderr, "samsa: cannot write %s/meta.properties: %s\n", cfg->log_dir,
+				strerror(-rc));
+			return -1;
+		}
+		snprintf(server.cluster_id, sizeof(server.cluster_id), "%s", id);
+		*fresh = true;
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "samsa: cannot read %s/meta.properties: %s\n", cfg->log_dir,
+			rc >= -4095 ? strerror(-rc) : "the file does not parse");
+		return -1;
+	}
+	if (stored_id != cfg->broker_id) {
+		fprintf(stderr,
+			"samsa: configured broker.id %d does not match broker.id %d stored in "
+			"%s/meta.properties. If you moved your data, configure broker.id %d; to start "
+			"a new broker, remove the data in log.dirs.\n",
+			(int)cfg->broker_id, (int)stored_id, cfg->log_dir, (int)stored_id);
+		return -1;
+	}
+	snprintf(server.cluster_id, sizeof(server.cluster_id), "%s", cluster);
+	return 0;
+}
+
+/* Read the command line into server.cfg. Returns -1 to exit 1, 1 to exit 0
+ * (help, version), 0 to run. */
+static int parse_args(int argc, char **argv)
+{
+	char err[1024];
+	const char *file = NULL;
+	brk_config_defaults(&server.cfg);
+	/* The file first, so that overrides win whatever their position. */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("samsa %s\n", SAMSA_VERSION);
+			return 1;
+		}
+		if (strcmp(a, "--override") == 0) {
+			if (++i == argc) {
+				fprintf(stderr, "samsa: --override needs KEY=VALUE\n");
+				return -1;
+			}
+			continue;
+		}
+		if (strncmp(a, "--override=", 11) == 0)
+			continue;
+		if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "samsa: unknown option %s\n", a);
+			usage(stderr);
+			return -1;
+		}
+		if (file) {
+			fprintf(stderr, "samsa: only one configuration file may be given\n");
+			return -1;
+		}
+		file = a;
+	}
+	if (file && brk_config_load(&server.cfg, file, stderr, err, sizeof(err)) < 0) {
+		fprintf(stderr, "samsa: %s\n", err);
+		return -1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *kv;
+		if (strcmp(argv[i], "--override") == 0)
+			kv = argv[++i];
+		else if (strncmp(argv[i], "--override=", 11) == 0)
+			kv = argv[i] + 11;
+		else
+			continue;
+		const char *eq = strchr(kv, '=');
+		if (!eq || eq == kv) {
+			fprintf(stderr, "samsa: --override %s: expected KEY=VALUE\n", kv);
+			return -1;
+		}
+		char key[256];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+		if (brk_config_set(&server.cfg, key, eq + 1, stderr, err, sizeof(err)) < 0) {
+			fprintf(stderr, "samsa: --override: %s\n", err);
+			return -1;
+		}
+	}
+	if (brk_config_finish(&server.cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "samsa: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Advertise the host name where a listener binds every interface, as Kafka
+ * does (its canonical host name). */
+static void fill_advertised_hosts(brk_config *cfg)
+{
+	char host[256];
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (int i = 0; i < cfg->nadvertised; i++)
+		if (!cfg->advertised[i].host[0])
+			snprintf(cfg->advertised[i].host, sizeof(cfg->advertised[i].host), "%s", host);
+}
+
+static void print_started(const brk_config *cfg)
+{
+	printf("samsa started on");
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const brk_listener *l = &cfg->listeners[i];
+		bool v6 = strchr(l->host, ':') != NULL;
+		printf("%s %s%s%s:%d", i ? "," : "", v6 ? "[" : "", l->host[0] ? l->host : "0.0.0.0",
+		       v6 ? "]" : "", l->port);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = parse_args(argc, argv);
+	if (rc != 0)
+		return rc < 0 ? 1 : 0;
+	brk_config *cfg = &server.cfg;
+	if (cfg->zookeeper_connect[0])
+		fprintf(stderr, "samsa: warning: zookeeper.connect is set, but ZooKeeper mode is not "
+				"available yet: running as a single node\n");
+
+	/* Signals are taken from a signalfd; block them before any thread
+	 * starts so that none of them gets one. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN); /* sendfile(2) has no MSG_NOSIGNAL */
+	run_state rs = { .sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC) };
+	server.lock_fd = -1;
+	server.loop = brk_loop_new();
+	if (rs.sigfd < 0 || !server.loop) {
+		fprintf(stderr, "samsa: cannot set up the event loop: %s\n", strerror(errno));
+		return 1;
+	}
+
+	rc = logdir_lock(cfg->log_dir, &server.lock_fd);
+	if (rc == -EWOULDBLOCK) {
+		fprintf(stderr, "samsa: another broker is using log dir %s (its .lock is held)\n",
+			cfg->log_dir);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "samsa: cannot use log dir %s: %s\n", cfg->log_dir, strerror(-rc));
+		return 1;
+	}
+	bool fresh;
+	if (check_meta(cfg, &fresh) < 0)
+		return 1;
+	/* A new log dir has nothing to recover. */
+	bool clean = fresh || logdir_was_clean(cfg->log_dir);
+	rc = logdir_set_clean(cfg->log_dir, false);
+	if (rc < 0) {
+		fprintf(stderr, "samsa: log dir %s: cannot remove the clean-shutdown marker: %s\n",
+			cfg->log_dir, strerror(-rc));
+		return 1;
+	}
+	rc = ctl_open(cfg->log_dir, cfg->broker_id, &server.ctl);
+	if (rc != 0) {
+		fprintf(stderr, "samsa: cannot open the cluster metadata in %s: %s\n", cfg->log_dir,
+			rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");
+		return 1;
+	}
+	rc = brk_partitions_open(clean);
+	if (rc < 0) {
+		fprintf(stderr, "samsa: cannot open the partition logs in %s: %s\n", cfg->log_dir,
+			rc >= -4095 ? strerror(-rc) : "corrupt data");
+		ctl_close(server.ctl);
+		return 1;
+	}
+
+	char err[512];
+	rs.conns = brk_conns_new(server.loop, cfg);
+	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
+		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
+	if (rc == 0)
+		rc = brk_loop_watch(server.loop, rs.sigfd, BRK_READABLE, on_signal, &rs);
+	int status = 0;
+	if (rc < 0) {
+		fprintf(stderr, "samsa: %s\n", err);
+		status = 1;
+	} else {
+		fill_advertised_hosts(cfg);
+		fprintf(stderr, "samsa %s: broker.id %d, cluster id %s, log dir %s%s\n", SAMSA_VERSION,
+			(int)cfg->broker_id, server.cluster_id, cfg->log_dir,
+			clean ? "" : " (recovered after an unclean shutdown)");
+		print_started(cfg);
+		brk_loop_run(server.loop);
+	}
+
+	/* Connections first (cancelling what still waits), then the logs. */
+	brk_listeners_close(rs.listeners);
+	brk_conns_free(rs.conns);
+	rc = brk_partitions_shutdown();
+	if (rc < 0) {
+		fprintf(stderr, "samsa: shutdown: flushing the partition logs failed: %s\n",
+			strerror(-rc));
+		status = 1;
+	} else if ((rc = logdir_set_clean(cfg->log_dir, true)) < 0) {
+		fprintf(stderr, "samsa: shutdown: cannot write the clean-shutdown marker: %s\n",
+			strerror(-rc));
+		status = 1;
+	}
+	ctl_close(server.ctl);
+	brk_loop_unwatch(server.loop, rs.sigfd);
+	close(rs.sigfd);
+	brk_loop_free(server.loop);
+	close(server.lock_fd);
+	if (status == 0)
+		fprintf(stderr, "samsa: stopped\n");
+	return status;
+}

@@ -1,0 +1,609 @@
+/*
+ * partitions.c - the registry of this broker's partition logs, their
+ * creation and deletion, the flush policy and the offset checkpoints.
+ */
+#include "broker/partitions.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/flush.h"
+#include "broker/server.h"
+#include "protocol/err.h"
+#include "storage/logdir.h"
+
+#define RECOVERY_POINT_FILE "recovery-point-offset-checkpoint"
+#define HIGH_WATERMARK_FILE "replication-offset-checkpoint"
+#define LOG_START_FILE "log-start-offset-checkpoint"
+
+/* replica.high.watermark.checkpoint.interval.ms (5000),
+ * log.flush.offset.checkpoint.interval.ms and
+ * log.flush.start.offset.checkpoint.interval.ms (60000). */
+#define HW_CHECKPOINT_MS 5000
+#define OFFSET_CHECKPOINT_MS 60000
+/* How often the flush policy (flush.ms) is checked. */
+#define FLUSH_CHECK_MS 1000
+
+static struct {
+	brk_topic **topics;
+	int32_t ntopics, cap;
+	int32_t *by_name; /* open addressing: topic index + 1, 0 = empty */
+	int32_t *by_id;
+	uint32_t index_cap;
+	uint64_t hw_timer, offsets_timer, flush_timer;
+	bool open;
+} reg;
+
+/* ---- registry ---- */
+
+static uint32_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int reindex(void)
+{
+	uint32_t cap = 16;
+	while (cap < (uint32_t)reg.ntopics * 2 + 2)
+		cap <<= 1;
+	int32_t *bn = calloc(cap, sizeof(int32_t)), *bi = calloc(cap, sizeof(int32_t));
+	if (!bn || !bi) {
+		free(bn);
+		free(bi);
+		return -ENOMEM;
+	}
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		const ctl_topic *m = reg.topics[i]->meta;
+		uint32_t h = hash_bytes(m->name, strlen(m->name)) & (cap - 1);
+		while (bn[h])
+			h = (h + 1) & (cap - 1);
+		bn[h] = i + 1;
+		h = hash_bytes(m->id, 16) & (cap - 1);
+		while (bi[h])
+			h = (h + 1) & (cap - 1);
+		bi[h] = i + 1;
+	}
+	free(reg.by_name);
+	free(reg.by_id);
+	reg.by_name = bn;
+	reg.by_id = bi;
+	reg.index_cap = cap;
+	return 0;
+}
+
+brk_topic *brk_topic_find(const char *name, int32_t len)
+{
+	if (!reg.by_name || !name || len <= 0 || len > CTL_TOPIC_NAME_MAX)
+		return NULL;
+	uint32_t h = hash_bytes(name, (size_t)len) & (reg.index_cap - 1);
+	while (reg.by_name[h]) {
+		brk_topic *t = reg.topics[reg.by_name[h] - 1];
+		if (strncmp(t->meta->name, name, (size_t)len) == 0 && t->meta->name[len] == '\0')
+			return t;
+		h = (h + 1) & (reg.index_cap - 1);
+	}
+	return NULL;
+}
+
+brk_topic *brk_topic_find_by_id(const uint8_t id[16])
+{
+	if (!reg.by_id)
+		return NULL;
+	uint32_t h = hash_bytes(id, 16) & (reg.index_cap - 1);
+	while (reg.by_id[h]) {
+		brk_topic *t = reg.topics[reg.by_id[h] - 1];
+		if (memcmp(t->meta->id, id, 16) == 0)
+			return t;
+		h = (h + 1) & (reg.index_cap - 1);
+	}
+	return NULL;
+}
+
+brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
+{
+	if (!t || index < 0 || index >= t->npartitions)
+		return NULL;
+	return &t->partitions[index];
+}
+
+int32_t brk_partition_leader_epoch(const brk_partition *p)
+{
+	const ctl_topic *m = p->topic->meta;
+	return p->index < m->npartitions ? m->partitions[p->index].leader_epoch : 0;
+}
+
+static int reg_add(brk_topic *t)
+{
+	if (reg.ntopics == reg.cap) {
+		int32_t cap = reg.cap ? reg.cap * 2 : 16;
+		brk_topic **n = realloc(reg.topics, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		reg.topics = n;
+		reg.cap = cap;
+	}
+	reg.topics[reg.ntopics++] = t;
+	int rc = reindex();
+	if (rc)
+		reg.ntopics--;
+	return rc;
+}
+
+static void reg_remove(brk_topic *t)
+{
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		if (reg.topics[i] == t) {
+			memmove(&reg.topics[i], &reg.topics[i + 1],
+				(size_t)(reg.ntopics - i - 1) * sizeof(brk_topic *));
+			reg.ntopics--;
+			break;
+		}
+	}
+	if (reindex()) {
+		/* Out of memory: fall back to no index (lookups miss) rather than a
+		 * stale one that points at freed topics. */
+		free(reg.by_name);
+		free(reg.by_id);
+		reg.by_name = reg.by_id = NULL;
+	}
+}
+
+/* ---- paths ---- */
+
+static int partition_dir(const char *topic, int32_t p, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/%s-%d", server.cfg.log_dir, topic, p);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void file_path(const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", server.cfg.log_dir, name);
+}
+
+/* Remove a flat partition directory left over from a deleted topic. */
+static int remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !rc)
+			rc = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* ---- open/close ---- */
+
+static void topic_free(brk_topic *t)
+{
+	if (!t)
+		return;
+	free(t->partitions);
+	free(t);
+}
+
+static int ckpt_cmp(const void *a, const void *b)
+{
+	const logdir_checkpoint_entry *x = a, *y = b;
+	int c = strcmp(x->topic, y->topic);
+	if (c)
+		return c;
+	return x->partition < y->partition ? -1 : x->partition > y->partition;
+}
+
+static int64_t ckpt_find(const logdir_checkpoint_entry *e, int n, const char *topic, int32_t p)
+{
+	if (!e || n <= 0)
+		return -1;
+	logdir_checkpoint_entry key;
+	snprintf(key.topic, sizeof(key.topic), "%s", topic);
+	key.partition = p;
+	const logdir_checkpoint_entry *hit = bsearch(&key, e, (size_t)n, sizeof(*e), ckpt_cmp);
+	return hit ? hit->offset : -1;
+}
+
+typedef struct ckpts {
+	logdir_checkpoint_entry *rp, *lso, *hw;
+	int nrp, nlso, nhw;
+} ckpts;
+
+/*
+ * Open the logs of topic m. With fresh, leftover directories are removed
+ * first (a new topic). Returns 0 or -errno; *out gets the topic.
+ */
+static int topic_open(const ctl_topic *m, bool clean, bool fresh, const ckpts *ck,
+		      brk_topic **out)
+{
+	*out = NULL;
+	brk_topic *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->meta = m;
+	brk_topic_config_build(&server.cfg, m->configs, m->nconfigs, &t->cfg);
+	t->partitions = calloc((size_t)(m->npartitions > 0 ? m->npartitions : 1), sizeof(brk_partition));
+	if (!t->partitions) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->npartitions = m->npartitions;
+	int64_t now = brk_wall_ms();
+	int rc = 0;
+	for (int32_t i = 0; i < m->npartitions; i++) {
+		brk_partition *p = &t->partitions[i];
+		p->topic = t;
+		p->index = i;
+		char dir[4400];
+		rc = partition_dir(m->name, i, dir, sizeof(dir));
+		if (rc)
+			break;
+		if (fresh) {
+			rc = remove_dir(dir);
+			if (rc)
+				break;
+		}
+		int64_t rp = ck ? ckpt_find(ck->rp, ck->nrp, m->name, i) : -1;
+		int64_t lso = ck ? ckpt_find(ck->lso, ck->nlso, m->name, i) : -1;
+		int64_t hw = ck ? ckpt_find(ck->hw, ck->nhw, m->name, i) : -1;
+		rc = log_open(dir, &t->cfg.log, clean || fresh, rp, lso, now, &p->log);
+		if (rc) {
+			fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
+				rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
+			p->log = NULL;
+			break;
+		}
+		uint8_t id[16];
+		int mrc = logdir_read_partition_metadata(dir, id);
+		if (mrc == 0 && memcmp(id, m->id, 16) != 0) {
+			/* Kafka: InconsistentTopicIdException, the log stays offline. */
+			fprintf(stderr, "samsa: %s belongs to another topic id; partition offline\n", dir);
+			log_close(p->log);
+			p->log = NULL;
+			continue;
+		}
+		if (mrc != 0) {
+			rc = logdir_write_partition_metadata(dir, m->id);
+			if (rc)
+				break;
+		}
+		if (hw >= 0)
+			log_set_high_watermark(p->log, hw);
+		/* One node: the ISR is this broker alone, every appended
+		 * record is replicated to the whole ISR. */
+		log_set_high_watermark(p->log, log_end_offset(p->log));
+	}
+	if (rc) {
+		for (int32_t i = 0; i < m->npartitions; i++)
+			if (t->partitions[i].log)
+				log_close(t->partitions[i].log);
+		topic_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/* ---- checkpoints ---- */
+
+enum { CK_RP, CK_LSO, CK_HW };
+
+static logdir_checkpoint_entry *collect(int which, int *n)
+{
+	int total = 0;
+	for (int32_t i = 0; i < reg.ntopics; i++)
+		total += reg.topics[i]->npartitions;
+	logdir_checkpoint_entry *e = calloc((size_t)(total ? total : 1), sizeof(*e));
+	if (!e)
+		return NULL;
+	int k = 0;
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		brk_topic *t = reg.topics[i];
+		for (int32_t p = 0; p < t->npartitions; p++) {
+			log_partition *lp = t->partitions[p].log;
+			if (!lp)
+				continue;
+			snprintf(e[k].topic, sizeof(e[k].topic), "%s", t->meta->name);
+			e[k].partition = p;
+			e[k].offset = which == CK_RP ? log_recovery_point(lp)
+				    : which == CK_LSO ? log_start_offset(lp)
+				    : log_high_watermark(lp);
+			k++;
+		}
+	}
+	*n = k;
+	return e;
+}
+
+static const char *ck_file(int which)
+{
+	return which == CK_RP ? RECOVERY_POINT_FILE : which == CK_LSO ? LOG_START_FILE : HIGH_WATERMARK_FILE;
+}
+
+/* Write one checkpoint, off the loop when async. */
+static int write_checkpoint(int which, bool async)
+{
+	char path[4400];
+	file_path(ck_file(which), path, sizeof(path));
+	int n;
+	logdir_checkpoint_entry *e = collect(which, &n);
+	if (!e)
+		return -ENOMEM;
+	if (async)
+		return brk_flush_checkpoint(path, e, n, NULL, NULL);
+	int rc = logdir_checkpoint_write(path, e, n);
+	free(e);
+	return rc;
+}
+
+static void on_hw_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	write_checkpoint(CK_HW, true);
+	reg.hw_timer = brk_timer_add(loop, HW_CHECKPOINT_MS, on_hw_timer, NULL);
+}
+
+static void on_offsets_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	write_checkpoint(CK_RP, true);
+	write_checkpoint(CK_LSO, true);
+	reg.offsets_timer = brk_timer_add(loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, NULL);
+}
+
+/* ---- flush ---- */
+
+typedef struct flush_ctx {
+	uint8_t topic_id[16];
+	int32_t partition;
+	log_flush_job *job;
+} flush_ctx;
+
+static void on_flushed(void *arg, int err)
+{
+	flush_ctx *c = arg;
+	brk_partition *p = brk_topic_partition(brk_topic_find_by_id(c->topic_id), c->partition);
+	/* On an fsync error log_flush_end leaves the recovery point where it
+	 * was, so a restart recovers the unsynced tail (Kafka would take the
+	 * log dir offline). A deleted topic's job is just freed (lp NULL). */
+	(void)err;
+	log_flush_end(p ? p->log : NULL, c->job);
+	if (p)
+		p->flushing = false;
+	free(c);
+}
+
+int brk_partition_flush(brk_partition *p)
+{
+	if (!p->log || p->flushing)
+		return 0;
+	flush_ctx *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	int rc = log_flush_begin(p->log, &c->job);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	memcpy(c->topic_id, p->topic->meta->id, 16);
+	c->partition = p->index;
+	p->flushing = true;
+	rc = brk_flush_log(c->job, on_flushed, c);
+	if (rc) {
+		/* Not queued: finish it here, on the loop (blocking, rare). */
+		log_flush_run(c->job);
+		log_flush_end(p->log, c->job);
+		p->flushing = false;
+		free(c);
+	}
+	return 0;
+}
+
+static void on_flush_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	int64_t now = brk_wall_ms();
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		brk_topic *t = reg.topics[i];
+		for (int32_t p = 0; p < t->npartitions; p++) {
+			brk_partition *bp = &t->partitions[p];
+			if (bp->log && !bp->flushing && log_flush_due(bp->log, now))
+				brk_partition_flush(bp);
+		}
+	}
+	int64_t every = server.cfg.log_flush_scheduler_interval_ms;
+	if (every <= 0 || every > FLUSH_CHECK_MS)
+		every = FLUSH_CHECK_MS;
+	reg.flush_timer = brk_timer_add(loop, every, on_flush_timer, NULL);
+}
+
+void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms)
+{
+	if (!p->log)
+		return;
+	log_set_high_watermark(p->log, log_end_offset(p->log));
+	brk_watchlist_notify(&p->waiters, bytes);
+	if (!p->flushing && log_flush_due(p->log, now_ms))
+		brk_partition_flush(p);
+}
+
+/* ---- public ---- */
+
+int brk_partitions_open(bool clean)
+{
+	char path[4400];
+	ckpts ck = { 0 };
+	int rc;
+	file_path(RECOVERY_POINT_FILE, path, sizeof(path));
+	if ((rc = logdir_checkpoint_read(path, &ck.rp, &ck.nrp)) != 0)
+		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+	file_path(LOG_START_FILE, path, sizeof(path));
+	if ((rc = logdir_checkpoint_read(path, &ck.lso, &ck.nlso)) != 0)
+		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+	file_path(HIGH_WATERMARK_FILE, path, sizeof(path));
+	if ((rc = logdir_checkpoint_read(path, &ck.hw, &ck.nhw)) != 0)
+		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+	if (ck.rp)
+		qsort(ck.rp, (size_t)ck.nrp, sizeof(*ck.rp), ckpt_cmp);
+	if (ck.lso)
+		qsort(ck.lso, (size_t)ck.nlso, sizeof(*ck.lso), ckpt_cmp);
+	if (ck.hw)
+		qsort(ck.hw, (size_t)ck.nhw, sizeof(*ck.hw), ckpt_cmp);
+
+	rc = reindex();
+	for (int32_t i = 0; !rc && i < ctl_topic_count(server.ctl); i++) {
+		brk_topic *t;
+		rc = topic_open(ctl_topic_at(server.ctl, i), clean, false, &ck, &t);
+		if (!rc && (rc = reg_add(t)) != 0) {
+			for (int32_t p = 0; p < t->npartitions; p++)
+				if (t->partitions[p].log)
+					log_close(t->partitions[p].log);
+			topic_free(t);
+		}
+	}
+	free(ck.rp);
+	free(ck.lso);
+	free(ck.hw);
+	if (!rc)
+		rc = brk_flush_start();
+	if (rc) {
+		brk_partitions_shutdown();
+		return rc;
+	}
+	reg.open = true;
+	/* The recovery points found by log_open are what a crash now would
+	 * need: write them before any new append. */
+	write_checkpoint(CK_RP, true);
+	write_checkpoint(CK_LSO, true);
+	write_checkpoint(CK_HW, true);
+	reg.hw_timer = brk_timer_add(server.loop, HW_CHECKPOINT_MS, on_hw_timer, NULL);
+	reg.offsets_timer = brk_timer_add(server.loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, NULL);
+	reg.flush_timer = brk_timer_add(server.loop, FLUSH_CHECK_MS, on_flush_timer, NULL);
+	return 0;
+}
+
+int brk_partitions_shutdown(void)
+{
+	int rc = 0;
+	if (reg.open) {
+		brk_timer_cancel(server.loop, reg.hw_timer);
+		brk_timer_cancel(server.loop, reg.offsets_timer);
+		brk_timer_cancel(server.loop, reg.flush_timer);
+	}
+	brk_flush_stop(); /* runs pending completions */
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		brk_topic *t = reg.topics[i];
+		for (int32_t p = 0; p < t->npartitions; p++) {
+			brk_partition *bp = &t->partitions[p];
+			brk_watchlist_detach_all(&bp->waiters);
+			if (bp->log) {
+				int r = log_flush(bp->log);
+				if (r && !rc)
+					rc = r;
+			}
+		}
+	}
+	if (reg.open) {
+		for (int which = CK_RP; which <= CK_HW; which++) {
+			int r = write_checkpoint(which, false);
+			if (r && !rc)
+				rc = r;
+		}
+	}
+	for (int32_t i = 0; i < reg.ntopics; i++) {
+		brk_topic *t = reg.topics[i];
+		for (int32_t p = 0; p < t->npartitions; p++)
+			if (t->partitions[p].log)
+				log_close(t->partitions[p].log);
+		topic_free(t);
+	}
+	free(reg.topics);
+	free(reg.by_name);
+	free(reg.by_id);
+	memset(&reg, 0, sizeof(reg));
+	return rc;
+}
+
+int brk_partitions_create_topic(const ctl_topic *m)
+{
+	brk_topic *t;
+	int rc = topic_open(m, true, true, NULL, &t);
+	if (rc)
+		return rc;
+	rc = reg_add(t);
+	if (rc) {
+		for (int32_t p = 0; p < t->npartitions; p++)
+			if (t->partitions[p].log)
+				log_close(t->partitions[p].log);
+		topic_free(t);
+	}
+	return rc;
+}
+
+int brk_partitions_delete_topic(const char *name)
+{
+	brk_topic *t = brk_topic_find(name, (int32_t)strlen(name));
+	int err = ctl_delete_topic(server.ctl, name);
+	if (err)
+		return err;
+	if (!t)
+		return KERR_NONE;
+	/* t->meta is freed now: drop it from the registry before anything
+	 * could look at it, then remove the data. */
+	reg_remove(t);
+	for (int32_t p = 0; p < t->npartitions; p++) {
+		brk_partition *bp = &t->partitions[p];
+		brk_watchlist_detach_all(&bp->waiters);
+		if (bp->log) {
+			int rc = log_delete(bp->log);
+			if (rc)
+				fprintf(stderr, "samsa: deleting partition %d of a deleted topic: %s\n",
+					p, strerror(-rc));
+			bp->log = NULL;
+		}
+	}
+	topic_free(t);
+	return KERR_NONE;
+}
+
+int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
+		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
+		     const ctl_topic **out)
+{
+	const ctl_topic *t = NULL;
+	if (out)
+		*out = NULL;
+	int err = ctl_create_topic(server.ctl, name, partitions, replication_factor, configs,
+				   nconfigs, validate_only, &t);
+	if (err || validate_only)
+		return err;
+	int rc = brk_partitions_create_topic(t);
+	if (rc) {
+		fprintf(stderr, "samsa: cannot create the logs of topic %s: %s\n", name,
+			strerror(-rc));
+		ctl_delete_topic(server.ctl, name);
+		return KERR_KAFKA_STORAGE_ERROR;
+	}
+	if (out)
+		*out = t;
+	return KERR_NONE;
+}

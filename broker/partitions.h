@@ -1,0 +1,91 @@
+/*
+ * partitions.h - the partition logs this broker holds: a registry from topic
+ * (by name or topic id) and partition index to the open log_partition, the
+ * topic's effective config, and the purgatory watch list of each partition.
+ * Also the periodic work on them: flush policy (flush.messages, flush.ms,
+ * log.flush.scheduler.interval.ms) and the offset checkpoints
+ * (log.flush.offset.checkpoint.interval.ms = 60 s for the recovery point and
+ * log start offset, replica.high.watermark.checkpoint.interval.ms = 5 s for
+ * the high watermark).
+ *
+ * Everything here runs on the event loop thread. Pointers returned stay
+ * valid until the topic is deleted (brk_partitions_delete_topic) or
+ * brk_partitions_shutdown; do not keep them across loop iterations without
+ * looking them up again.
+ */
+#ifndef SAMSA_BROKER_PARTITIONS_H
+#define SAMSA_BROKER_PARTITIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/purgatory.h"
+#include "broker/topic_config.h"
+#include "controller/ctl.h"
+#include "storage/log.h"
+
+typedef struct brk_topic brk_topic;
+
+typedef struct brk_partition {
+	brk_topic *topic;
+	int32_t index;
+	log_partition *log;     /* NULL when the log could not be opened (offline) */
+	brk_watchlist waiters;  /* delayed fetches on this partition */
+	bool flushing;          /* an off-loop flush is in flight */
+} brk_partition;
+
+struct brk_topic {
+	const ctl_topic *meta;  /* owned by server.ctl */
+	brk_topic_config cfg;   /* effective config (broker defaults + overrides) */
+	int32_t npartitions;
+	brk_partition *partitions;
+};
+
+/* Look a topic up by name (a view, len bytes) or by topic id; NULL if unknown. */
+brk_topic *brk_topic_find(const char *name, int32_t len);
+brk_topic *brk_topic_find_by_id(const uint8_t id[16]);
+/* The partition, or NULL when index is out of range. */
+brk_partition *brk_topic_partition(brk_topic *t, int32_t index);
+
+/* The leader epoch of a partition (from the controller). */
+int32_t brk_partition_leader_epoch(const brk_partition *p);
+
+/*
+ * Open the logs of a topic just created in server.ctl (directories
+ * <log.dir>/<topic>-<partition>; a leftover directory of the same name is
+ * removed first) and write each partition.metadata.
+ * Returns 0 or -errno (the logs opened so far are closed again).
+ */
+int brk_partitions_create_topic(const ctl_topic *t);
+
+/*
+ * Create a topic in server.ctl (ctl_create_topic's rules and errors) and,
+ * unless validate_only, open its logs. When the logs cannot be created the
+ * topic is removed from the controller again and KAFKA_STORAGE_ERROR is
+ * returned. Returns a Kafka error code; *out (optional) gets the topic.
+ */
+int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
+		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
+		     const ctl_topic **out);
+
+/*
+ * Delete a topic: wake its waiting fetches (they answer
+ * UNKNOWN_TOPIC_OR_PARTITION), remove its logs from disk, delete it from
+ * server.ctl and from the registry. Returns a Kafka error code
+ * (UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR) or 0.
+ */
+int brk_partitions_delete_topic(const char *name);
+
+/*
+ * After an append to p moved its log end offset by bytes: on a single node
+ * the ISR is this broker only, so the high watermark becomes the log end
+ * offset; then wake the delayed fetches on p and start an off-loop flush when
+ * flush.messages / flush.ms say so.
+ */
+void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms);
+
+/* Start an off-loop flush of p's unflushed segments (no-op while one is in
+ * flight). Returns 0 or -errno. */
+int brk_partition_flush(brk_partition *p);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * test_config.c - server.properties parsing: Kafka's defaults, overrides,
+ * synonyms and their precedence, bad values, listener syntax, and the
+ * properties file format (comments, separators, continuations, escapes).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/config.h"
+
+static brk_config cfg;
+static char err[512];
+
+/* Set key=value; returns the result. Warnings go to a scratch file whose
+ * content is returned in warnbuf. */
+static char warnbuf[1024];
+static int set(const char *key, const char *value)
+{
+	FILE *w = tmpfile();
+	ck_assert_ptr_nonnull(w);
+	err[0] = '\0';
+	int rc = brk_config_set(&cfg, key, value, w, err, sizeof(err));
+	rewind(w);
+	size_t n = fread(warnbuf, 1, sizeof(warnbuf) - 1, w);
+	warnbuf[n] = '\0';
+	fclose(w);
+	return rc;
+}
+
+static void setup(void) { brk_config_defaults(&cfg); }
+
+/* Write text to a temporary file and load it; returns the result. */
+static int load_text(const char *text)
+{
+	char path[] = "/tmp/samsa-test-config-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	size_t len = strlen(text);
+	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	FILE *w = tmpfile();
+	err[0] = '\0';
+	int rc = brk_config_load(&cfg, path, w, err, sizeof(err));
+	rewind(w);
+	size_t n = fread(warnbuf, 1, sizeof(warnbuf) - 1, w);
+	warnbuf[n] = '\0';
+	fclose(w);
+	unlink(path);
+	return rc;
+}
+
+START_TEST(test_defaults)
+{
+	ck_assert_int_eq(cfg.nlisteners, 1);
+	ck_assert_str_eq(cfg.listeners[0].name, "PLAINTEXT");
+	ck_assert_str_eq(cfg.listeners[0].host, "");
+	ck_assert_int_eq(cfg.listeners[0].port, 9092);
+	ck_assert_str_eq(cfg.log_dir, "/tmp/kafka-logs");
+	ck_assert_int_eq(cfg.broker_id, 0);
+	ck_assert_int_eq(cfg.num_partitions, 1);
+	ck_assert_int_eq(cfg.default_replication_factor, 1);
+	ck_assert(cfg.auto_create_topics_enable);
+	ck_assert(cfg.delete_topic_enable);
+	ck_assert_int_eq(cfg.log_segment_bytes, 1073741824);
+	ck_assert_int_eq(cfg.log_roll_ms, 168LL * 3600 * 1000);
+	ck_assert_int_eq(cfg.log_index_interval_bytes, 4096);
+	ck_assert_int_eq(cfg.log_index_size_max_bytes, 10485760);
+	ck_assert_int_eq(cfg.message_max_bytes, 1048588);
+	ck_assert_int_eq(cfg.socket_request_max_bytes, 104857600);
+	ck_assert_int_eq(cfg.log_flush_interval_messages, INT64_MAX);
+	ck_assert_int_eq(cfg.log_flush_scheduler_interval_ms, INT64_MAX);
+	ck_assert_int_eq(cfg.log_flush_interval_ms, INT64_MAX);
+	ck_assert(!cfg.log_append_time);
+	ck_assert_int_eq(cfg.log_message_timestamp_before_max_ms, INT64_MAX);
+	ck_assert_int_eq(cfg.log_message_timestamp_after_max_ms, 3600000);
+	ck_assert_int_eq(cfg.log_retention_ms, 168LL * 3600 * 1000);
+	ck_assert_int_eq(cfg.log_retention_bytes, -1);
+	ck_assert_int_eq(cfg.log_retention_check_interval_ms, 300000);
+	ck_assert_int_eq(cfg.min_insync_replicas, 1);
+	ck_assert_int_eq(cfg.socket_send_buffer_bytes, 102400);
+	ck_assert_int_eq(cfg.socket_receive_buffer_bytes, 102400);
+	ck_assert_int_eq(cfg.group_initial_rebalance_delay_ms, 3000);
+	ck_assert_int_eq(cfg.offsets_topic_num_partitions, 50);
+	ck_assert_int_eq(cfg.offsets_topic_replication_factor, 3);
+	ck_assert_int_eq(cfg.transaction_state_log_replication_factor, 3);
+	ck_assert_int_eq(cfg.transaction_state_log_min_isr, 2);
+	ck_assert_str_eq(cfg.zookeeper_connect, "");
+	ck_assert_int_eq(cfg.zookeeper_connection_timeout_ms, 18000);
+	/* finish: advertised defaults to listeners */
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.nadvertised, 1);
+	ck_assert_str_eq(cfg.advertised[0].name, "PLAINTEXT");
+	ck_assert_int_eq(cfg.advertised[0].port, 9092);
+}
+END_TEST
+
+START_TEST(test_simple_keys)
+{
+	ck_assert_int_eq(set("num.partitions", " 12 "), 0);
+	ck_assert_int_eq(cfg.num_partitions, 12);
+	ck_assert_int_eq(set("auto.create.topics.enable", "FALSE"), 0);
+	ck_assert(!cfg.auto_create_topics_enable);
+	ck_assert_int_eq(set("delete.topic.enable", "false"), 0);
+	ck_assert(!cfg.delete_topic_enable);
+	ck_assert_int_eq(set("log.segment.bytes", "1048576"), 0);
+	ck_assert_int_eq(cfg.log_segment_bytes, 1048576);
+	ck_assert_int_eq(set("message.max.bytes", "2000000"), 0);
+	ck_assert_int_eq(cfg.message_max_bytes, 2000000);
+	ck_assert_int_eq(set("log.message.timestamp.type", "LogAppendTime"), 0);
+	ck_assert(cfg.log_append_time);
+	ck_assert_int_eq(set("log.message.timestamp.type", "CreateTime"), 0);
+	ck_assert(!cfg.log_append_time);
+	ck_assert_int_eq(set("offsets.topic.replication.factor", "1"), 0);
+	ck_assert_int_eq(cfg.offsets_topic_replication_factor, 1);
+	ck_assert_int_eq(set("transaction.state.log.min.isr", "1"), 0);
+	ck_assert_int_eq(cfg.transaction_state_log_min_isr, 1);
+	ck_assert_int_eq(set("socket.send.buffer.bytes", "-1"), 0);
+	ck_assert_int_eq(cfg.socket_send_buffer_bytes, -1);
+	ck_assert_int_eq(set("log.retention.bytes", "-5"), 0);
+	ck_assert_int_eq(cfg.log_retention_bytes, -5);
+	ck_assert_int_eq(set("zookeeper.connect", " zk1:2181,zk2:2181/kafka "), 0);
+	ck_assert_str_eq(cfg.zookeeper_connect, "zk1:2181,zk2:2181/kafka");
+	ck_assert_int_eq(set("log.dirs", " /var/a , /var/b"), 0);
+	ck_assert_str_eq(cfg.log_dir, "/var/a");
+	ck_assert_msg(strstr(warnbuf, "only the first") != NULL, "no warning for a second log dir");
+}
+END_TEST
+
+START_TEST(test_synonyms)
+{
+	/* log.roll.ms beats log.roll.hours in either order. */
+	ck_assert_int_eq(set("log.roll.ms", "5000"), 0);
+	ck_assert_int_eq(set("log.roll.hours", "2"), 0);
+	ck_assert_int_eq(cfg.log_roll_ms, 5000);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("log.roll.hours", "2"), 0);
+	ck_assert_int_eq(cfg.log_roll_ms, 2 * 3600000LL);
+	ck_assert_int_eq(set("log.roll.ms", "7000"), 0);
+	ck_assert_int_eq(cfg.log_roll_ms, 7000);
+
+	/* log.retention.ms > minutes > hours, order-independent. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("log.retention.hours", "1"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 3600000);
+	ck_assert_int_eq(set("log.retention.minutes", "3"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 180000);
+	ck_assert_int_eq(set("log.retention.hours", "5"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 180000);
+	ck_assert_int_eq(set("log.retention.ms", "1234"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 1234);
+	ck_assert_int_eq(set("log.retention.minutes", "9"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 1234);
+	/* Negative: no time limit. */
+	ck_assert_int_eq(set("log.retention.ms", "-1"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, -1);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("log.retention.hours", "-1"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, -1);
+
+	/* log.flush.interval.ms follows the scheduler interval unless set. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("log.flush.scheduler.interval.ms", "2000"), 0);
+	ck_assert_int_eq(cfg.log_flush_interval_ms, 2000);
+	ck_assert_int_eq(set("log.flush.interval.ms", "500"), 0);
+	ck_assert_int_eq(set("log.flush.scheduler.interval.ms", "3000"), 0);
+	ck_assert_int_eq(cfg.log_flush_interval_ms, 500);
+	ck_assert_int_eq(cfg.log_flush_scheduler_interval_ms, 3000);
+
+	/* log.dirs beats log.dir in either order. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("log.dir", "/one"), 0);
+	ck_assert_str_eq(cfg.log_dir, "/one");
+	ck_assert_int_eq(set("log.dirs", "/two"), 0);
+	ck_assert_int_eq(set("log.dir", "/three"), 0);
+	ck_assert_str_eq(cfg.log_dir, "/two");
+
+	/* broker.id and node.id */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("node.id", "4"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.broker_id, 4);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("broker.id", "5"), 0);
+	ck_assert_int_eq(set("node.id", "5"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.broker_id, 5);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("node.id", "6"), 0);
+	ck_assert_int_eq(set("broker.id", "7"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "node.id") != NULL, "message: %s", err);
+}
+END_TEST
+
+START_TEST(test_bad_values)
+{
+	static const char *const bad[][2] = {
+		{ "num.partitions", "abc" },
+		{ "num.partitions", "" },
+		{ "num.partitions", "0" },
+		{ "num.partitions", "1.5" },
+		{ "num.partitions", "0x10" },
+		{ "num.partitions", "2147483648" },
+		{ "default.replication.factor", "40000" },
+		{ "log.segment.bytes", "1000" },
+		{ "log.segment.bytes", "4294967296" },
+		{ "message.max.bytes", "-1" },
+		{ "socket.request.max.bytes", "0" },
+		{ "log.roll.hours", "0" },
+		{ "log.roll.ms", "0" },
+		{ "log.retention.ms", "99999999999999999999" },
+		{ "log.message.timestamp.type", "createtime" },
+		{ "log.message.timestamp.type", "Nope" },
+		{ "auto.create.topics.enable", "yes" },
+		{ "broker.id", "-1" },
+		{ "node.id", "x" },
+		{ "min.insync.replicas", "0" },
+		{ "log.flush.interval.messages", "0" },
+		{ "log.dirs", " , " },
+		{ "listeners", "" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		brk_config_defaults(&cfg);
+		brk_config before = cfg;
+		ck_assert_msg(set(bad[i][0], bad[i][1]) == -1, "%s=%s accepted", bad[i][0], bad[i][1]);
+		ck_assert_msg(strstr(err, bad[i][0]) != NULL, "%s=%s: message does not name the key: %s",
+			      bad[i][0], bad[i][1], err);
+		ck_assert_msg(cfg.num_partitions == before.num_partitions &&
+				      cfg.log_segment_bytes == before.log_segment_bytes &&
+				      cfg.broker_id == before.broker_id,
+			      "%s=%s changed the config", bad[i][0], bad[i][1]);
+	}
+}
+END_TEST
+
+START_TEST(test_unknown_keys)
+{
+	ck_assert_int_eq(set("no.such.key", "1"), 0);
+	ck_assert_msg(strstr(warnbuf, "no.such.key") != NULL, "no warning: '%s'", warnbuf);
+	/* Kafka keys without effect here: silent. */
+	static const char *const silent[] = {
+		"num.network.threads", "num.io.threads", "socket.listen.backlog.size",
+		"num.recovery.threads.per.data.dir", "offsets.retention.minutes",
+		"transaction.max.timeout.ms", "log.retention.check.interval.ms",
+		"zookeeper.session.timeout.ms", "group.max.session.timeout.ms",
+		"listener.security.protocol.map", "process.roles", "controller.quorum.voters",
+	};
+	for (size_t i = 0; i < sizeof(silent) / sizeof(silent[0]); i++) {
+		ck_assert_int_eq(set(silent[i], "3"), 0);
+		ck_assert_msg(warnbuf[0] == '\0', "%s warned: %s", silent[i], warnbuf);
+	}
+	/* Known-but-stored keys still validate. */
+	ck_assert_int_eq(set("num.io.threads", "0"), -1);
+}
+END_TEST
+
+START_TEST(test_listeners)
+{
+	ck_assert_int_eq(set("listeners", "PLAINTEXT://127.0.0.1:9093, internal://[::1]:0,X://:9000"), 0);
+	ck_assert_int_eq(cfg.nlisteners, 3);
+	ck_assert_str_eq(cfg.listeners[0].name, "PLAINTEXT");
+	ck_assert_str_eq(cfg.listeners[0].host, "127.0.0.1");
+	ck_assert_int_eq(cfg.listeners[0].port, 9093);
+	ck_assert_str_eq(cfg.listeners[1].name, "INTERNAL");
+	ck_assert_str_eq(cfg.listeners[1].host, "::1");
+	ck_assert_int_eq(cfg.listeners[1].port, 0);
+	ck_assert_str_eq(cfg.listeners[2].host, "");
+	ck_assert_int_eq(cfg.listeners[2].port, 9000);
+
+	static const char *const bad[] = {
+		"127.0.0.1:9092",                 /* no name */
+		"PLAINTEXT://127.0.0.1",          /* no port */
+		"PLAINTEXT://127.0.0.1:99999",    /* port out of range */
+		"PLAINTEXT://127.0.0.1:-1",
+		"PLAINTEXT://127.0.0.1:abc",
+		"PLAINTEXT://host name:9092",     /* space in host */
+		"PLAINTEXT://a:1,PLAINTEXT://b:2", /* name twice */
+		"A://a:1,B://b:1",                /* port twice */
+		"://a:1",
+		"A://a:1,B://b:2,C://c:3,D://d:4,E://e:5", /* too many */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		brk_config_defaults(&cfg);
+		ck_assert_msg(set("listeners", bad[i]) == -1, "listeners=%s accepted", bad[i]);
+		ck_assert_msg(strstr(err, "listeners") != NULL, "message: %s", err);
+		ck_assert_int_eq(cfg.listeners[0].port, 9092);
+	}
+
+	/* advertised.listeners: defaults to listeners; names must exist; no
+	 * meta-address. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("listeners", "PLAINTEXT://0.0.0.0:9092"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "0.0.0.0") != NULL, "message: %s", err);
+	ck_assert_int_eq(set("advertised.listeners", "PLAINTEXT://broker1.example:9092"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.advertised[0].host, "broker1.example");
+	ck_assert_int_eq(set("advertised.listeners", "OTHER://h:1"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "OTHER") != NULL, "message: %s", err);
+
+	/* Only plaintext is served. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("listeners", "SSL://127.0.0.1:9093"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "SSL") != NULL, "message: %s", err);
+}
+END_TEST
+
+START_TEST(test_file)
+{
+	const char *text =
+		"# a comment\n"
+		"   ! another comment = not.a.key\n"
+		"\n"
+		"broker.id=3\n"
+		"num.partitions : 4\n"
+		"log.dirs /data/one\n"
+		"listeners=PLAINTEXT://127.0.0.1:9095,\\\n"
+		"          OTHER://127.0.0.1:9096\n"
+		"log.retention.hours=1\r\n"
+		"log.retention.minutes=2\r"
+		"message.max.bytes = 1\\\n"
+		"  000\n"
+		"zookeeper.connect=a\\:1\\u0041\n"
+		"# continuation is not read for comments \\\n"
+		"num.io.threads=5\n"
+		"log.message.timestamp.type=LogAppendTime";
+	ck_assert_int_eq(load_text(text), 0);
+	ck_assert_str_eq(warnbuf, "");
+	ck_assert_int_eq(cfg.broker_id, 3);
+	ck_assert_int_eq(cfg.num_partitions, 4);
+	ck_assert_str_eq(cfg.log_dir, "/data/one");
+	ck_assert_int_eq(cfg.nlisteners, 2);
+	ck_assert_str_eq(cfg.listeners[1].name, "OTHER");
+	ck_assert_int_eq(cfg.listeners[1].port, 9096);
+	ck_assert_int_eq(cfg.log_retention_ms, 120000);
+	ck_assert_int_eq(cfg.message_max_bytes, 1000);
+	ck_assert_str_eq(cfg.zookeeper_connect, "a:1A");
+	ck_assert_int_eq(cfg.num_io_threads, 5);
+	ck_assert(cfg.log_append_time);
+}
+END_TEST
+
+START_TEST(test_file_errors)
+{
+	ck_assert_int_eq(load_text("broker.id=1\nnum.partitions=zero\n"), -1);
+	ck_assert_msg(strstr(err, ":2:") != NULL && strstr(err, "num.partitions") != NULL,
+		      "message: %s", err);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(load_text("zookeeper.connect=\\u12\n"), -1);
+	ck_assert_msg(strstr(err, "\\u") != NULL, "message: %s", err);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(brk_config_load(&cfg, "/nonexistent/samsa.properties", stderr, err,
+					 sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "/nonexistent/samsa.properties") != NULL, "message: %s", err);
+	/* An unknown key in a file: warned, accepted. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(load_text("made.up.key=1\n"), 0);
+	ck_assert_msg(strstr(warnbuf, "made.up.key") != NULL, "warning: %s", warnbuf);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_simple_keys);
+	tcase_add_test(tc, test_synonyms);
+	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_unknown_keys);
+	tcase_add_test(tc, test_listeners);
+	tcase_add_test(tc, test_file);
+	tcase_add_test(tc, test_file_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,236 @@
+/*
+ * test_ctl.c - unit tests of the local controller: name rules, creation
+ * errors, topic ids, persistence across reopen, deletion.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controller/ctl.h"
+#include "protocol/err.h"
+
+static char dir[PATH_MAX];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/samsa-test-ctl-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/__samsa_metadata.tmp", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static int name_ok(const char *s)
+{
+	return ctl_validate_topic_name(s, (int32_t)strlen(s));
+}
+
+START_TEST(test_name_rules)
+{
+	char long_name[300];
+	ck_assert_int_eq(name_ok("orders"), 0);
+	ck_assert_int_eq(name_ok("a.b_c-D9"), 0);
+	ck_assert_int_eq(name_ok("..."), 0);
+	ck_assert_int_eq(name_ok(""), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(name_ok("."), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(name_ok(".."), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(name_ok("a b"), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(name_ok("a/b"), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(name_ok("caf\xc3\xa9"), KERR_INVALID_TOPIC_EXCEPTION);
+	memset(long_name, 'x', 249);
+	long_name[249] = '\0';
+	ck_assert_int_eq(name_ok(long_name), 0);
+	long_name[249] = 'x';
+	long_name[250] = '\0';
+	ck_assert_int_eq(name_ok(long_name), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(ctl_validate_topic_name(NULL, -1), KERR_INVALID_TOPIC_EXCEPTION);
+}
+END_TEST
+
+START_TEST(test_create_errors)
+{
+	ctl *c;
+	ck_assert_int_eq(ctl_open(dir, 7, &c), 0);
+	ck_assert_int_eq(ctl_broker_count(c), 1);
+	ck_assert_int_eq(ctl_controller_id(c), 7);
+	ck_assert_int_eq(ctl_create_topic(c, "t", 0, 1, NULL, 0, false, NULL), KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(ctl_create_topic(c, "t", -3, 1, NULL, 0, false, NULL), KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 2, NULL, 0, false, NULL),
+			 KERR_INVALID_REPLICATION_FACTOR);
+	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 0, NULL, 0, false, NULL),
+			 KERR_INVALID_REPLICATION_FACTOR);
+	ck_assert_int_eq(ctl_create_topic(c, "bad name", 1, 1, NULL, 0, false, NULL),
+			 KERR_INVALID_TOPIC_EXCEPTION);
+	/* validate_only changes nothing */
+	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 1, NULL, 0, true, NULL), KERR_NONE);
+	ck_assert_int_eq(ctl_topic_count(c), 0);
+	ck_assert_ptr_null(ctl_find_topic(c, "t", 1));
+
+	const ctl_topic *t;
+	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, false, &t), KERR_NONE);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, false, NULL),
+			 KERR_TOPIC_ALREADY_EXISTS);
+	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, true, NULL),
+			 KERR_TOPIC_ALREADY_EXISTS);
+	/* '.' and '_' collide (Kafka's Topic.hasCollision) */
+	ck_assert_int_eq(ctl_create_topic(c, "a_b", 1, 1, NULL, 0, false, NULL),
+			 KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_ptr_eq(ctl_find_colliding_topic(c, "a_b"), t);
+	ck_assert_ptr_null(ctl_find_colliding_topic(c, "a.b"));
+	ck_assert_ptr_null(ctl_find_colliding_topic(c, "a-b"));
+	ck_assert_int_eq(ctl_topic_count(c), 1);
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_create_and_reopen)
+{
+	ctl *c;
+	ck_assert_int_eq(ctl_open(dir, 3, &c), 0);
+	ctl_config_entry cfg[2] = {
+		{ "retention.ms", "1000" },
+		{ "cleanup.policy", "compact,delete" },
+	};
+	const ctl_topic *t1, *t2, *t3;
+	ck_assert_int_eq(ctl_create_topic(c, "orders", 4, 1, cfg, 2, false, &t1), 0);
+	ck_assert_int_eq(ctl_create_topic(c, "__consumer_offsets", 2, 1, NULL, 0, false, &t2), 0);
+	ck_assert_int_eq(ctl_create_topic(c, "odd", 1, 1,
+					  (ctl_config_entry[]){ { "x", "a b%c\n" }, { "y", "" } },
+					  2, false, &t3), 0);
+	ck_assert(!t1->internal);
+	ck_assert(t2->internal);
+	ck_assert_int_eq(t1->npartitions, 4);
+	ck_assert_int_eq(t1->replication_factor, 1);
+	for (int32_t p = 0; p < 4; p++) {
+		ck_assert_int_eq(t1->partitions[p].partition, p);
+		ck_assert_int_eq(t1->partitions[p].leader, 3);
+		ck_assert_int_eq(t1->partitions[p].leader_epoch, 0);
+		ck_assert_int_eq(t1->partitions[p].nreplicas, 1);
+		ck_assert_int_eq(t1->partitions[p].replicas[0], 3);
+		ck_assert_int_eq(t1->partitions[p].nisr, 1);
+		ck_assert_int_eq(t1->partitions[p].isr[0], 3);
+	}
+	static const uint8_t zero[16];
+	ck_assert(memcmp(t1->id, zero, 16) != 0);
+	ck_assert(memcmp(t1->id, t2->id, 16) != 0);
+	ck_assert_ptr_eq(ctl_find_topic_by_id(c, t2->id), t2);
+	ck_assert_ptr_null(ctl_find_topic_by_id(c, zero));
+	ck_assert_str_eq(ctl_topic_config(t1, "retention.ms"), "1000");
+	ck_assert_ptr_null(ctl_topic_config(t1, "segment.ms"));
+	uint8_t id1[16];
+	memcpy(id1, t1->id, 16);
+	ctl_close(c);
+
+	ck_assert_int_eq(ctl_open(dir, 3, &c), 0);
+	ck_assert_int_eq(ctl_topic_count(c), 3);
+	t1 = ctl_find_topic(c, "orders", 6);
+	ck_assert_ptr_nonnull(t1);
+	ck_assert_ptr_eq(ctl_topic_at(c, 0), t1);
+	ck_assert_ptr_null(ctl_topic_at(c, 3));
+	ck_assert(memcmp(t1->id, id1, 16) == 0);
+	ck_assert_int_eq(t1->npartitions, 4);
+	ck_assert_int_eq(t1->partitions[3].leader, 3);
+	ck_assert_str_eq(ctl_topic_config(t1, "cleanup.policy"), "compact,delete");
+	t2 = ctl_find_topic(c, "__consumer_offsets", 18);
+	ck_assert(t2 && t2->internal);
+	t3 = ctl_find_topic(c, "odd", 3);
+	ck_assert_str_eq(ctl_topic_config(t3, "x"), "a b%c\n");
+	ck_assert_str_eq(ctl_topic_config(t3, "y"), "");
+	/* prefix of a name is not the name */
+	ck_assert_ptr_null(ctl_find_topic(c, "orde", 4));
+	ck_assert_ptr_null(ctl_find_topic(c, "ordersX", 7));
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_delete)
+{
+	ctl *c;
+	char name[32];
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "topic-%d", i);
+		ck_assert_int_eq(ctl_create_topic(c, name, 1, 1, NULL, 0, false, NULL), 0);
+	}
+	ck_assert_int_eq(ctl_delete_topic(c, "nope"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(ctl_delete_topic(c, "topic-7"), 0);
+	ck_assert_int_eq(ctl_delete_topic(c, "topic-7"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_ptr_null(ctl_find_topic(c, "topic-7", 7));
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "topic-%d", i);
+		ck_assert((ctl_find_topic(c, name, (int32_t)strlen(name)) != NULL) == (i != 7));
+	}
+	ck_assert_int_eq(ctl_topic_count(c), 39);
+	ctl_close(c);
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_topic_count(c), 39);
+	ck_assert_ptr_null(ctl_find_topic(c, "topic-7", 7));
+	ck_assert_ptr_nonnull(ctl_find_topic(c, "topic-8", 7));
+	/* a deleted name can be created again, with a new id */
+	ck_assert_int_eq(ctl_create_topic(c, "topic-7", 2, 1, NULL, 0, false, NULL), 0);
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_corrupt_file)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", dir);
+	const char *bad[] = {
+		"garbage\n",
+		"samsa-metadata 1\ntopic t 00 0 1 1 0\npartition 0 0 0 1 0 1 0\nend\n",
+		"samsa-metadata 1\ntopic t 0123456789abcdef0123456789abcdef 0 2 1 0\n"
+		"partition 0 0 0 1 0 1 0\nend\n",
+		"samsa-metadata 1\ntopic t 0123456789abcdef0123456789abcdef 0 1 1 0\n"
+		"partition 0 0 0 1 0 1 0\n", /* no end: torn */
+		"samsa-metadata 1\ntopic t 0123456789abcdef0123456789abcdef 0 1 1 0\n"
+		"partition 0 0 0 999999999 0\nend\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(bad[i], f);
+		fclose(f);
+		ctl *c = NULL;
+		ck_assert_msg(ctl_open(dir, 0, &c) < 0, "case %zu accepted", i);
+		ck_assert_ptr_null(c);
+	}
+	FILE *f = fopen(path, "w");
+	fputs("samsa-metadata 1\ntopic t 0123456789abcdef0123456789abcdef 0 1 1 0\n"
+	      "partition 0 0 0 1 0 1 0\nend\n", f);
+	fclose(f);
+	ctl *c;
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_topic_count(c), 1);
+	ctl_close(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ctl");
+	TCase *tc = tcase_create("local");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_name_rules);
+	tcase_add_test(tc, test_create_errors);
+	tcase_add_test(tc, test_create_and_reopen);
+	tcase_add_test(tc, test_delete);
+	tcase_add_test(tc, test_corrupt_file);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
