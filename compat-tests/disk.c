@@ -1,0 +1,432 @@
+/*
+ * disk.c - what the broker leaves on disk and how it recovers it
+ * (DESIGN.md 3 and 9): a partition is a directory <topic>-<partition> of
+ * segments named by their 20-digit base offset; .log holds v2 record
+ * batches as on the wire with offsets assigned and valid CRC32C, .index and
+ * .timeindex hold 8- and 12-byte entries; Kafka's checkpoint files and
+ * meta.properties are in the log dir. Small log.segment.bytes rolls
+ * segments and reads stay whole across them and across a kill -9. After a
+ * kill -9, a torn tail (garbage after the last batch, a batch cut short, a
+ * batch whose CRC no longer matches) is truncated on restart: everything
+ * before it reads back, the high watermark is the end of the last good
+ * batch, and new records continue from there.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* POSIX and GNU extensions (nftw, strsignal...) */
+#endif
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compat-tests/compat.h"
+#include "compat-tests/kmsg.h"
+
+#define T0 1700000000000LL
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Read a whole file; *len set. Caller frees. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
+	ck_assert(b != NULL);
+	ck_assert(fread(b, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+typedef struct log_scan {
+	int batches;
+	int64_t first_base;    /* base offset of the first batch, -1 if none */
+	int64_t next_offset;   /* last offset + 1 of the last batch */
+	int64_t last_base;     /* base offset of the last batch */
+	size_t last_pos;       /* file position of the last batch */
+	size_t end;            /* end of the last whole batch */
+	char error[256];
+} log_scan;
+
+/* Walk the batches of a .log file checking magic, CRC32C and offset
+ * continuity. */
+static void scan_log(const char *path, int64_t expect_first, log_scan *s)
+{
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	memset(s, 0, sizeof(*s));
+	s->first_base = -1;
+	size_t pos = 0;
+	int64_t expect = expect_first;
+	while (pos + 12 <= len && !s->error[0]) {
+		int64_t base = (int64_t)be64(b + pos);
+		uint32_t blen = be32(b + pos + 8);
+		if (blen < 49 || pos + 12 + blen > len) {
+			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: length %u past the end",
+				 path, pos, blen);
+			break;
+		}
+		const uint8_t *h = b + pos;
+		uint32_t crc = be32(h + 17);
+		uint32_t lod = be32(h + 23);
+		if (h[16] != 2)
+			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: magic %d", path, pos,
+				 h[16]);
+		else if (k_crc32c(h + 21, 12 + blen - 21) != crc)
+			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: bad CRC32C", path, pos);
+		else if (base != expect)
+			snprintf(s->error, sizeof(s->error),
+				 "%s: batch at %zu has base offset %lld, expected %lld", path, pos,
+				 (long long)base, (long long)expect);
+		if (s->error[0])
+			break;
+		if (s->first_base < 0)
+			s->first_base = base;
+		s->batches++;
+		s->last_base = base;
+		s->last_pos = pos;
+		expect = base + (int64_t)lod + 1;
+		pos += 12 + blen;
+	}
+	s->next_offset = expect;
+	s->end = pos;
+	if (!s->error[0] && pos != len)
+		snprintf(s->error, sizeof(s->error), "%s: %zu bytes after the last batch", path,
+			 len - pos);
+	free(b);
+}
+
+static long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Padding that makes records big enough to fill 1 MiB segments. */
+static const char pad[] = "................................................................"
+			  "................................................................"
+			  "................................................................";
+static int use_pad;
+
+static void value_of(char *buf, size_t cap, const char *topic, int i)
+{
+	snprintf(buf, cap, "%s-%d%s", topic, i, use_pad ? pad : "");
+}
+
+/* Produce n records "<topic>-<i>" with timestamps T0 + i, a flush every
+ * per_batch records (so each flush is about one batch). */
+static void produce_seq(h_broker *b, const char *topic, int first, int n, int per_batch)
+{
+	rd_kafka_t *p = c_producer(b, (const char *const[]){"acks", "1", "linger.ms", "100",
+							    NULL});
+	c_delivery *d = calloc((size_t)n, sizeof(*d));
+	char val[256];
+	for (int i = 0; i < n; i++) {
+		value_of(val, sizeof(val), topic, first + i);
+		c_msg m = {.topic = topic,
+			   .partition = 0,
+			   .key = "key",
+			   .key_len = 3,
+			   .value = val,
+			   .value_len = strlen(val),
+			   .timestamp = T0 + first + i};
+		c_produce(p, &m, &d[i]);
+		if ((i + 1) % per_batch == 0)
+			c_flush(p, h_scaled_ms(20000));
+	}
+	c_flush(p, h_scaled_ms(20000));
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(d[i].done && d[i].err == 0, "produce %s %d: %s", topic, first + i,
+			      rd_kafka_err2str(d[i].err));
+		ck_assert_msg(d[i].offset == first + i, "record %d of %s at offset %lld", first + i,
+			      topic, (long long)d[i].offset);
+	}
+	free(d);
+	rd_kafka_destroy(p);
+}
+
+typedef struct seq_check {
+	const char *topic;
+	int next;
+	char error[256];
+} seq_check;
+
+static int seq_cb(const rd_kafka_message_t *m, void *opaque)
+{
+	seq_check *s = opaque;
+	char want[256];
+	value_of(want, sizeof(want), s->topic, s->next);
+	rd_kafka_timestamp_type_t tt;
+	if (m->offset != s->next || m->len != strlen(want) ||
+	    memcmp(m->payload, want, m->len) != 0 ||
+	    rd_kafka_message_timestamp(m, &tt) != T0 + s->next) {
+		snprintf(s->error, sizeof(s->error), "offset %lld: %.*s, expected %.40s at %d",
+			 (long long)m->offset, (int)(m->len > 40 ? 40 : m->len),
+			 (const char *)m->payload, want, s->next);
+		return 1;
+	}
+	s->next++;
+	return 0;
+}
+
+/* Read offsets 0..n-1 of topic and check them; and the high watermark is n. */
+static void read_seq(h_broker *b, const char *topic, int n, const char *when)
+{
+	rd_kafka_t *c = c_consumer(b, NULL);
+	seq_check s = {.topic = topic};
+	long got = c_consume(c, topic, 0, RD_KAFKA_OFFSET_BEGINNING, n, h_scaled_ms(30000),
+			     seq_cb, &s);
+	ck_assert_msg(!s.error[0], "%s: %s", when, s.error);
+	ck_assert_msg(got == n, "%s: read %ld of %d records", when, got, n);
+	int64_t lo, hi;
+	rd_kafka_resp_err_t err =
+	    rd_kafka_query_watermark_offsets(c, topic, 0, &lo, &hi, h_scaled_ms(10000));
+	ck_assert_msg(err == 0, "%s: watermarks: %s", when, rd_kafka_err2str(err));
+	ck_assert_msg(lo == 0 && hi == n, "%s: low %lld high %lld, expected 0 and %d", when,
+		      (long long)lo, (long long)hi, n);
+	rd_kafka_destroy(c);
+}
+
+static int file_has_line(const char *path, const char *line)
+{
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	char *s = malloc(len + 2);
+	memcpy(s + 1, b, len);
+	s[0] = '\n';
+	s[len + 1] = 0;
+	char want[256];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	int r = strstr(s, want) != NULL;
+	free(s);
+	free(b);
+	return r;
+}
+
+START_TEST(test_layout)
+{
+	h_broker *b = c_start_broker(NULL);
+	produce_seq(b, "disk", 0, 30, 10);
+	int st = h_broker_stop(b, h_scaled_ms(20000));
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM status 0x%x",
+		      st);
+
+	char path[PATH_MAX + 128];
+	snprintf(path, sizeof(path), "%s/disk-0/00000000000000000000.log", b->dir);
+	log_scan s;
+	scan_log(path, 0, &s);
+	ck_assert_msg(!s.error[0], "%s", s.error);
+	ck_assert_msg(s.next_offset == 30 && s.batches >= 3,
+		      "segment holds %d batches up to offset %lld, expected 30 records in >= 3",
+		      s.batches, (long long)s.next_offset);
+
+	snprintf(path, sizeof(path), "%s/disk-0/00000000000000000000.index", b->dir);
+	long isz = file_size(path);
+	ck_assert_msg(isz >= 0 && isz % 8 == 0, "%s: size %ld (8-byte entries)", path, isz);
+	snprintf(path, sizeof(path), "%s/disk-0/00000000000000000000.timeindex", b->dir);
+	long tsz = file_size(path);
+	ck_assert_msg(tsz >= 0 && tsz % 12 == 0, "%s: size %ld (12-byte entries)", path, tsz);
+
+	snprintf(path, sizeof(path), "%s/replication-offset-checkpoint", b->dir);
+	ck_assert_msg(file_size(path) > 0 && file_has_line(path, "disk 0 30"),
+		      "%s has no line \"disk 0 30\" (Kafka's checkpoint: version, count, "
+		      "\"topic partition offset\" lines)",
+		      path);
+	ck_assert_msg(file_has_line(path, "0"), "%s: no version line", path);
+	snprintf(path, sizeof(path), "%s/recovery-point-offset-checkpoint", b->dir);
+	ck_assert_msg(file_size(path) > 0 && file_has_line(path, "disk 0 30"),
+		      "%s has no line \"disk 0 30\" after a clean shutdown", path);
+	snprintf(path, sizeof(path), "%s/log-start-offset-checkpoint", b->dir);
+	ck_assert_msg(file_size(path) > 0, "%s missing", path);
+	snprintf(path, sizeof(path), "%s/meta.properties", b->dir);
+	size_t mlen;
+	char *meta = (char *)slurp(path, &mlen);
+	meta = realloc(meta, mlen + 1);
+	meta[mlen] = 0;
+	ck_assert_msg(strstr(meta, "cluster.id=") && strstr(meta, "version="),
+		      "meta.properties lacks cluster.id or version: %s", meta);
+	free(meta);
+
+	ck_assert_int_eq(h_broker_restart(b), 0);
+	read_seq(b, "disk", 30, "after a clean restart");
+	c_stop_broker(b);
+}
+END_TEST
+
+/* Names of the .log files of dir, sorted; returns the count. */
+static int segment_logs(const char *dir, char names[][32], int max)
+{
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "no partition dir %s", dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l == 24 && strcmp(e->d_name + 20, ".log") == 0 && n < max)
+			snprintf(names[n++], 32, "%s", e->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, 32, (int (*)(const void *, const void *))strcmp);
+	return n;
+}
+
+START_TEST(test_small_segments)
+{
+	/* Kafka 4's smallest log.segment.bytes is 1 MiB (KIP-1030). */
+	h_broker *b = c_start_broker((const char *const[]){"log.segment.bytes=1048576",
+							  "log.index.interval.bytes=512", NULL});
+	use_pad = 1;
+	const int n = 20000; /* about 5 MB */
+	produce_seq(b, "seg", 0, n, 500);
+	read_seq(b, "seg", n, "with small segments");
+
+	char dir[PATH_MAX + 32], path[PATH_MAX + 128];
+	snprintf(dir, sizeof(dir), "%s/seg-0", b->dir);
+	static char names[512][32];
+	int nseg = segment_logs(dir, names, 512);
+	ck_assert_msg(nseg >= 4, "%d segments with log.segment.bytes=1048576 for ~5 MB", nseg);
+	int64_t next = 0;
+	for (int i = 0; i < nseg; i++) {
+		long long named = atoll(names[i]);
+		ck_assert_msg(named == next, "segment %s: expected base offset %lld", names[i],
+			      (long long)next);
+		snprintf(path, sizeof(path), "%s/%.31s", dir, names[i]);
+		log_scan s;
+		scan_log(path, next, &s);
+		ck_assert_msg(!s.error[0], "%s", s.error);
+		ck_assert_msg(file_size(path) <= 1048576,
+			      "%s is %ld bytes with log.segment.bytes=1048576", names[i],
+			      file_size(path));
+		next = s.next_offset;
+	}
+	ck_assert_int_eq(next, n);
+
+	/* Lookups by time land in the right segment. */
+	rd_kafka_t *c = c_consumer(b, NULL);
+	int64_t probes[] = {0, 1, 4777, 10000, 15001, n - 1};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+		rd_kafka_topic_partition_list_add(l, "seg", 0)->offset = T0 + probes[i];
+		rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(c, l, h_scaled_ms(10000));
+		ck_assert_msg(err == 0 && l->elems[0].err == 0, "offsets_for_times: %s",
+			      rd_kafka_err2str(err ? err : l->elems[0].err));
+		ck_assert_msg(l->elems[0].offset == probes[i],
+			      "time T0+%lld: offset %lld, expected %lld", (long long)probes[i],
+			      (long long)l->elems[0].offset, (long long)probes[i]);
+		rd_kafka_topic_partition_list_destroy(l);
+	}
+	rd_kafka_destroy(c);
+
+	ck_assert_int_eq(h_broker_kill(b), 0);
+	ck_assert_int_eq(h_broker_restart(b), 0);
+	read_seq(b, "seg", n, "small segments after kill -9");
+	produce_seq(b, "seg", n, 1000, 500);
+	read_seq(b, "seg", n + 1000, "small segments, appended after kill -9");
+	c_stop_broker(b);
+}
+END_TEST
+
+enum damage { APPEND_GARBAGE, CUT_LAST_BATCH, BAD_CRC_LAST_BATCH };
+
+static void torn_tail(enum damage how)
+{
+	static const char *names[] = {"garbage", "cut", "crc"};
+	char topic[32];
+	snprintf(topic, sizeof(topic), "torn-%s", names[how]);
+	h_broker *b = c_start_broker(NULL);
+	produce_seq(b, topic, 0, 200, 10);
+	ck_assert_int_eq(h_broker_kill(b), 0);
+
+	char path[PATH_MAX + 128];
+	snprintf(path, sizeof(path), "%s/%s-0/00000000000000000000.log", b->dir, topic);
+	log_scan s;
+	scan_log(path, 0, &s);
+	ck_assert_msg(!s.error[0], "before damage: %s", s.error);
+	ck_assert_int_eq(s.next_offset, 200);
+	ck_assert_msg(s.batches >= 2, "only %d batches", s.batches);
+
+	int expect;
+	int fd = open(path, O_RDWR);
+	ck_assert(fd >= 0);
+	if (how == APPEND_GARBAGE) {
+		uint8_t junk[37];
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = (uint8_t)(i * 37 + 11);
+		ck_assert(pwrite(fd, junk, sizeof(junk), (off_t)s.end) == (ssize_t)sizeof(junk));
+		expect = 200;
+	} else if (how == CUT_LAST_BATCH) {
+		ck_assert(ftruncate(fd, (off_t)(s.end - 25)) == 0);
+		expect = (int)s.last_base;
+	} else {
+		uint8_t byte;
+		off_t at = (off_t)(s.end - 3); /* inside the last record */
+		ck_assert(pread(fd, &byte, 1, at) == 1);
+		byte ^= 0x5a;
+		ck_assert(pwrite(fd, &byte, 1, at) == 1);
+		expect = (int)s.last_base;
+	}
+	close(fd);
+
+	ck_assert_msg(h_broker_restart(b) == 0, "no restart after a damaged tail (%s)",
+		      names[how]);
+	char when[64];
+	snprintf(when, sizeof(when), "after restart with damage '%s'", names[how]);
+	read_seq(b, topic, expect, when);
+	produce_seq(b, topic, expect, 10, 10);
+	read_seq(b, topic, expect + 10, "appending after the recovery");
+	c_stop_broker(b);
+}
+
+START_TEST(test_torn_garbage)
+{
+	torn_tail(APPEND_GARBAGE);
+}
+END_TEST
+
+START_TEST(test_torn_cut)
+{
+	torn_tail(CUT_LAST_BATCH);
+}
+END_TEST
+
+START_TEST(test_torn_crc)
+{
+	torn_tail(BAD_CRC_LAST_BATCH);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("disk");
+	TCase *tc = tcase_create("layout");
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_small_segments);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("recovery");
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_torn_garbage);
+	tcase_add_test(tc, test_torn_cut);
+	tcase_add_test(tc, test_torn_crc);
+	suite_add_tcase(s, tc);
+	return c_run_suite(s);
+}

@@ -1,0 +1,133 @@
+/*
+ * harness.h - runs the real samsa binary for black-box tests and the bench:
+ * a free loopback port, a temporary data dir, start, wait until it serves,
+ * SIGTERM / SIGKILL, restart on the same dir and port, clean-up.
+ *
+ * Knows nothing of check or librdkafka, so bench/ can link it too.
+ *
+ * Every broker a process starts is registered; at exit (normal exit, or
+ * check's exit on a failed assertion) that process kills what is still
+ * running and removes the data dirs. A broker child also gets
+ * PR_SET_PDEATHSIG=SIGKILL, so it dies with the process that started it even
+ * when that one is killed (check's timeout). All temporary files live under
+ * one base dir per test program (h_init), removed by h_fini in the process
+ * that created it.
+ */
+#ifndef SAMSA_COMPAT_HARNESS_H
+#define SAMSA_COMPAT_HARNESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define H_MAX_OVERRIDES 32
+
+typedef struct h_broker {
+	pid_t pid;                /* running child, 0 when not running */
+	int port;                 /* 127.0.0.1 port of the PLAINTEXT listener */
+	char dir[PATH_MAX];       /* log.dirs */
+	char props[PATH_MAX];     /* the server.properties file passed to it */
+	char logpath[PATH_MAX];   /* its stdout+stderr (appended across restarts) */
+	char bootstrap[64];       /* "127.0.0.1:PORT" */
+	char *overrides[H_MAX_OVERRIDES]; /* "key=value", owned */
+	int noverrides;
+	bool owns_dir;            /* remove dir in h_broker_free */
+	int last_status;          /* wait status of the last exit, -1 if none */
+} h_broker;
+
+/*
+ * Create the per-program base dir under $TMPDIR (or /tmp) and register the
+ * clean-up. Call once from main before anything else. Returns 0 or -1.
+ * The dir is kept when SAMSA_KEEP_TMP is set (its path is printed).
+ */
+int h_init(void);
+
+/* Remove the base dir (only in the process that called h_init). */
+void h_fini(void);
+
+/* The base dir of h_init (for test-owned temp files). */
+const char *h_base_dir(void);
+
+/* Path of the broker binary: $SAMSA_BIN, else "../broker/samsa". */
+const char *h_samsa_bin(void);
+
+/* A loopback TCP port that was free a moment ago (bind port 0, close).
+ * Returns the port or -1. */
+int h_free_port(void);
+
+/*
+ * A new broker (not started) on a fresh port and a fresh mkdtemp data dir.
+ * overrides: NULL-terminated list of "key=value" strings (may be NULL),
+ * passed as --override after listeners/log.dirs. Returns NULL on error
+ * (message on stderr). Free with h_broker_free.
+ */
+h_broker *h_broker_new(const char *const *overrides);
+
+/* A second broker on the same data dir as other, a new port, its own log
+ * file; does not remove the dir when freed. */
+h_broker *h_broker_new_same_dir(const h_broker *other, const char *const *overrides);
+
+/* Fork and exec the broker, return at once. 0 or -1. */
+int h_broker_launch(h_broker *b);
+
+/*
+ * Wait until the broker answers an ApiVersions v0 request on its port,
+ * at most timeout_ms. Returns 0; -1 if it exited (b->last_status set) or
+ * timed out. On failure the tail of its log is printed to stderr.
+ */
+int h_broker_wait_ready(h_broker *b, int timeout_ms);
+
+/* h_broker_launch + h_broker_wait_ready (default 20 s, times
+ * $SAMSA_TIMEOUT_SCALE). On a first start that fails because the port was
+ * taken meanwhile, retries on a new port. Returns 0 or -1. */
+int h_broker_start(h_broker *b);
+
+/* Start again on the same dir and port (after a stop or a kill). */
+int h_broker_restart(h_broker *b);
+
+/*
+ * SIGTERM, then wait up to timeout_ms for the exit (then SIGKILL). Returns the
+ * wait status (WIFEXITED...) or -1 when it had to be killed or was not
+ * running.
+ */
+int h_broker_stop(h_broker *b, int timeout_ms);
+
+/* SIGKILL (kill -9) and reap. Returns 0 or -1 if it was not running. */
+int h_broker_kill(h_broker *b);
+
+/* Wait at most timeout_ms for the child to exit by itself. Returns the wait
+ * status, or -1 on timeout (still running) or if not running. */
+int h_broker_wait_exit(h_broker *b, int timeout_ms);
+
+/* true while the child has not exited (waitpid WNOHANG; reaps it if it
+ * has, recording last_status). */
+bool h_broker_alive(h_broker *b);
+
+/* Kill if running, remove its dir if owned, free. NULL is a no-op. */
+void h_broker_free(h_broker *b);
+
+/* Print the last max_lines lines of the broker's log to f. */
+void h_broker_dump_log(const h_broker *b, FILE *f, int max_lines);
+
+/* Print the tail of every broker log under the base dir (named
+ * broker-<test pid>-<n>.log): for a run with failures, before h_fini. */
+void h_dump_all_logs(FILE *f, int max_lines);
+
+/* Read the whole broker log into a malloc'd NUL-terminated string (caller
+ * frees), or NULL. */
+char *h_broker_read_log(const h_broker *b);
+
+/* A field of /proc/PID/status in kB ("VmHWM", "VmRSS"), or -1. */
+long h_broker_status_kb(const h_broker *b, const char *field);
+
+/* Recursively remove path (no error if missing). Returns 0 or -1. */
+int h_rm_rf(const char *path);
+
+/* Monotonic clock in ms. */
+long long h_now_ms(void);
+
+/* ms scaled by $SAMSA_TIMEOUT_SCALE (a positive number, default 1). */
+int h_scaled_ms(int ms);
+
+#endif
