@@ -58,6 +58,13 @@ void brk_config_defaults(brk_config *cfg)
 	cfg->group_initial_rebalance_delay_ms = 3000;
 	cfg->offsets_topic_num_partitions = 50;
 	cfg->offsets_topic_replication_factor = 3;
+	cfg->group_min_session_timeout_ms = 6000;
+	cfg->group_max_session_timeout_ms = 1800000;
+	cfg->group_max_size = INT32_MAX;
+	cfg->offsets_topic_segment_bytes = 104857600;
+	cfg->offset_metadata_max_bytes = 4096;
+	cfg->offsets_retention_minutes = 7 * 24 * 60;
+	cfg->offsets_retention_check_interval_ms = 600000;
 	cfg->transaction_state_log_replication_factor = 3;
 	cfg->transaction_state_log_min_isr = 2;
 	cfg->zookeeper_connect[0] = '\0';
@@ -296,6 +303,15 @@ static const int_key int_keys[] = {
 	I32("group.initial.rebalance.delay.ms", group_initial_rebalance_delay_ms, 0),
 	I32("offsets.topic.num.partitions", offsets_topic_num_partitions, 1),
 	I16("offsets.topic.replication.factor", offsets_topic_replication_factor, 1),
+	/* Group coordinator keys (Kafka's GroupCoordinatorConfig): the session
+	 * timeout bounds and offset.metadata.max.bytes have no validator there. */
+	I32("group.min.session.timeout.ms", group_min_session_timeout_ms, INT32_MIN),
+	I32("group.max.session.timeout.ms", group_max_session_timeout_ms, INT32_MIN),
+	I32("group.max.size", group_max_size, 1),
+	I32("offsets.topic.segment.bytes", offsets_topic_segment_bytes, 1),
+	I32("offset.metadata.max.bytes", offset_metadata_max_bytes, INT32_MIN),
+	I32("offsets.retention.minutes", offsets_retention_minutes, 1),
+	I64("offsets.retention.check.interval.ms", offsets_retention_check_interval_ms, 1),
 	I16("transaction.state.log.replication.factor", transaction_state_log_replication_factor, 1),
 	I16("transaction.state.log.min.isr", transaction_state_log_min_isr, 1),
 	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),

@@ -49,8 +49,15 @@ typedef struct brk_config {
 	int32_t socket_send_buffer_bytes;    /* socket.send.buffer.bytes (102400; -1 = OS) */
 	int32_t socket_receive_buffer_bytes; /* socket.receive.buffer.bytes (102400; -1 = OS) */
 	int32_t group_initial_rebalance_delay_ms; /* (3000) */
+	int32_t group_min_session_timeout_ms;     /* group.min.session.timeout.ms (6000) */
+	int32_t group_max_session_timeout_ms;     /* group.max.session.timeout.ms (1800000) */
+	int32_t group_max_size;                   /* group.max.size (2147483647, >= 1) */
 	int32_t offsets_topic_num_partitions;     /* (50) */
 	int16_t offsets_topic_replication_factor; /* (3, capped to live brokers) */
+	int32_t offsets_topic_segment_bytes;      /* offsets.topic.segment.bytes (104857600) */
+	int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes (4096) */
+	int32_t offsets_retention_minutes;        /* offsets.retention.minutes (10080, >= 1) */
+	int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms (600000) */
 	int16_t transaction_state_log_replication_factor; /* (3) */
 	int16_t transaction_state_log_min_isr;            /* (2) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */

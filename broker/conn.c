@@ -56,6 +56,7 @@ struct brk_conn {
 	int fd;
 	int watching; /* events currently asked of the loop */
 	char peer[64];
+	char host[INET6_ADDRSTRLEN + 2]; /* "/" + address (brk_conn_client_host) */
 	conn_state st;
 	bool done_early;    /* brk_request_complete called during HANDLING */
 	bool no_response;   /* of the completed delayed request */
@@ -99,6 +100,8 @@ brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg)
 
 int brk_conns_count(const brk_conns *cs) { return cs->count; }
 
+const char *brk_conn_client_host(const brk_conn *c) { return c ? c->host : ""; }
+
 static void format_peer(const struct sockaddr *sa, socklen_t len, char *out, size_t size)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -133,6 +136,10 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	c->fd = fd;
 	c->st = IDLE;
 	format_peer(peer, peerlen, c->peer, sizeof(c->peer));
+	/* Kafka's client host: "/" + the address, without the port. */
+	const char *colon = strrchr(c->peer, ':');
+	if (c->peer[0] != '?' && colon)
+		snprintf(c->host, sizeof(c->host), "/%.*s", (int)(colon - c->peer), c->peer);
 	/* The arena holds what a decoded request needs: a few times the
 	 * largest frame, which bounds what one request can make us hold. */
 	proto_arena_init(&c->arena, (size_t)cs->cfg->socket_request_max_bytes * 4 + (64u << 20));

@@ -45,6 +45,12 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
  */
 void brk_conns_drain(brk_conns *cs);
 
+/* The peer address of the connection of a request, as Kafka's
+ * InetAddress.toString() prints it for a client host ("/127.0.0.1"); "" when
+ * unknown. Valid while the connection is open. */
+typedef struct brk_conn brk_conn;
+const char *brk_conn_client_host(const brk_conn *c);
+
 /* Open connections. */
 int brk_conns_count(const brk_conns *cs);
 

@@ -4,7 +4,8 @@
  * Start-up: configuration (file, then --override settings, then cross-key
  * checks) -> lock the log dir -> meta.properties (created with a new random
  * cluster id, or checked against broker.id) -> clean-shutdown marker read
- * and removed -> controller -> partition logs -> listeners -> loop.
+ * and removed -> controller -> partition logs -> consumer groups (loaded from
+ * __consumer_offsets) -> listeners -> loop.
  *
  * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
  * close, idle connections close, requests in flight get up to
@@ -23,6 +24,8 @@
 
 #include "broker/config.h"
 #include "broker/conn.h"
+#include "broker/group/group.h"
+#include "broker/group/store.h"
 #include "broker/listener.h"
 #include "broker/loop.h"
 #include "broker/server.h"
@@ -306,6 +309,16 @@ int main(int argc, char **argv)
 		ctl_close(server.ctl);
 		return 1;
 	}
+	/* Groups and committed offsets, loaded before any client connects. */
+	rc = grp_store_open();
+	if (rc < 0) {
+		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
+			rc >= -4095 ? strerror(-rc) : "corrupt data");
+		grp_shutdown();
+		brk_partitions_shutdown();
+		ctl_close(server.ctl);
+		return 1;
+	}
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
@@ -329,6 +342,7 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	grp_shutdown();
 	rc = brk_partitions_shutdown();
 	if (rc < 0) {
 		fprintf(stderr, "samsa: shutdown: flushing the partition logs failed: %s\n",

@@ -69,5 +69,16 @@ int brk_handle_fetch(brk_request *req);
 int brk_handle_list_offsets(brk_request *req);
 int brk_handle_create_topics(brk_request *req);
 int brk_handle_delete_topics(brk_request *req);
+int brk_handle_find_coordinator(brk_request *req);
+int brk_handle_join_group(brk_request *req);
+int brk_handle_heartbeat(brk_request *req);
+int brk_handle_leave_group(brk_request *req);
+int brk_handle_sync_group(brk_request *req);
+int brk_handle_describe_groups(brk_request *req);
+int brk_handle_list_groups(brk_request *req);
+int brk_handle_delete_groups(brk_request *req);
+int brk_handle_offset_commit(brk_request *req);
+int brk_handle_offset_fetch(brk_request *req);
+int brk_handle_offset_delete(brk_request *req);
 
 #endif

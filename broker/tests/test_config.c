@@ -85,6 +85,13 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.group_initial_rebalance_delay_ms, 3000);
 	ck_assert_int_eq(cfg.offsets_topic_num_partitions, 50);
 	ck_assert_int_eq(cfg.offsets_topic_replication_factor, 3);
+	ck_assert_int_eq(cfg.group_min_session_timeout_ms, 6000);
+	ck_assert_int_eq(cfg.group_max_session_timeout_ms, 1800000);
+	ck_assert_int_eq(cfg.group_max_size, INT32_MAX);
+	ck_assert_int_eq(cfg.offsets_topic_segment_bytes, 104857600);
+	ck_assert_int_eq(cfg.offset_metadata_max_bytes, 4096);
+	ck_assert_int_eq(cfg.offsets_retention_minutes, 10080);
+	ck_assert_int_eq(cfg.offsets_retention_check_interval_ms, 600000);
 	ck_assert_int_eq(cfg.transaction_state_log_replication_factor, 3);
 	ck_assert_int_eq(cfg.transaction_state_log_min_isr, 2);
 	ck_assert_str_eq(cfg.zookeeper_connect, "");
@@ -115,6 +122,25 @@ START_TEST(test_simple_keys)
 	ck_assert(!cfg.log_append_time);
 	ck_assert_int_eq(set("offsets.topic.replication.factor", "1"), 0);
 	ck_assert_int_eq(cfg.offsets_topic_replication_factor, 1);
+	ck_assert_int_eq(set("group.min.session.timeout.ms", "100"), 0);
+	ck_assert_int_eq(cfg.group_min_session_timeout_ms, 100);
+	ck_assert_int_eq(set("group.max.session.timeout.ms", "60000"), 0);
+	ck_assert_int_eq(cfg.group_max_session_timeout_ms, 60000);
+	ck_assert_int_eq(set("group.initial.rebalance.delay.ms", "0"), 0);
+	ck_assert_int_eq(cfg.group_initial_rebalance_delay_ms, 0);
+	ck_assert_int_eq(set("group.max.size", "3"), 0);
+	ck_assert_int_eq(cfg.group_max_size, 3);
+	ck_assert_int_eq(set("group.max.size", "0"), -1); /* atLeast(1) */
+	ck_assert_int_eq(cfg.group_max_size, 3);
+	ck_assert_int_eq(set("offsets.topic.segment.bytes", "1048576"), 0);
+	ck_assert_int_eq(cfg.offsets_topic_segment_bytes, 1048576);
+	ck_assert_int_eq(set("offset.metadata.max.bytes", "10"), 0);
+	ck_assert_int_eq(cfg.offset_metadata_max_bytes, 10);
+	ck_assert_int_eq(set("offsets.retention.minutes", "2"), 0);
+	ck_assert_int_eq(cfg.offsets_retention_minutes, 2);
+	ck_assert_int_eq(set("offsets.retention.minutes", "0"), -1); /* atLeast(1) */
+	ck_assert_int_eq(set("offsets.retention.check.interval.ms", "1000"), 0);
+	ck_assert_int_eq(cfg.offsets_retention_check_interval_ms, 1000);
 	ck_assert_int_eq(set("transaction.state.log.min.isr", "1"), 0);
 	ck_assert_int_eq(cfg.transaction_state_log_min_isr, 1);
 	ck_assert_int_eq(set("socket.send.buffer.bytes", "-1"), 0);
@@ -243,9 +269,9 @@ START_TEST(test_unknown_keys)
 	/* Kafka keys without effect here: silent. */
 	static const char *const silent[] = {
 		"num.network.threads", "num.io.threads", "socket.listen.backlog.size",
-		"num.recovery.threads.per.data.dir", "offsets.retention.minutes",
+		"num.recovery.threads.per.data.dir", "offsets.commit.timeout.ms",
 		"transaction.max.timeout.ms", "log.retention.check.interval.ms",
-		"zookeeper.session.timeout.ms", "group.max.session.timeout.ms",
+		"zookeeper.session.timeout.ms", "group.consumer.session.timeout.ms",
 		"listener.security.protocol.map", "process.roles", "controller.quorum.voters",
 	};
 	for (size_t i = 0; i < sizeof(silent) / sizeof(silent[0]); i++) {

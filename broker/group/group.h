@@ -1,0 +1,186 @@
+/*
+ * group.h - the group coordinator's data: classic consumer groups (Kafka's
+ * GroupMetadata / ClassicGroup) with their members, and the committed offsets
+ * of each group. One coordinator (this broker) owns every group.
+ *
+ * State machine (Kafka's ClassicGroupState):
+ *
+ *   Empty --join--> PreparingRebalance --all joined / rebalance timeout-->
+ *   CompletingRebalance --leader's SyncGroup--> Stable
+ *   Stable --join of a new member, leave, metadata change, session expiry-->
+ *   PreparingRebalance
+ *   PreparingRebalance --last member gone--> Empty
+ *   any --DeleteGroups / group offsets all expired on Empty--> Dead
+ *
+ * Memory: every string and byte array in a grp_group/grp_member is owned by
+ * it (malloc'ed copies of request views). Groups are found by id through
+ * grp_find; a pointer stays valid until grp_remove or grp_shutdown.
+ * Everything runs on the event loop thread.
+ *
+ * Split of the module:
+ *   group.c          registry, state machine, members, timers, rebalance
+ *                    completion (membership handlers call it)
+ *   offsets.c        committed offsets of a group (grp_offsets_*)
+ *   store.c          durability in __consumer_offsets (Kafka's key/value
+ *                    layouts), creation of that topic, loading at start-up
+ *   handlers/<api>.c one file per API key
+ */
+#ifndef SAMSA_BROKER_GROUP_GROUP_H
+#define SAMSA_BROKER_GROUP_GROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/request.h"
+#include "protocol/gen/messages.h"
+
+typedef enum grp_state {
+	GRP_EMPTY,
+	GRP_PREPARING_REBALANCE,
+	GRP_COMPLETING_REBALANCE,
+	GRP_STABLE,
+	GRP_DEAD,
+} grp_state;
+
+/* Kafka's names for ListGroups/DescribeGroups ("Empty", "PreparingRebalance", ...). */
+const char *grp_state_name(grp_state s);
+
+typedef struct grp_protocol {
+	char *name;
+	uint8_t *metadata; /* subscription bytes, owned */
+	int32_t metadata_len;
+} grp_protocol;
+
+typedef struct grp_member {
+	char *member_id;
+	char *group_instance_id; /* NULL for dynamic members (KIP-345) */
+	char *client_id;
+	char *client_host;
+	int32_t session_timeout_ms;
+	int32_t rebalance_timeout_ms;
+	char *protocol_type;
+	grp_protocol *protocols;
+	int32_t nprotocols;
+	uint8_t *assignment; /* from the leader's SyncGroup, owned */
+	int32_t assignment_len;
+	brk_request *join_req;  /* a JoinGroup waiting for the rebalance, or NULL */
+	brk_request *sync_req;  /* a SyncGroup waiting for the leader, or NULL */
+	uint64_t session_timer; /* heartbeat/session expiry timer id, 0 = none */
+	bool is_new;            /* joined during the current rebalance */
+	/* Kept by group.c: */
+	bool awaiting_join;     /* rejoined in this rebalance (Kafka's awaiting join
+				 * future); stays true when join_req's connection closes */
+	bool pending_sync;      /* no SyncGroup yet for the current generation */
+	struct grp_group *group; /* the group it belongs to (timers), set by grp_member_add */
+} grp_member;
+
+typedef struct grp_offsets grp_offsets; /* offsets.c */
+
+typedef struct grp_pending grp_pending; /* group.c: MEMBER_ID_REQUIRED members */
+
+typedef struct grp_group {
+	char *group_id;
+	grp_state state;
+	int32_t generation_id;
+	char *protocol_type; /* NULL while no member */
+	char *protocol_name; /* chosen protocol, NULL while none */
+	char *leader_id;     /* member id of the leader, NULL while none */
+	grp_member **members;
+	int32_t nmembers;
+	int64_t state_timestamp_ms; /* wall clock of the last state change */
+	uint64_t rebalance_timer;   /* rebalance / initial delay timer, 0 = none */
+	grp_offsets *offsets;       /* committed offsets (never NULL) */
+	/* Kept by group.c: */
+	grp_state previous_state;   /* state before the last transition */
+	uint64_t sync_timer;        /* pending SyncGroup expiry, 0 = none */
+	int32_t sync_generation;    /* generation the sync timer was armed for */
+	bool new_member_added;      /* a member joined during the initial delay */
+	int32_t initial_delay_ms;   /* InitialDelayedJoin: current delay */
+	int32_t initial_remaining_ms; /* InitialDelayedJoin: time left to extend */
+	grp_pending **pending;      /* members given an id with MEMBER_ID_REQUIRED,
+				     * not joined yet (Kafka's pendingJoinMembers) */
+	int32_t npending;
+} grp_group;
+
+/* Find a group by id (a view, len bytes); NULL when unknown. */
+grp_group *grp_find(const char *group_id, int32_t len);
+/* Find or create an Empty group with no members. NULL on allocation failure. */
+grp_group *grp_get_or_create(const char *group_id, int32_t len);
+/* Iterate every group: i from 0 while it returns non-NULL. */
+grp_group *grp_at(int32_t i);
+/* Remove a group (members' waiting requests are answered with
+ * COORDINATOR_NOT_AVAILABLE) and free it. */
+void grp_remove(grp_group *g);
+/* Free every group (shutdown). */
+void grp_shutdown(void);
+
+/* A member of g by member id, or NULL. */
+grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
+
+/*
+ * Check an offset commit against the group (Kafka's
+ * GroupMetadataManager/ClassicGroup.validateOffsetCommit): generation -1 with
+ * an empty member id is a "simple" commit, allowed only when the group has no
+ * members; otherwise the member must exist (UNKNOWN_MEMBER_ID), the
+ * generation must match (ILLEGAL_GENERATION), a static member's instance id
+ * must match (FENCED_INSTANCE_ID), and a group that is rebalancing answers
+ * REBALANCE_IN_PROGRESS. Returns a Kafka error code.
+ */
+int grp_validate_commit(grp_group *g, proto_str member_id, int32_t generation_id,
+			proto_str group_instance_id);
+
+/* Kafka's partition of __consumer_offsets for a group:
+ * abs(Java String.hashCode(group_id)) % offsets.topic.num.partitions. */
+int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions);
+
+/* Members: allocate a zeroed member (NULL on failure), free one with every
+ * string it owns (not its pending requests), add one to a group (0 or
+ * -ENOMEM). */
+grp_member *grp_member_new(void);
+void grp_member_free(grp_member *m);
+int grp_member_add(grp_group *g, grp_member *m);
+
+/*
+ * Membership operations (Kafka's GroupMetadataManager classic paths), called
+ * by the handlers after their request-level checks (non-empty group id,
+ * session timeout bounds). Each writes its response into req->out.
+ */
+
+/* JoinGroup (v0-9) for a decoded request m (m->rebalance_timeout_ms already
+ * set to the session timeout for v0). Returns BRK_RESPOND when the answer is
+ * in req->out, or BRK_DELAYED when the request waits for the rebalance
+ * (completed later with brk_request_complete; req->cancel detaches it if the
+ * connection closes, the member stays). */
+int grp_join(brk_request *req, const JoinGroupRequest *m);
+
+/* SyncGroup (v0-5): BRK_RESPOND, or BRK_DELAYED while a follower waits for
+ * the leader's assignment in CompletingRebalance. */
+int grp_sync(brk_request *req, const SyncGroupRequest *m);
+
+/* Heartbeat: resets the member's session timer; returns a Kafka error code
+ * (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
+ * REBALANCE_IN_PROGRESS while PreparingRebalance, or NONE). */
+int16_t grp_heartbeat(proto_str group_id, proto_str member_id, int32_t generation_id,
+		      proto_str group_instance_id);
+
+/* LeaveGroup of one member of g (Kafka's classicGroupLeave loop body): a
+ * pending member, a member by id, or (empty member id) a static member by
+ * instance id. Returns the member's Kafka error code. Call grp_leave_done
+ * once after the batch. */
+int16_t grp_leave_member(grp_group *g, proto_str member_id, proto_str group_instance_id);
+/* After a LeaveGroup batch that removed at least one member: rebalance or
+ * complete the join phase (may free nothing: g stays valid). */
+void grp_leave_done(grp_group *g);
+
+/* The protocol every member supports with the most votes, each member
+ * voting for its most preferred candidate (Kafka's ClassicGroup
+ * .selectProtocol); NULL when the group has no member or no common
+ * protocol. A view into a member's protocol name. */
+const char *grp_select_protocol(const grp_group *g);
+
+/* After store.c loaded a group (state, generation, protocol, leader,
+ * members) at start-up: start its members' session timers, as Kafka does for
+ * loaded groups, so members that never come back expire. */
+void grp_restored(grp_group *g);
+
+#endif

@@ -1,0 +1,659 @@
+/*
+ * store.c - groups and committed offsets in __consumer_offsets (store.h):
+ * topic creation, loading at start-up, writes and the offset expiry timer.
+ * Layouts are in store_codec.c; rules follow Kafka's GroupCoordinator
+ * (GroupMetadataManager / OffsetMetadataManager, CoordinatorRecordHelpers).
+ */
+#include "broker/group/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/group/store_codec.h"
+#include "broker/loop.h"
+#include "broker/partitions.h"
+#include "broker/server.h"
+#include "protocol/batch.h"
+#include "protocol/err.h"
+#include "protocol/records.h"
+#include "storage/log.h"
+
+/* Bytes read from a segment at a time while loading (a larger batch is
+ * still read whole: log_read's min_one). */
+#define LOAD_READ_BYTES (1 << 20)
+/* Cap on one decompressed batch while loading. */
+#define LOAD_SCRATCH_MAX (256u << 20)
+
+/* Reused buffers (loop thread only): the batch being built and one
+ * key/value pair. */
+static proto_writer batch_buf;
+static proto_writer kv_buf;
+static bool bufs_ready;
+static uint64_t expiry_timer;
+
+static void bufs_init(void)
+{
+	if (bufs_ready)
+		return;
+	proto_writer_init(&batch_buf);
+	proto_writer_init(&kv_buf);
+	bufs_ready = true;
+}
+
+static brk_topic *offsets_topic(void)
+{
+	return brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+}
+
+/* ---- writing ---- */
+
+/* Start a batch in batch_buf. */
+static void batch_begin(proto_batch_builder *b)
+{
+	bufs_init();
+	proto_writer_reset(&batch_buf);
+	proto_batch_builder_begin(b, &batch_buf);
+}
+
+/* Add the pair encoded in kv_buf: key in [0, klen), value after it (none:
+ * a tombstone). */
+static void batch_add_kv(proto_batch_builder *b, int64_t now_ms, size_t klen, bool tombstone)
+{
+	if (kv_buf.err) {
+		batch_buf.err = kv_buf.err;
+		return;
+	}
+	proto_batch_builder_add(b, now_ms, kv_buf.buf, (int32_t)klen,
+				tombstone ? NULL : kv_buf.buf + klen,
+				tombstone ? -1 : (int32_t)(kv_buf.len - klen));
+}
+
+static void add_offset_record(proto_batch_builder *b, proto_str group, const grp_store_offset *it,
+			      int64_t now_ms)
+{
+	proto_writer_reset(&kv_buf);
+	grp_offset_key_encode(&kv_buf, group, it->topic, it->partition);
+	size_t klen = kv_buf.len;
+	if (it->value)
+		grp_offset_value_encode(&kv_buf, it->value);
+	batch_add_kv(b, now_ms, klen, it->value == NULL);
+}
+
+/*
+ * Finish the batch and append it to the group's partition, as Produce
+ * does: log_append with the partition's leader epoch, then
+ * brk_partition_appended (high watermark, delayed fetches, flush policy).
+ * Returns a Kafka error code (Kafka's coordinator error mapping: a missing
+ * partition is COORDINATOR_NOT_AVAILABLE, a log failure NOT_COORDINATOR).
+ */
+static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms)
+{
+	int32_t size = proto_batch_builder_finish(b);
+	if (size < 0)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	brk_topic *t = offsets_topic();
+	if (!t)
+		return KERR_COORDINATOR_NOT_AVAILABLE;
+	brk_partition *p = brk_topic_partition(t, grp_partition_for(group, glen, t->npartitions));
+	if (!p)
+		return KERR_COORDINATOR_NOT_AVAILABLE;
+	if (!p->log)
+		return KERR_NOT_COORDINATOR;
+	if ((int64_t)size > t->cfg.log.segment_bytes)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	int64_t base;
+	int rc = log_append(p->log, batch_buf.buf + b->start, (size_t)size,
+			    brk_partition_leader_epoch(p), now_ms, &base);
+	if (rc) {
+		fprintf(stderr, "samsa: group %.*s: appending to %s-%d failed: %s\n", (int)glen, group,
+			GRP_OFFSETS_TOPIC, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
+		return KERR_NOT_COORDINATOR;
+	}
+	brk_partition_appended(p, size, now_ms);
+	return KERR_NONE;
+}
+
+int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms)
+{
+	if (n <= 0)
+		return KERR_NONE;
+	proto_str group = proto_cstr(g->group_id);
+	proto_batch_builder b;
+	batch_begin(&b);
+	for (int32_t i = 0; i < n; i++)
+		add_offset_record(&b, group, &items[i], now_ms);
+	int err = batch_append(&b, group.ptr, group.len, now_ms);
+	if (err)
+		return err;
+	/* The topics may point into g->offsets: each entry's own topic is
+	 * freed only when that entry is deleted, after its last use. */
+	for (int32_t i = 0; i < n; i++) {
+		const grp_store_offset *it = &items[i];
+		if (!it->value)
+			grp_offsets_delete(g->offsets, it->topic.ptr, it->topic.len, it->partition);
+		else if (grp_offsets_put(g->offsets, it->topic.ptr, it->topic.len, it->partition,
+					 it->value) < 0)
+			err = KERR_UNKNOWN_SERVER_ERROR;
+	}
+	return err;
+}
+
+int grp_store_write_group(grp_group *g)
+{
+	int64_t now = brk_wall_ms();
+	proto_str group = proto_cstr(g->group_id);
+	proto_batch_builder b;
+	batch_begin(&b);
+	proto_writer_reset(&kv_buf);
+	grp_group_key_encode(&kv_buf, group);
+	size_t klen = kv_buf.len;
+	grp_group_value_encode(&kv_buf, g);
+	batch_add_kv(&b, now, klen, false);
+	return batch_append(&b, group.ptr, group.len, now);
+}
+
+int grp_store_delete_group(grp_group *g)
+{
+	int64_t now = brk_wall_ms();
+	proto_str group = proto_cstr(g->group_id);
+	proto_batch_builder b;
+	batch_begin(&b);
+	const char *topic;
+	int32_t tlen, partition;
+	for (int32_t i = 0; grp_offsets_at(g->offsets, i, &topic, &tlen, &partition); i++) {
+		grp_store_offset it = { proto_str_of(topic, tlen), partition, NULL };
+		add_offset_record(&b, group, &it, now);
+	}
+	proto_writer_reset(&kv_buf);
+	grp_group_key_encode(&kv_buf, group);
+	batch_add_kv(&b, now, kv_buf.len, true);
+	int err = batch_append(&b, group.ptr, group.len, now);
+	if (err == KERR_NONE)
+		grp_offsets_clear(g->offsets);
+	return err;
+}
+
+/* ---- expiry ---- */
+
+void grp_store_expire(int64_t now_ms)
+{
+	int64_t retention_ms = (int64_t)server.cfg.offsets_retention_minutes * 60000;
+	grp_store_offset *items = NULL;
+	int32_t cap = 0;
+	char **dead = NULL;
+	int32_t ndead = 0, dead_cap = 0;
+	grp_group *g;
+	for (int32_t gi = 0; (g = grp_at(gi)) != NULL; gi++) {
+		if (g->state != GRP_EMPTY && g->state != GRP_STABLE)
+			continue;
+		int32_t count = grp_offsets_count(g->offsets);
+		if (count > cap) {
+			grp_store_offset *ni = realloc(items, (size_t)count * sizeof(*ni));
+			if (!ni)
+				break;
+			items = ni;
+			cap = count;
+		}
+		int32_t n = 0;
+		const char *topic;
+		int32_t tlen, partition;
+		const grp_offset *o;
+		for (int32_t i = 0; (o = grp_offsets_at(g->offsets, i, &topic, &tlen, &partition)); i++) {
+			int sub = g->state == GRP_STABLE ? grp_subscribed_to_topic(g, topic, tlen) : -1;
+			if (grp_offset_expired(o, g->state, g->state_timestamp_ms, sub, retention_ms, now_ms))
+				items[n++] = (grp_store_offset){ proto_str_of(topic, tlen), partition, NULL };
+		}
+		if (n > 0) {
+			int err = grp_store_write_offsets(g, items, n, now_ms);
+			if (err)
+				fprintf(stderr, "samsa: group %s: expiring %d offsets failed (error %d)\n",
+					g->group_id, (int)n, err);
+		}
+		if (g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0) {
+			if (ndead == dead_cap) {
+				int32_t nc = dead_cap ? dead_cap * 2 : 16;
+				char **nd = realloc(dead, (size_t)nc * sizeof(*nd));
+				if (!nd)
+					continue;
+				dead = nd;
+				dead_cap = nc;
+			}
+			dead[ndead] = strdup(g->group_id);
+			if (dead[ndead])
+				ndead++;
+		}
+	}
+	/* Empty groups without offsets are Dead: their tombstone, then out
+	 * of the registry (Kafka's cleanupGroupMetadata). */
+	for (int32_t i = 0; i < ndead; i++) {
+		g = grp_find(dead[i], (int32_t)strlen(dead[i]));
+		if (g && g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0 &&
+		    grp_store_delete_group(g) == KERR_NONE)
+			grp_remove(g);
+		free(dead[i]);
+	}
+	free(dead);
+	free(items);
+}
+
+static void on_expiry_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	grp_store_expire(brk_wall_ms());
+	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
+	expiry_timer = brk_timer_add(loop, interval > 0 ? interval : 600000, on_expiry_timer, NULL);
+}
+
+/* ---- loading ---- */
+
+/* What the log says about one group so far. */
+typedef struct staged {
+	char *id; /* owned */
+	int32_t len;
+	uint32_t hash;
+	uint8_t *meta; /* last GroupMetadataValue (owned), NULL after a tombstone */
+	int32_t meta_len;
+	grp_offsets *offsets;
+} staged;
+
+typedef struct stage {
+	staged *g;
+	int32_t n, cap;
+	int32_t *slots; /* power of two, -1 empty */
+	uint32_t nslots;
+} stage;
+
+static uint32_t id_hash(const char *s, int32_t len)
+{
+	uint32_t h = 2166136261u;
+	for (int32_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static int stage_grow(stage *st)
+{
+	uint32_t nslots = st->nslots ? st->nslots * 2 : 64;
+	int32_t *slots = malloc(nslots * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	memset(slots, 0xff, nslots * sizeof(*slots));
+	for (int32_t i = 0; i < st->n; i++) {
+		uint32_t s = st->g[i].hash & (nslots - 1);
+		while (slots[s] >= 0)
+			s = (s + 1) & (nslots - 1);
+		slots[s] = i;
+	}
+	free(st->slots);
+	st->slots = slots;
+	st->nslots = nslots;
+	return 0;
+}
+
+/* The staged group of id, created when absent; NULL on allocation failure. */
+static staged *stage_get(stage *st, const char *id, int32_t len)
+{
+	if ((uint32_t)(st->n + 1) * 2 > st->nslots && stage_grow(st) < 0)
+		return NULL;
+	uint32_t h = id_hash(id, len), mask = st->nslots - 1, s;
+	for (s = h & mask; st->slots[s] >= 0; s = (s + 1) & mask) {
+		staged *g = &st->g[st->slots[s]];
+		if (g->hash == h && g->len == len && memcmp(g->id, id, (size_t)len) == 0)
+			return g;
+	}
+	if (st->n == st->cap) {
+		int32_t cap = st->cap ? st->cap * 2 : 64;
+		staged *ng = realloc(st->g, (size_t)cap * sizeof(*ng));
+		if (!ng)
+			return NULL;
+		st->g = ng;
+		st->cap = cap;
+	}
+	staged *g = &st->g[st->n];
+	memset(g, 0, sizeof(*g));
+	g->id = malloc((size_t)len + 1);
+	g->offsets = grp_offsets_new();
+	if (!g->id || !g->offsets) {
+		free(g->id);
+		grp_offsets_free(g->offsets);
+		return NULL;
+	}
+	memcpy(g->id, id, (size_t)len);
+	g->id[len] = '\0';
+	g->len = len;
+	g->hash = h;
+	st->slots[s] = st->n++;
+	return g;
+}
+
+static void stage_free(stage *st)
+{
+	for (int32_t i = 0; i < st->n; i++) {
+		free(st->g[i].id);
+		free(st->g[i].meta);
+		grp_offsets_free(st->g[i].offsets);
+	}
+	free(st->g);
+	free(st->slots);
+}
+
+/* Apply one record of __consumer_offsets. Returns 0, 1 when the record was
+ * malformed and skipped, or -ENOMEM. */
+static int apply_record(stage *st, const proto_record *r)
+{
+	grp_store_key key;
+	int rc = grp_store_key_decode(r->key, r->key_len, &key);
+	if (rc == PROTO_ERR_VERSION)
+		return 0; /* another coordinator's record type: not ours */
+	if (rc != 0)
+		return 1;
+	staged *g = stage_get(st, key.group.ptr, key.group.len);
+	if (!g)
+		return -ENOMEM;
+	if (key.version < GRP_KEY_GROUP_METADATA) {
+		if (r->value_len < 0) {
+			grp_offsets_delete(g->offsets, key.topic.ptr, key.topic.len, key.partition);
+			return 0;
+		}
+		grp_offset v;
+		if (grp_offset_value_decode(r->value, r->value_len, &v) != 0)
+			return 1;
+		return grp_offsets_put(g->offsets, key.topic.ptr, key.topic.len, key.partition, &v) < 0
+			       ? -ENOMEM
+			       : 0;
+	}
+	free(g->meta);
+	g->meta = NULL;
+	g->meta_len = 0;
+	if (r->value_len < 0)
+		return 0;
+	g->meta = malloc(r->value_len > 0 ? (size_t)r->value_len : 1);
+	if (!g->meta)
+		return -ENOMEM;
+	if (r->value_len > 0)
+		memcpy(g->meta, r->value, (size_t)r->value_len);
+	g->meta_len = r->value_len;
+	return 0;
+}
+
+/* Read one partition from its log start offset to its high watermark.
+ * Returns 0 or -errno; *skipped counts malformed records and batches. */
+static int load_partition(stage *st, brk_partition *p, uint8_t **buf, size_t *cap,
+			  proto_scratch *scratch, int64_t *skipped)
+{
+	log_partition *lp = p->log;
+	int64_t off = log_start_offset(lp);
+	int64_t hw = log_high_watermark(lp);
+	while (off < hw) {
+		log_read_result rr;
+		int rc = log_read(lp, off, hw, LOAD_READ_BYTES, true, &rr);
+		if (rc)
+			return rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
+		if (rr.len <= 0) {
+			if (rr.segment)
+				log_segment_release(rr.segment);
+			break;
+		}
+		if ((size_t)rr.len > *cap) {
+			uint8_t *nb = realloc(*buf, (size_t)rr.len);
+			if (!nb) {
+				log_segment_release(rr.segment);
+				return -ENOMEM;
+			}
+			*buf = nb;
+			*cap = (size_t)rr.len;
+		}
+		size_t got = 0;
+		while (got < (size_t)rr.len) {
+			ssize_t k = pread(rr.fd, *buf + got, (size_t)rr.len - got, rr.file_pos + (off_t)got);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				int e = k < 0 ? -errno : -EIO;
+				log_segment_release(rr.segment);
+				return e;
+			}
+			got += (size_t)k;
+		}
+		log_segment_release(rr.segment);
+
+		int64_t start = off;
+		size_t pos = 0;
+		while (pos < got) {
+			proto_batch_info bi;
+			if (proto_batch_header(*buf + pos, got - pos, &bi) != 0)
+				break;
+			const uint8_t *bp = *buf + pos;
+			pos += (size_t)bi.size;
+			off = bi.base_offset + bi.last_offset_delta + 1;
+			if (bi.attributes & PROTO_ATTR_CONTROL)
+				continue;
+			proto_record_iter it;
+			if (proto_record_iter_init(&it, bp, (size_t)bi.size, scratch) != 0) {
+				(*skipped)++;
+				continue;
+			}
+			proto_record r;
+			while ((rc = proto_record_iter_next(&it, &r)) == 1) {
+				int arc = apply_record(st, &r);
+				if (arc < 0)
+					return arc;
+				*skipped += arc;
+			}
+			if (rc < 0)
+				(*skipped)++;
+		}
+		if (off <= start)
+			break; /* no progress: a torn read; stop rather than spin */
+	}
+	return 0;
+}
+
+static char *dup_str(proto_str s)
+{
+	if (s.len < 0)
+		return NULL;
+	char *c = malloc((size_t)s.len + 1);
+	if (c) {
+		memcpy(c, s.ptr, (size_t)s.len);
+		c[s.len] = '\0';
+	}
+	return c;
+}
+
+static uint8_t *dup_bytes(proto_bytes b)
+{
+	uint8_t *c = malloc(b.len > 0 ? (size_t)b.len : 1);
+	if (c && b.len > 0)
+		memcpy(c, b.ptr, (size_t)b.len);
+	return c;
+}
+
+/* Fill g (fresh from grp_get_or_create) from its GroupMetadataValue, as
+ * Kafka's loadGroup / ClassicGroup.fromRecord: Stable with its members, or
+ * Empty. Returns 0, 1 when the value does not decode, or -ENOMEM. */
+static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
+{
+	grp_store_group v;
+	proto_arena_reset(a);
+	int rc = grp_group_value_decode(sg->meta, sg->meta_len, a, &v);
+	if (rc == PROTO_ERR_NOMEM)
+		return -ENOMEM;
+	if (rc != 0)
+		return 1;
+	g->generation_id = v.generation;
+	g->state_timestamp_ms = v.current_state_timestamp_ms;
+	if (v.nmembers == 0) {
+		g->state = GRP_EMPTY;
+		return 0;
+	}
+	/* The group's fields are owned by it (freed by grp_remove). */
+	g->protocol_type = dup_str(v.protocol_type);
+	g->protocol_name = dup_str(v.protocol);
+	g->leader_id = dup_str(v.leader);
+	if (!g->protocol_type || (v.protocol.len >= 0 && !g->protocol_name) ||
+	    (v.leader.len >= 0 && !g->leader_id))
+		return -ENOMEM;
+	for (int32_t i = 0; i < v.nmembers; i++) {
+		const grp_store_member *sm = &v.members[i];
+		grp_member *m = grp_member_new();
+		if (!m)
+			return -ENOMEM;
+		m->member_id = dup_str(sm->member_id);
+		m->group_instance_id = dup_str(sm->group_instance_id);
+		m->client_id = dup_str(sm->client_id);
+		m->client_host = dup_str(sm->client_host);
+		m->session_timeout_ms = sm->session_timeout_ms;
+		m->rebalance_timeout_ms = sm->rebalance_timeout_ms;
+		m->protocol_type = dup_str(v.protocol_type);
+		m->assignment = dup_bytes(sm->assignment);
+		m->assignment_len = sm->assignment.len;
+		bool ok = m->member_id && m->client_id && m->client_host && m->protocol_type &&
+			  m->assignment && (sm->group_instance_id.len < 0 || m->group_instance_id);
+		/* Kafka keeps only the chosen protocol's subscription. */
+		if (ok && g->protocol_name) {
+			m->protocols = calloc(1, sizeof(*m->protocols));
+			if (m->protocols) {
+				m->nprotocols = 1;
+				m->protocols[0].name = strdup(g->protocol_name);
+				m->protocols[0].metadata = dup_bytes(sm->subscription);
+				m->protocols[0].metadata_len = sm->subscription.len;
+			}
+			ok = m->protocols && m->protocols[0].name && m->protocols[0].metadata;
+		}
+		if (!ok || grp_member_add(g, m) < 0) {
+			grp_member_free(m);
+			return -ENOMEM;
+		}
+	}
+	g->state = GRP_STABLE;
+	return 0;
+}
+
+/* Turn the staged groups into registry groups. */
+static int restore_groups(stage *st, int64_t *skipped)
+{
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	int rc = 0;
+	for (int32_t i = 0; i < st->n && rc >= 0; i++) {
+		staged *sg = &st->g[i];
+		if (!sg->meta && grp_offsets_count(sg->offsets) == 0)
+			continue; /* deleted */
+		grp_group *g = grp_get_or_create(sg->id, sg->len);
+		if (!g) {
+			rc = -ENOMEM;
+			break;
+		}
+		/* A group known from offsets alone is a "simple" Empty group;
+		 * its state time is unknown (Kafka: no currentStateTimestamp). */
+		g->state = GRP_EMPTY;
+		g->state_timestamp_ms = -1;
+		if (sg->meta) {
+			rc = restore_metadata(g, sg, &a);
+			if (rc == 1) {
+				(*skipped)++;
+				rc = 0;
+			}
+		}
+		grp_offsets_free(g->offsets);
+		g->offsets = sg->offsets;
+		sg->offsets = NULL;
+		if (rc >= 0)
+			grp_restored(g);
+	}
+	proto_arena_free(&a);
+	return rc;
+}
+
+static int create_offsets_topic(void)
+{
+	const brk_config *cfg = &server.cfg;
+	int32_t brokers = ctl_broker_count(server.ctl);
+	int16_t rf = cfg->offsets_topic_replication_factor;
+	if (brokers > 0 && rf > brokers) {
+		fprintf(stderr,
+			"samsa: warning: offsets.topic.replication.factor %d is above the %d live "
+			"broker(s): creating %s with replication factor %d\n",
+			(int)rf, (int)brokers, GRP_OFFSETS_TOPIC, (int)brokers);
+		rf = (int16_t)brokers;
+	}
+	char segment[32];
+	snprintf(segment, sizeof(segment), "%d", (int)cfg->offsets_topic_segment_bytes);
+	char k1[] = "cleanup.policy", v1[] = "compact", k2[] = "compression.type",
+	     v2[] = "producer", k3[] = "segment.bytes";
+	ctl_config_entry configs[] = { { k1, v1 }, { k2, v2 }, { k3, segment } };
+	int err = brk_create_topic(GRP_OFFSETS_TOPIC, cfg->offsets_topic_num_partitions, rf, configs,
+				   3, false, NULL);
+	if (err != KERR_NONE) {
+		fprintf(stderr, "samsa: cannot create %s (Kafka error %d)\n", GRP_OFFSETS_TOPIC, err);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * Loading is synchronous, before the listeners open, so no client ever sees
+ * a partition of __consumer_offsets being loaded: Kafka's
+ * COORDINATOR_LOAD_IN_PROGRESS is never answered by this broker.
+ */
+int grp_store_open(void)
+{
+	int rc;
+	brk_topic *t = offsets_topic();
+	if (!t) {
+		rc = create_offsets_topic();
+		if (rc)
+			return rc;
+		t = offsets_topic();
+		if (!t)
+			return -EIO;
+	}
+	stage st = { 0 };
+	proto_scratch scratch;
+	proto_scratch_init(&scratch, LOAD_SCRATCH_MAX);
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	int64_t skipped = 0;
+	rc = 0;
+	for (int32_t i = 0; i < t->npartitions && rc == 0; i++) {
+		brk_partition *p = brk_topic_partition(t, i);
+		if (!p || !p->log) {
+			fprintf(stderr, "samsa: warning: %s-%d is offline: its groups are not loaded\n",
+				GRP_OFFSETS_TOPIC, (int)i);
+			continue;
+		}
+		rc = load_partition(&st, p, &buf, &cap, &scratch, &skipped);
+		if (rc)
+			fprintf(stderr, "samsa: loading %s-%d failed: %s\n", GRP_OFFSETS_TOPIC, (int)i,
+				strerror(-rc));
+	}
+	free(buf);
+	proto_scratch_free(&scratch);
+	int32_t ngroups = 0;
+	int64_t noffsets = 0;
+	for (int32_t i = 0; i < st.n; i++) {
+		int32_t c = grp_offsets_count(st.g[i].offsets);
+		if (st.g[i].meta || c > 0)
+			ngroups++;
+		noffsets += c;
+	}
+	if (rc == 0)
+		rc = restore_groups(&st, &skipped);
+	stage_free(&st);
+	if (rc)
+		return rc;
+	if (skipped > 0)
+		fprintf(stderr, "samsa: warning: %lld malformed record(s) in %s skipped\n",
+			(long long)skipped, GRP_OFFSETS_TOPIC);
+	if (ngroups > 0)
+		fprintf(stderr, "samsa: loaded %d group(s) and %lld committed offset(s) from %s\n",
+			(int)ngroups, (long long)noffsets, GRP_OFFSETS_TOPIC);
+	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
+	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
+				     NULL);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * store.h - durability of groups and committed offsets in the internal topic
+ * __consumer_offsets (DESIGN.md decision 6), with Kafka's key and value
+ * layouts (store_codec.h): creation of the topic, loading at start-up,
+ * writes (one uncompressed batch per operation, appended to partition
+ * grp_partition_for(group) through the same path as Produce), and the
+ * periodic expiry of offsets (offsets.retention.minutes).
+ *
+ * Everything runs on the event loop thread. A write is appended to the log
+ * (and moves the high watermark, waking fetches) before the in-memory state
+ * changes and before the request is answered; as in Kafka with acks=-1 on a
+ * single node, it is not fsynced (the log's flush policy applies).
+ */
+#ifndef SAMSA_BROKER_GROUP_STORE_H
+#define SAMSA_BROKER_GROUP_STORE_H
+
+#include <stdint.h>
+
+#include "broker/group/group.h"
+#include "broker/group/offsets.h"
+#include "protocol/buf.h"
+
+#define GRP_OFFSETS_TOPIC "__consumer_offsets"
+
+/*
+ * At start-up, after brk_partitions_open and before the listeners open:
+ * create __consumer_offsets when absent (offsets.topic.num.partitions
+ * partitions, replication factor min(offsets.topic.replication.factor,
+ * brokers) with a warning on stderr when capped, cleanup.policy=compact,
+ * compression.type=producer, segment.bytes=offsets.topic.segment.bytes: Kafka's
+ * GroupCoordinator.groupMetadataTopicConfigs), then load every group and
+ * committed offset from it (each partition from its log start offset to its
+ * high watermark, records applied in order, tombstones remove), restore the
+ * groups (Empty without members, else Stable; grp_restored) and start the
+ * offset expiry timer (offsets.retention.check.interval.ms).
+ * Returns 0, or -errno / a negative PROTO_ERR_* when the topic cannot be
+ * created or a log cannot be read (the broker should not start then).
+ * Malformed records are skipped with a warning, as Kafka does.
+ */
+int grp_store_open(void);
+
+/* One offset to write: value NULL writes a tombstone (deletes it). */
+typedef struct grp_store_offset {
+	proto_str topic;
+	int32_t partition;
+	const grp_offset *value;
+} grp_store_offset;
+
+/*
+ * Write n offset commits/tombstones of group g as one batch, then apply them
+ * to g->offsets. Returns a Kafka error code for every one of them
+ * (Kafka's GroupCoordinatorService error mapping): NONE,
+ * COORDINATOR_NOT_AVAILABLE (no __consumer_offsets partition),
+ * NOT_COORDINATOR (the log failed: offline or I/O error),
+ * UNKNOWN_SERVER_ERROR (batch above segment.bytes or out of memory).
+ * n == 0 writes nothing and returns NONE.
+ */
+int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms);
+
+/* Append g's GroupMetadataValue (Kafka's layout, version 3). GB calls this
+ * when a rebalance completes and when the group becomes Empty (Kafka's
+ * storeGroup). Returns a Kafka error code as grp_store_write_offsets. */
+int grp_store_write_group(grp_group *g);
+
+/* Append tombstones for every offset of g and for its group metadata, in
+ * one batch, and clear g->offsets (DeleteGroups; the caller then calls
+ * grp_remove). Returns a Kafka error code as grp_store_write_offsets. */
+int grp_store_delete_group(grp_group *g);
+
+/* Run one expiry pass now (the timer's work; exposed for tests): tombstone
+ * expired offsets, then remove Empty groups left without offsets (Dead),
+ * writing their group tombstone. */
+void grp_store_expire(int64_t now_ms);
+
+#endif

@@ -1,0 +1,284 @@
+/*
+ * offset_fetch.c - OffsetFetch (API key 9), versions 1-10: a group's
+ * committed offsets. v1-7 ask for one group (group error at the top, v2+),
+ * v8+ for several, each with its own error; v10 names topics by id.
+ *
+ * As Kafka (GroupCoordinatorService.fetchOffsets / fetchAllOffsets,
+ * OffsetMetadataManager):
+ *  - an empty group id: INVALID_GROUP_ID for that group;
+ *  - topics null (v2+): every committed offset of the group; an unknown
+ *    group then has no topics;
+ *  - a requested partition without a committed offset, or of an unknown
+ *    group: offset -1, leader epoch -1, metadata "", error NONE;
+ *  - v10: a topic id that does not exist answers UNKNOWN_TOPIC_ID for its
+ *    partitions; offsets of deleted topics are left out of "all";
+ *  - require_stable (v7+) would answer UNSTABLE_OFFSET_COMMIT for pending
+ *    transactional offsets; this broker has no transactional offset commits,
+ *    so there are none.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/group/group.h"
+#include "broker/group/offsets.h"
+#include "broker/partitions.h"
+#include "broker/request.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+/* One committed offset of a group, for sorting by topic then partition. */
+typedef struct fetch_entry {
+	const char *topic;
+	int32_t tlen;
+	int32_t partition;
+	const grp_offset *o;
+} fetch_entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const fetch_entry *x = a, *y = b;
+	int32_t l = x->tlen < y->tlen ? x->tlen : y->tlen;
+	int c = memcmp(x->topic, y->topic, (size_t)l);
+	if (c == 0)
+		c = (x->tlen > y->tlen) - (x->tlen < y->tlen);
+	if (c == 0)
+		c = (x->partition > y->partition) - (x->partition < y->partition);
+	return c;
+}
+
+static bool same_topic(const fetch_entry *a, const fetch_entry *b)
+{
+	return a->tlen == b->tlen && memcmp(a->topic, b->topic, (size_t)a->tlen) == 0;
+}
+
+/* Entries from i on with e[i]'s topic. */
+static int32_t topic_run(const fetch_entry *e, int32_t n, int32_t i)
+{
+	int32_t k = i;
+	while (k < n && same_topic(&e[k], &e[i]))
+		k++;
+	return k - i;
+}
+
+/* The group's offsets sorted, in the arena; *ntopics distinct topics.
+ * For v10 (by_id) offsets of topics that no longer exist are left out.
+ * Returns NULL only on arena exhaustion (n > 0). */
+static fetch_entry *sorted_offsets(proto_arena *a, const grp_group *g, bool by_id, int32_t *n,
+				   int32_t *ntopics)
+{
+	int32_t count = g ? grp_offsets_count(g->offsets) : 0;
+	*n = 0;
+	*ntopics = 0;
+	fetch_entry *e = proto_arena_alloc(a, (size_t)(count ? count : 1) * sizeof(*e));
+	if (!e)
+		return NULL;
+	for (int32_t i = 0; i < count; i++) {
+		fetch_entry *x = &e[*n];
+		x->o = grp_offsets_at(g->offsets, i, &x->topic, &x->tlen, &x->partition);
+		if (by_id && !brk_topic_find(x->topic, x->tlen))
+			continue;
+		(*n)++;
+	}
+	qsort(e, (size_t)*n, sizeof(*e), entry_cmp);
+	for (int32_t i = 0; i < *n; i++)
+		if (i == 0 || !same_topic(&e[i], &e[i - 1]))
+			(*ntopics)++;
+	return e;
+}
+
+/* The answer for one partition: committed offset or -1 / -1 / "". */
+static void lookup(const grp_group *g, proto_str topic, int32_t partition, int64_t *offset,
+		   int32_t *epoch, proto_str *metadata)
+{
+	const grp_offset *o = g && topic.len >= 0
+				      ? grp_offsets_get(g->offsets, topic.ptr, topic.len, partition)
+				      : NULL;
+	*offset = o ? o->offset : -1;
+	*epoch = o ? o->leader_epoch : -1;
+	*metadata = o ? proto_str_of(o->metadata, o->metadata_len) : proto_str_of("", 0);
+}
+
+static grp_group *find_group(proto_str id, int *err)
+{
+	*err = KERR_NONE;
+	if (id.len <= 0) {
+		*err = KERR_INVALID_GROUP_ID;
+		return NULL;
+	}
+	grp_group *g = grp_find(id.ptr, id.len);
+	return g && g->state != GRP_DEAD ? g : NULL;
+}
+
+/* v1-7: one group. Returns 0 or -1 (arena exhausted). */
+static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFetchResponse *resp)
+{
+	int err;
+	grp_group *g = find_group(m->group_id, &err);
+	resp->error_code = (int16_t)err;
+	if (err)
+		return 0;
+	if (m->topics_count < 0) {
+		int32_t n, nt;
+		fetch_entry *e = sorted_offsets(req->arena, g, false, &n, &nt);
+		if (!e)
+			return -1;
+		resp->topics_count = nt;
+		resp->topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*resp->topics));
+		if (!resp->topics)
+			return -1;
+		resp->topics_count = 0;
+		OffsetFetchResponse_OffsetFetchResponseTopic *tr = NULL;
+		for (int32_t i = 0; i < n; i++) {
+			if (i == 0 || !same_topic(&e[i], &e[i - 1])) {
+				tr = &resp->topics[resp->topics_count++];
+				OffsetFetchResponse_OffsetFetchResponseTopic_init(tr);
+				tr->name = proto_str_of(e[i].topic, e[i].tlen);
+				tr->partitions = proto_arena_alloc(
+					req->arena, (size_t)topic_run(e, n, i) * sizeof(*tr->partitions));
+				if (!tr->partitions)
+					return -1;
+			}
+			OffsetFetchResponse_OffsetFetchResponsePartition *pr =
+				&tr->partitions[tr->partitions_count++];
+			OffsetFetchResponse_OffsetFetchResponsePartition_init(pr);
+			pr->partition_index = e[i].partition;
+			pr->committed_offset = e[i].o->offset;
+			pr->committed_leader_epoch = e[i].o->leader_epoch;
+			pr->metadata = proto_str_of(e[i].o->metadata, e[i].o->metadata_len);
+		}
+		return 0;
+	}
+	int32_t nt = m->topics_count;
+	resp->topics_count = nt;
+	resp->topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*resp->topics));
+	if (!resp->topics)
+		return -1;
+	for (int32_t i = 0; i < nt; i++) {
+		const OffsetFetchRequest_OffsetFetchRequestTopic *rt = &m->topics[i];
+		OffsetFetchResponse_OffsetFetchResponseTopic *tr = &resp->topics[i];
+		OffsetFetchResponse_OffsetFetchResponseTopic_init(tr);
+		tr->name = rt->name;
+		int32_t np = rt->partition_indexes_count > 0 ? rt->partition_indexes_count : 0;
+		tr->partitions_count = np;
+		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partitions));
+		if (!tr->partitions)
+			return -1;
+		for (int32_t j = 0; j < np; j++) {
+			OffsetFetchResponse_OffsetFetchResponsePartition *pr = &tr->partitions[j];
+			OffsetFetchResponse_OffsetFetchResponsePartition_init(pr);
+			pr->partition_index = rt->partition_indexes[j];
+			lookup(g, rt->name, pr->partition_index, &pr->committed_offset,
+			       &pr->committed_leader_epoch, &pr->metadata);
+		}
+	}
+	return 0;
+}
+
+/* v8+: one entry of the Groups array. Returns 0 or -1. */
+static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchRequestGroup *rg,
+		       OffsetFetchResponse_OffsetFetchResponseGroup *out)
+{
+	bool by_id = req->api_version >= 10;
+	OffsetFetchResponse_OffsetFetchResponseGroup_init(out);
+	out->group_id = rg->group_id;
+	int err;
+	grp_group *g = find_group(rg->group_id, &err);
+	out->error_code = (int16_t)err;
+	if (err)
+		return 0;
+	if (rg->topics_count < 0) {
+		int32_t n, nt;
+		fetch_entry *e = sorted_offsets(req->arena, g, by_id, &n, &nt);
+		if (!e)
+			return -1;
+		out->topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*out->topics));
+		if (!out->topics)
+			return -1;
+		OffsetFetchResponse_OffsetFetchResponseTopics *tr = NULL;
+		for (int32_t i = 0; i < n; i++) {
+			if (i == 0 || !same_topic(&e[i], &e[i - 1])) {
+				tr = &out->topics[out->topics_count++];
+				OffsetFetchResponse_OffsetFetchResponseTopics_init(tr);
+				tr->name = proto_str_of(e[i].topic, e[i].tlen);
+				if (by_id) {
+					brk_topic *t = brk_topic_find(e[i].topic, e[i].tlen);
+					if (t)
+						memcpy(tr->topic_id.b, t->meta->id, 16);
+				}
+				tr->partitions = proto_arena_alloc(
+					req->arena, (size_t)topic_run(e, n, i) * sizeof(*tr->partitions));
+				if (!tr->partitions)
+					return -1;
+			}
+			OffsetFetchResponse_OffsetFetchResponsePartitions *pr =
+				&tr->partitions[tr->partitions_count++];
+			OffsetFetchResponse_OffsetFetchResponsePartitions_init(pr);
+			pr->partition_index = e[i].partition;
+			pr->committed_offset = e[i].o->offset;
+			pr->committed_leader_epoch = e[i].o->leader_epoch;
+			pr->metadata = proto_str_of(e[i].o->metadata, e[i].o->metadata_len);
+		}
+		return 0;
+	}
+	int32_t nt = rg->topics_count;
+	out->topics_count = nt;
+	out->topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*out->topics));
+	if (!out->topics)
+		return -1;
+	for (int32_t i = 0; i < nt; i++) {
+		const OffsetFetchRequest_OffsetFetchRequestTopics *rt = &rg->topics[i];
+		OffsetFetchResponse_OffsetFetchResponseTopics *tr = &out->topics[i];
+		OffsetFetchResponse_OffsetFetchResponseTopics_init(tr);
+		tr->name = rt->name;
+		tr->topic_id = rt->topic_id;
+		proto_str name = rt->name;
+		int perr = KERR_NONE;
+		if (by_id) {
+			brk_topic *t = brk_topic_find_by_id(rt->topic_id.b);
+			if (t)
+				name = proto_cstr(t->meta->name);
+			else
+				perr = KERR_UNKNOWN_TOPIC_ID;
+		}
+		int32_t np = rt->partition_indexes_count > 0 ? rt->partition_indexes_count : 0;
+		tr->partitions_count = np;
+		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partitions));
+		if (!tr->partitions)
+			return -1;
+		for (int32_t j = 0; j < np; j++) {
+			OffsetFetchResponse_OffsetFetchResponsePartitions *pr = &tr->partitions[j];
+			OffsetFetchResponse_OffsetFetchResponsePartitions_init(pr);
+			pr->partition_index = rt->partition_indexes[j];
+			lookup(perr ? NULL : g, name, pr->partition_index, &pr->committed_offset,
+			       &pr->committed_leader_epoch, &pr->metadata);
+			pr->error_code = (int16_t)perr;
+		}
+	}
+	return 0;
+}
+
+int brk_handle_offset_fetch(brk_request *req)
+{
+	OffsetFetchRequest m;
+	OffsetFetchRequest_init(&m);
+	if (OffsetFetchRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
+		return BRK_CLOSE;
+	OffsetFetchResponse resp;
+	OffsetFetchResponse_init(&resp);
+	if (req->api_version < 8) {
+		if (fetch_single(req, &m, &resp) < 0)
+			return BRK_CLOSE;
+	} else {
+		int32_t ng = m.groups_count > 0 ? m.groups_count : 0;
+		resp.groups_count = ng;
+		resp.groups = proto_arena_alloc(req->arena, (size_t)(ng ? ng : 1) * sizeof(*resp.groups));
+		if (!resp.groups)
+			return BRK_CLOSE;
+		for (int32_t i = 0; i < ng; i++)
+			if (fetch_group(req, &m.groups[i], &resp.groups[i]) < 0)
+				return BRK_CLOSE;
+	}
+	if (OffsetFetchResponse_encode(req->out, req->api_version, &resp) != 0)
+		return BRK_CLOSE;
+	return BRK_RESPOND;
+}

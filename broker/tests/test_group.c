@@ -1,0 +1,617 @@
+/*
+ * test_group.c - the classic group coordinator without sockets: partition
+ * hashing against Java String.hashCode vectors, protocol selection, the
+ * offset commit rules, and the state machine driven through grp_join /
+ * grp_sync / grp_heartbeat / grp_leave_member with requests built in memory
+ * (responses decoded from req->out) and the real event loop for the timers:
+ * the two-step join (MEMBER_ID_REQUIRED), a rebalance of two members with
+ * the leader's assignment, heartbeats during a rebalance, a static member
+ * rejoining without a rebalance (old id fenced), session expiry, a closed
+ * connection's JoinGroup, group.max.size and inconsistent protocols.
+ *
+ * The store is replaced by counters (store.c has its own tests), and
+ * brk_request_complete / brk_conn_client_host by recorders.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/group/group.h"
+#include "broker/group/store.h"
+#include "broker/server.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+brk_server server;
+
+/* ---- fakes ---- */
+
+static int store_writes, store_deletes;
+int grp_store_write_group(grp_group *g)
+{
+	(void)g;
+	store_writes++;
+	return KERR_NONE;
+}
+int grp_store_delete_group(grp_group *g)
+{
+	(void)g;
+	store_deletes++;
+	return KERR_NONE;
+}
+
+#define MAXREQ 16
+typedef struct fake_req {
+	brk_request req;
+	proto_arena arena;
+	proto_writer out;
+	int completed; /* brk_request_complete calls */
+} fake_req;
+
+static fake_req reqs[MAXREQ];
+
+void brk_request_complete(brk_request *req, int no_response)
+{
+	(void)no_response;
+	for (int i = 0; i < MAXREQ; i++)
+		if (&reqs[i].req == req)
+			reqs[i].completed++;
+	req->cancel = NULL;
+	req->delayed = NULL;
+}
+
+const char *brk_conn_client_host(const brk_conn *c)
+{
+	(void)c;
+	return "/127.0.0.1";
+}
+
+static fake_req *new_req(int i, int16_t api_key, int16_t version, const char *client_id)
+{
+	fake_req *f = &reqs[i];
+	proto_writer_free(&f->out);
+	proto_arena_free(&f->arena);
+	memset(f, 0, sizeof(*f));
+	proto_arena_init(&f->arena, 0);
+	proto_writer_init(&f->out);
+	f->req.api_key = api_key;
+	f->req.api_version = version;
+	f->req.client_id = proto_cstr(client_id);
+	f->req.arena = &f->arena;
+	f->req.out = &f->out;
+	return f;
+}
+
+static void stop_loop(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	brk_loop_stop(loop);
+}
+
+/* Run the loop for ms milliseconds. */
+static void run_for(int64_t ms)
+{
+	brk_timer_add(server.loop, ms, stop_loop, NULL);
+	brk_loop_run(server.loop);
+}
+
+static void setup(void)
+{
+	memset(&server, 0, sizeof(server));
+	brk_config_defaults(&server.cfg);
+	server.cfg.group_initial_rebalance_delay_ms = 0;
+	server.cfg.group_min_session_timeout_ms = 10;
+	server.loop = brk_loop_new();
+	ck_assert_ptr_nonnull(server.loop);
+	store_writes = store_deletes = 0;
+}
+
+static void teardown(void)
+{
+	grp_shutdown();
+	brk_loop_free(server.loop);
+	server.loop = NULL;
+	for (int i = 0; i < MAXREQ; i++) {
+		proto_writer_free(&reqs[i].out);
+		proto_arena_free(&reqs[i].arena);
+		memset(&reqs[i], 0, sizeof(reqs[i]));
+	}
+}
+
+/* ---- request builders and response readers ---- */
+
+static const uint8_t META_A[] = { 0, 1, 'a' };
+static const uint8_t META_B[] = { 0, 1, 'b' };
+
+static JoinGroupRequest join_msg(const char *group, const char *member_id, const char *instance,
+				 int32_t session_ms, const char *ptype, const char *proto1,
+				 const char *proto2, const uint8_t *meta)
+{
+	static JoinGroupRequest_JoinGroupRequestProtocol protos[4][2];
+	static int slot;
+	JoinGroupRequest_JoinGroupRequestProtocol *p = protos[slot++ % 4];
+	JoinGroupRequest m;
+	JoinGroupRequest_init(&m);
+	m.group_id = proto_cstr(group);
+	m.member_id = proto_cstr(member_id);
+	m.group_instance_id = proto_cstr(instance);
+	m.session_timeout_ms = session_ms;
+	m.rebalance_timeout_ms = 5000;
+	m.protocol_type = proto_cstr(ptype);
+	p[0].name = proto_cstr(proto1);
+	p[0].metadata = (proto_bytes){ meta, 3 };
+	p[1].name = proto_cstr(proto2);
+	p[1].metadata = (proto_bytes){ meta, 3 };
+	m.protocols = p;
+	m.protocols_count = proto2 ? 2 : 1;
+	return m;
+}
+
+static JoinGroupResponse join_resp(fake_req *f)
+{
+	JoinGroupResponse r;
+	JoinGroupResponse_init(&r);
+	proto_reader rd;
+	proto_reader_init(&rd, f->out.buf, f->out.len);
+	ck_assert_int_eq(JoinGroupResponse_decode(&rd, f->req.arena, f->req.api_version, &r), 0);
+	ck_assert_int_eq(proto_reader_left(&rd), 0);
+	return r;
+}
+
+static SyncGroupResponse sync_resp(fake_req *f)
+{
+	SyncGroupResponse r;
+	SyncGroupResponse_init(&r);
+	proto_reader rd;
+	proto_reader_init(&rd, f->out.buf, f->out.len);
+	ck_assert_int_eq(SyncGroupResponse_decode(&rd, f->req.arena, f->req.api_version, &r), 0);
+	return r;
+}
+
+static char *str_copy(proto_str s)
+{
+	char *c = malloc((size_t)s.len + 1);
+	memcpy(c, s.ptr, (size_t)s.len);
+	c[s.len] = '\0';
+	return c;
+}
+
+static SyncGroupRequest sync_msg(const char *group, const char *member, int32_t gen,
+				 SyncGroupRequest_SyncGroupRequestAssignment *as, int32_t nas)
+{
+	SyncGroupRequest m;
+	SyncGroupRequest_init(&m);
+	m.group_id = proto_cstr(group);
+	m.member_id = proto_cstr(member);
+	m.generation_id = gen;
+	m.assignments = as;
+	m.assignments_count = nas;
+	return m;
+}
+
+/* ---- pure rules ---- */
+
+START_TEST(test_partition_for)
+{
+	/* abs(Java String.hashCode) % 50, values from Java's definition. */
+	static const struct { const char *id; int32_t p; } v[] = {
+		{ "foo", 24 },                     /* hashCode 101574 */
+		{ "polygenelubricants", 0 },       /* hashCode Integer.MIN_VALUE */
+		{ "kafka-conformance-probe", 47 }, /* hashCode -949896047 */
+		{ "abcdefghij", 9 },               /* hashCode -634317659 */
+		{ "mygroup", 39 },                 /* hashCode 1516409939 */
+		{ "\xc3\xa9", 33 },                /* "é": hashCode 233 */
+		{ "\xf0\x9f\x98\x80", 49 },        /* U+1F600, a surrogate pair: 1772899 */
+		{ "", 0 },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ck_assert_msg(grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50) == v[i].p,
+			      "%s: %d", v[i].id, grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50));
+	ck_assert_int_eq(grp_partition_for("foo", 3, 1), 0);
+}
+END_TEST
+
+static grp_member *member_with(const char *id, const char *p1, const char *p2)
+{
+	grp_member *m = grp_member_new();
+	m->member_id = strdup(id);
+	m->protocol_type = strdup("consumer");
+	m->nprotocols = p2 ? 2 : 1;
+	m->protocols = calloc(2, sizeof(grp_protocol));
+	m->protocols[0].name = strdup(p1);
+	if (p2)
+		m->protocols[1].name = strdup(p2);
+	return m;
+}
+
+START_TEST(test_select_protocol)
+{
+	grp_group *g = grp_get_or_create("sel", 3);
+	ck_assert_ptr_null(grp_select_protocol(g));
+	/* range is not supported by the third member: roundrobin. */
+	grp_member_add(g, member_with("a", "range", "roundrobin"));
+	grp_member_add(g, member_with("b", "roundrobin", "range"));
+	grp_member_add(g, member_with("c", "roundrobin", NULL));
+	ck_assert_str_eq(grp_select_protocol(g), "roundrobin");
+
+	/* Two of three prefer range: range wins the vote. */
+	grp_group *h = grp_get_or_create("sel2", 4);
+	grp_member_add(h, member_with("a", "range", "roundrobin"));
+	grp_member_add(h, member_with("b", "roundrobin", "range"));
+	grp_member_add(h, member_with("c", "range", "roundrobin"));
+	ck_assert_str_eq(grp_select_protocol(h), "range");
+
+	/* No common protocol. */
+	grp_group *k = grp_get_or_create("sel3", 4);
+	grp_member_add(k, member_with("a", "range", NULL));
+	grp_member_add(k, member_with("b", "sticky", NULL));
+	ck_assert_ptr_null(grp_select_protocol(k));
+}
+END_TEST
+
+START_TEST(test_validate_commit)
+{
+	proto_str none = proto_str_of(NULL, -1);
+	grp_group *g = grp_get_or_create("c", 1);
+	/* Empty group: a simple commit (generation -1, no member) is fine. */
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr(""), -1, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("x"), 1, none), KERR_UNKNOWN_MEMBER_ID);
+
+	grp_member *m = member_with("m1", "range", NULL);
+	m->group_instance_id = strdup("inst");
+	grp_member_add(g, m);
+	g->generation_id = 3;
+	g->state = GRP_STABLE;
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr(""), -1, none), KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("zz"), 3, none), KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 2, none), KERR_ILLEGAL_GENERATION);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, proto_cstr("inst")), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("old"), 3, proto_cstr("inst")),
+			 KERR_FENCED_INSTANCE_ID);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, proto_cstr("other")),
+			 KERR_UNKNOWN_MEMBER_ID);
+	/* Commits go on while preparing a rebalance, not before the sync. */
+	g->state = GRP_PREPARING_REBALANCE;
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none), KERR_NONE);
+	g->state = GRP_COMPLETING_REBALANCE;
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none),
+			 KERR_REBALANCE_IN_PROGRESS);
+}
+END_TEST
+
+/* ---- the state machine ---- */
+
+/* Join a dynamic member with JoinGroup v5 (two steps), run the loop until
+ * the rebalance completes; returns its member id (malloc'ed). */
+static char *join_two_step(int slot, const char *group, const char *client, const uint8_t *meta)
+{
+	fake_req *f = new_req(slot, 11, 5, client);
+	JoinGroupRequest m = join_msg(group, "", NULL, 10000, "consumer", "range", "roundrobin", meta);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	JoinGroupResponse r = join_resp(f);
+	ck_assert_int_eq(r.error_code, KERR_MEMBER_ID_REQUIRED);
+	char *id = str_copy(r.member_id);
+	ck_assert_msg(strncmp(id, client, strlen(client)) == 0 && id[strlen(client)] == '-' &&
+			      strlen(id) == strlen(client) + 37,
+		      "member id %s", id);
+	f = new_req(slot, 11, 5, client);
+	m = join_msg(group, id, NULL, 10000, "consumer", "range", "roundrobin", meta);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	return id;
+}
+
+START_TEST(test_rebalance_two_members)
+{
+	char *a = join_two_step(0, "g", "ca", META_A);
+	ck_assert_int_eq(reqs[0].completed, 0);
+	grp_group *g = grp_find("g", 1);
+	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
+	run_for(30); /* the initial delay (0 ms) completes the join */
+	ck_assert_int_eq(reqs[0].completed, 1);
+	JoinGroupResponse r = join_resp(&reqs[0]);
+	ck_assert_int_eq(r.error_code, 0);
+	ck_assert_int_eq(r.generation_id, 1);
+	ck_assert_int_eq(r.members_count, 1);
+	ck_assert(proto_str_eq(r.leader, a));
+	ck_assert(proto_str_eq(r.protocol_name, "range"));
+	ck_assert_int_eq(r.members[0].metadata.len, 3);
+	ck_assert_int_eq(g->state, GRP_COMPLETING_REBALANCE);
+
+	/* A heartbeat before the sync is fine; a wrong generation is not. */
+	proto_str none = proto_str_of(NULL, -1);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 1, none), KERR_NONE);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 0, none), KERR_ILLEGAL_GENERATION);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr("nobody"), 1, none),
+			 KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("nogroup"), proto_cstr(a), 1, none),
+			 KERR_UNKNOWN_MEMBER_ID);
+
+	/* The leader's sync: Stable, stored. */
+	SyncGroupRequest_SyncGroupRequestAssignment as[2] = {
+		{ proto_cstr(a), { (const uint8_t *)"AAA", 3 } },
+	};
+	fake_req *f = new_req(1, 14, 3, "ca");
+	SyncGroupRequest s = sync_msg("g", a, 1, as, 1);
+	int w0 = store_writes;
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(f->completed, 1);
+	ck_assert_int_eq(store_writes, w0 + 1);
+	SyncGroupResponse sr = sync_resp(f);
+	ck_assert_int_eq(sr.error_code, 0);
+	ck_assert_int_eq(sr.assignment.len, 3);
+	ck_assert_int_eq(g->state, GRP_STABLE);
+
+	/* A second member (v3: gets its id at once) triggers a rebalance. */
+	f = new_req(2, 11, 3, "cb");
+	JoinGroupRequest jb = join_msg("g", "", NULL, 10000, "consumer", "roundrobin", "range", META_B);
+	ck_assert_int_eq(grp_join(&f->req, &jb), BRK_DELAYED);
+	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 1, none),
+			 KERR_REBALANCE_IN_PROGRESS);
+	/* The stale generation's sync is refused during the rebalance. */
+	f = new_req(3, 14, 3, "ca");
+	s = sync_msg("g", a, 1, NULL, 0);
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	ck_assert_int_eq(sync_resp(f).error_code, KERR_REBALANCE_IN_PROGRESS);
+
+	/* The leader rejoins: everyone is in, generation 2 at once. */
+	f = new_req(0, 11, 5, "ca");
+	JoinGroupRequest ja = join_msg("g", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
+	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(reqs[0].completed, 1);
+	ck_assert_int_eq(reqs[2].completed, 1);
+	r = join_resp(&reqs[0]);
+	ck_assert_int_eq(r.generation_id, 2);
+	ck_assert(proto_str_eq(r.leader, a));
+	ck_assert_int_eq(r.members_count, 2);
+	/* range: a prefers it, b prefers roundrobin, tie broken by the leader's order */
+	ck_assert(proto_str_eq(r.protocol_name, "range"));
+	JoinGroupResponse rb = join_resp(&reqs[2]);
+	ck_assert_int_eq(rb.error_code, 0);
+	ck_assert_int_eq(rb.members_count, 0);
+	char *b = str_copy(rb.member_id);
+	ck_assert(strncmp(b, "cb-", 3) == 0);
+
+	/* The follower waits for the leader's assignment. */
+	f = new_req(4, 14, 5, "cb");
+	s = sync_msg("g", b, 2, NULL, 0);
+	s.protocol_type = proto_cstr("consumer");
+	s.protocol_name = proto_cstr("range");
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(f->completed, 0);
+	/* v5: a different protocol name is refused. */
+	f = new_req(5, 14, 5, "ca");
+	s = sync_msg("g", a, 2, NULL, 0);
+	s.protocol_name = proto_cstr("roundrobin");
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	ck_assert_int_eq(sync_resp(f).error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
+	/* The leader assigns only itself: b gets an empty assignment. */
+	f = new_req(5, 14, 5, "ca");
+	s = sync_msg("g", a, 2, as, 1);
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(reqs[4].completed, 1);
+	sr = sync_resp(&reqs[4]);
+	ck_assert_int_eq(sr.error_code, 0);
+	ck_assert_int_eq(sr.assignment.len, 0);
+	ck_assert(proto_str_eq(sr.protocol_name, "range"));
+	ck_assert(proto_str_eq(sr.protocol_type, "consumer"));
+	ck_assert_int_eq(g->state, GRP_STABLE);
+
+	/* b leaves: a rebalance; a rejoins alone: generation 3. */
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr(b), none), KERR_NONE);
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr(b), none), KERR_UNKNOWN_MEMBER_ID);
+	grp_leave_done(g);
+	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
+	f = new_req(0, 11, 5, "ca");
+	ja = join_msg("g", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
+	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(join_resp(f).generation_id, 3);
+
+	/* a leaves too: Empty, the generation still moves, stored. */
+	w0 = store_writes;
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr(a), none), KERR_NONE);
+	grp_leave_done(g);
+	ck_assert_int_eq(g->state, GRP_EMPTY);
+	ck_assert_int_eq(g->generation_id, 4);
+	ck_assert_int_eq(store_writes, w0 + 1);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_static_member_rejoin)
+{
+	proto_str none = proto_str_of(NULL, -1);
+	fake_req *f = new_req(0, 11, 5, "cs");
+	JoinGroupRequest m = join_msg("s", "", "inst-1", 10000, "consumer", "range", NULL, META_A);
+	/* A static member gets an id at once, even with v5. */
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	run_for(30);
+	JoinGroupResponse r = join_resp(f);
+	ck_assert_int_eq(r.error_code, 0);
+	char *old = str_copy(r.member_id);
+	ck_assert(strncmp(old, "inst-1-", 7) == 0);
+	SyncGroupRequest_SyncGroupRequestAssignment as[1] = { { proto_cstr(old), { (const uint8_t *)"XY", 2 } } };
+	f = new_req(1, 14, 3, "cs");
+	SyncGroupRequest s = sync_msg("s", old, 1, as, 1);
+	s.group_instance_id = proto_cstr("inst-1");
+	grp_sync(&f->req, &s);
+	grp_group *g = grp_find("s", 1);
+	ck_assert_int_eq(g->state, GRP_STABLE);
+
+	/* Restart: unknown member id, same instance id and protocols. */
+	f = new_req(2, 11, 5, "cs");
+	m = join_msg("s", "", "inst-1", 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(f->completed, 1);
+	r = join_resp(f);
+	ck_assert_int_eq(r.error_code, 0);
+	ck_assert_int_eq(r.generation_id, 1); /* no rebalance */
+	ck_assert(!proto_str_eq(r.member_id, old));
+	ck_assert(proto_str_eq(r.leader, old)); /* v5: the old leader id, not to lead */
+	char *new_id = str_copy(r.member_id);
+	ck_assert_int_eq(g->state, GRP_STABLE);
+	/* The old id is fenced; the new one gets the kept assignment. */
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("s"), proto_cstr(old), 1, proto_cstr("inst-1")),
+			 KERR_FENCED_INSTANCE_ID);
+	ck_assert_int_eq(grp_heartbeat(proto_cstr("s"), proto_cstr(new_id), 1, proto_cstr("inst-1")),
+			 KERR_NONE);
+	f = new_req(3, 14, 3, "cs");
+	s = sync_msg("s", new_id, 1, NULL, 0);
+	s.group_instance_id = proto_cstr("inst-1");
+	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	SyncGroupResponse sr = sync_resp(f);
+	ck_assert_int_eq(sr.error_code, 0);
+	ck_assert_int_eq(sr.assignment.len, 2);
+	ck_assert_int_eq(memcmp(sr.assignment.ptr, "XY", 2), 0);
+
+	/* Removed by instance id (admin LeaveGroup). */
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr(""), proto_cstr("nope")), KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr(""), proto_cstr("inst-1")), KERR_NONE);
+	grp_leave_done(g);
+	ck_assert_int_eq(g->state, GRP_EMPTY);
+	(void)none;
+	free(old);
+	free(new_id);
+}
+END_TEST
+
+START_TEST(test_session_expiry)
+{
+	fake_req *f = new_req(0, 11, 2, "ce");
+	JoinGroupRequest m = join_msg("e", "", NULL, 50, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	run_for(20);
+	JoinGroupResponse r = join_resp(f);
+	ck_assert_int_eq(r.error_code, 0);
+	grp_group *g = grp_find("e", 1);
+	ck_assert_int_eq(g->nmembers, 1);
+	/* No heartbeat for longer than the session timeout (50 ms). */
+	run_for(200);
+	ck_assert_int_eq(g->nmembers, 0);
+	ck_assert_int_eq(g->state, GRP_EMPTY);
+	ck_assert_int_eq(g->generation_id, 2);
+}
+END_TEST
+
+START_TEST(test_closed_connection_join)
+{
+	/* Member a is Stable; b joins and its connection closes while it
+	 * waits: nothing is answered to it, and the rebalance still
+	 * completes when a rejoins. */
+	char *a = join_two_step(0, "k", "ca", META_A);
+	run_for(20);
+	fake_req *f = new_req(1, 14, 3, "ca");
+	SyncGroupRequest s = sync_msg("k", a, 1, NULL, 0);
+	grp_sync(&f->req, &s);
+	f = new_req(2, 11, 3, "cb");
+	JoinGroupRequest jb = join_msg("k", "", NULL, 10000, "consumer", "range", NULL, META_B);
+	ck_assert_int_eq(grp_join(&f->req, &jb), BRK_DELAYED);
+	ck_assert_ptr_nonnull(f->req.cancel);
+	f->req.cancel(&f->req);
+	f = new_req(0, 11, 5, "ca");
+	JoinGroupRequest ja = join_msg("k", a, NULL, 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(reqs[0].completed, 1);
+	ck_assert_int_eq(reqs[2].completed, 0);
+	JoinGroupResponse r = join_resp(&reqs[0]);
+	ck_assert_int_eq(r.generation_id, 2);
+	ck_assert_int_eq(r.members_count, 2); /* b stays a member */
+	free(a);
+}
+END_TEST
+
+START_TEST(test_join_errors)
+{
+	/* Different protocol type than the group's. */
+	char *a = join_two_step(0, "p", "ca", META_A);
+	run_for(20);
+	fake_req *f = new_req(1, 11, 7, "cx");
+	JoinGroupRequest m = join_msg("p", "", NULL, 10000, "other", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	JoinGroupResponse r = join_resp(f);
+	ck_assert_int_eq(r.error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
+	ck_assert_int_eq(r.protocol_name.len, -1); /* v7+: null */
+	/* No common protocol. */
+	f = new_req(1, 11, 3, "cx");
+	m = join_msg("p", "", NULL, 10000, "consumer", "sticky", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	r = join_resp(f);
+	ck_assert_int_eq(r.error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
+	ck_assert_int_eq(r.protocol_name.len, 0); /* v3: "" */
+	/* A member id for a group that does not exist. */
+	f = new_req(1, 11, 5, "cx");
+	m = join_msg("nosuch", "someone", NULL, 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_ptr_null(grp_find("nosuch", 6));
+	/* group.max.size = 1: a second member is refused. */
+	server.cfg.group_max_size = 1;
+	f = new_req(1, 11, 3, "cx");
+	m = join_msg("p", "", NULL, 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_GROUP_MAX_SIZE_REACHED);
+	/* An empty protocol type cannot start a group. */
+	f = new_req(1, 11, 3, "cx");
+	m = join_msg("q", "", NULL, 10000, "", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
+	free(a);
+}
+END_TEST
+
+START_TEST(test_pending_member_expiry)
+{
+	/* A MEMBER_ID_REQUIRED member that never comes back holds the
+	 * rebalance until its session timeout, then it completes. */
+	char *a = join_two_step(0, "x", "ca", META_A);
+	run_for(20);
+	fake_req *f = new_req(1, 14, 3, "ca");
+	SyncGroupRequest s = sync_msg("x", a, 1, NULL, 0);
+	grp_sync(&f->req, &s);
+	f = new_req(2, 11, 5, "cb");
+	JoinGroupRequest m = join_msg("x", "", NULL, 60, "consumer", "range", NULL, META_B);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_MEMBER_ID_REQUIRED);
+	grp_group *g = grp_find("x", 1);
+	ck_assert_int_eq(g->npending, 1);
+	/* The leader asks for a rebalance (a leader's JoinGroup in Stable). */
+	f = new_req(0, 11, 5, "ca");
+	JoinGroupRequest ja = join_msg("x", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
+	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(f->completed, 0);
+	run_for(150);
+	ck_assert_int_eq(g->npending, 0);
+	ck_assert_int_eq(f->completed, 1);
+	ck_assert_int_eq(join_resp(f).generation_id, 2);
+	free(a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("group");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_partition_for);
+	tcase_add_test(tc, test_select_protocol);
+	tcase_add_test(tc, test_validate_commit);
+	tcase_add_test(tc, test_rebalance_two_members);
+	tcase_add_test(tc, test_static_member_rejoin);
+	tcase_add_test(tc, test_session_expiry);
+	tcase_add_test(tc, test_closed_connection_join);
+	tcase_add_test(tc, test_join_errors);
+	tcase_add_test(tc, test_pending_member_expiry);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
