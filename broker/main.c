@@ -2,10 +2,12 @@
  * main.c - the samsa process: command line, start-up, the loop, shutdown.
  *
  * Start-up: configuration (file, then --override settings, then cross-key
- * checks) -> lock the log dir -> meta.properties (created with a new random
- * cluster id, or checked against broker.id) -> clean-shutdown marker read
- * and removed -> controller -> partition logs -> consumer groups (loaded from
- * __consumer_offsets) -> listeners -> loop.
+ * checks) -> soft open file limit raised to the hard limit -> lock the log
+ * dir -> meta.properties (created with a new random cluster id, or checked
+ * against broker.id) -> clean-shutdown marker read and removed -> controller
+ * -> partition logs (and removal of partition directories of no known
+ * topic) -> consumer groups (loaded from __consumer_offsets) -> listeners ->
+ * loop.
  *
  * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
  * close, idle connections close, requests in flight get up to
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -89,6 +92,37 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 		rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
 		on_shutdown_poll(loop, rs);
 	}
+}
+
+/* Every partition keeps its segment files open (at least the active .log),
+ * so the fd limit bounds the partition count. Raise the soft RLIMIT_NOFILE
+ * to the hard limit, as Kafka deployments do with ulimit -n (Kafka's
+ * operations guide asks for 100000+), and log the limit in force. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		fprintf(stderr, "samsa: warning: cannot read the open file limit: %s\n",
+			strerror(errno));
+		return;
+	}
+	rlim_t was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { .rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max };
+		/* An infinite hard limit cannot be the soft one (fs.nr_open caps
+		 * it): keep what there is then. */
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl.rlim_cur = rl.rlim_max;
+		else
+			fprintf(stderr, "samsa: warning: cannot raise the open file limit to %llu: %s\n",
+				(unsigned long long)rl.rlim_max, strerror(errno));
+	}
+	if (rl.rlim_cur != was)
+		fprintf(stderr, "samsa: open file limit (RLIMIT_NOFILE) raised from %llu to %llu\n",
+			(unsigned long long)was, (unsigned long long)rl.rlim_cur);
+	else
+		fprintf(stderr, "samsa: open file limit (RLIMIT_NOFILE) %llu\n",
+			(unsigned long long)rl.rlim_cur);
 }
 
 /* A new cluster id as Kafka's Uuid.randomUuid: a version 4 UUID, never all
@@ -255,6 +289,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return rc < 0 ? 1 : 0;
 	brk_config *cfg = &server.cfg;
+	raise_fd_limit();
 	if (cfg->zookeeper_connect[0])
 		fprintf(stderr, "samsa: warning: zookeeper.connect is set, but ZooKeeper mode is not "
 				"available yet: running as a single node\n");

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,24 @@ static void topic_free(brk_topic *t)
 	free(t);
 }
 
+/* Remove the logs of a topic that was just created and never served (its
+ * directories and files, without flushing them first), and free it. */
+static void topic_discard(brk_topic *t)
+{
+	for (int32_t p = 0; p < t->npartitions; p++) {
+		brk_partition *bp = &t->partitions[p];
+		if (!bp->log)
+			continue;
+		char dir[4400];
+		snprintf(dir, sizeof(dir), "%s", log_dir(bp->log));
+		int rc = log_delete(bp->log);
+		bp->log = NULL;
+		if (rc)
+			fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-rc));
+	}
+	topic_free(t);
+}
+
 static int ckpt_cmp(const void *a, const void *b)
 {
 	const logdir_checkpoint_entry *x = a, *y = b;
@@ -249,7 +268,8 @@ static int topic_open(const ctl_topic *m, bool clean, bool fresh, const ckpts *c
 	t->npartitions = m->npartitions;
 	int64_t now = brk_wall_ms();
 	int rc = 0;
-	for (int32_t i = 0; i < m->npartitions; i++) {
+	int32_t i;
+	for (i = 0; i < m->npartitions; i++) {
 		brk_partition *p = &t->partitions[i];
 		p->topic = t;
 		p->index = i;
@@ -293,10 +313,22 @@ static int topic_open(const ctl_topic *m, bool clean, bool fresh, const ckpts *c
 		log_set_high_watermark(p->log, log_end_offset(p->log));
 	}
 	if (rc) {
-		for (int32_t i = 0; i < m->npartitions; i++)
-			if (t->partitions[i].log)
-				log_close(t->partitions[i].log);
-		topic_free(t);
+		if (fresh) {
+			/* Partitions 0..i-1 are open, i may have its directory
+			 * (log_open makes it first): remove them all. */
+			topic_discard(t);
+			char dir[4400];
+			if (i < m->npartitions && partition_dir(m->name, i, dir, sizeof(dir)) == 0) {
+				int r = remove_dir(dir);
+				if (r && r != -ENOTDIR) /* not a directory: not ours */
+					fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
+			}
+		} else {
+			for (int32_t k = 0; k < m->npartitions; k++)
+				if (t->partitions[k].log)
+					log_close(t->partitions[k].log);
+			topic_free(t);
+		}
 		return rc;
 	}
 	*out = t;
@@ -446,6 +478,93 @@ void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms)
 		brk_partition_flush(p);
 }
 
+/* ---- stray partition directories ---- */
+
+/* Kafka's legal topic name characters: ASCII letters, digits, '.', '_', '-'. */
+static bool topic_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+/* True when name has the form of a partition directory, <topic>-<index>
+ * (a legal topic name, then the index in plain decimal as partition_dir
+ * writes it). *topic_len gets the length of the topic part. */
+static bool partition_dir_name(const char *name, int32_t *topic_len, int32_t *index)
+{
+	const char *dash = strrchr(name, '-');
+	if (!dash || dash == name || dash - name > CTL_TOPIC_NAME_MAX || !dash[1])
+		return false;
+	for (const char *c = name; c < dash; c++)
+		if (!topic_char(*c))
+			return false;
+	const char *d = dash + 1;
+	if (d[0] == '0' && d[1])
+		return false;
+	int64_t v = 0;
+	for (; *d; d++) {
+		if (*d < '0' || *d > '9')
+			return false;
+		v = v * 10 + (*d - '0');
+		if (v > INT32_MAX)
+			return false;
+	}
+	*topic_len = (int32_t)(dash - name);
+	*index = (int32_t)v;
+	return true;
+}
+
+/*
+ * Set aside the partition directories in the log dir that belong to no
+ * partition of a topic in the metadata (a topic whose creation was cut short
+ * by a crash, or an index past its partition count): each is renamed to
+ * "<dir>.<id>-stray", as Kafka marks stray logs (KIP-858), so it no longer
+ * looks like a partition yet nothing is deleted on a guess: if the metadata
+ * file was lost, the data is still there for an operator. Deleted topics do
+ * not leave directories (DeleteTopics removes them). Anything that does not
+ * look like a partition directory stays as it is (files, other directories,
+ * Kafka's "<topic>-<p>.<id>-delete/-future/-stray" names, and
+ * __cluster_metadata-0, KRaft's metadata log). Called with the registry
+ * filled; a directory that cannot be renamed is reported and left.
+ */
+static void set_aside_stray_dirs(void)
+{
+	DIR *d = opendir(server.cfg.log_dir);
+	if (!d) {
+		fprintf(stderr, "samsa: cannot list %s to find stray partition directories: %s\n",
+			server.cfg.log_dir, strerror(errno));
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int32_t len, index;
+		if (!partition_dir_name(de->d_name, &len, &index) ||
+		    strcmp(de->d_name, "__cluster_metadata-0") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		brk_topic *t = brk_topic_find(de->d_name, len);
+		if (t && index < t->npartitions)
+			continue;
+		char stray[NAME_MAX + 64];
+		snprintf(stray, sizeof(stray), "%s.%016llx-stray", de->d_name,
+			 (unsigned long long)brk_wall_ms());
+		if (t)
+			fprintf(stderr,
+				"samsa: setting aside %s/%s as %s: topic %s has %d partitions, this "
+				"directory is not one of them\n",
+				server.cfg.log_dir, de->d_name, stray, t->meta->name, (int)t->npartitions);
+		else
+			fprintf(stderr, "samsa: setting aside %s/%s as %s: its topic %.*s does not exist\n",
+				server.cfg.log_dir, de->d_name, stray, (int)len, de->d_name);
+		if (renameat(dirfd(d), de->d_name, dirfd(d), stray) < 0)
+			fprintf(stderr, "samsa: cannot rename %s/%s: %s\n", server.cfg.log_dir,
+				de->d_name, strerror(errno));
+	}
+	closedir(d);
+}
+
 /* ---- public ---- */
 
 int brk_partitions_open(bool clean)
@@ -483,6 +602,8 @@ int brk_partitions_open(bool clean)
 	free(ck.rp);
 	free(ck.lso);
 	free(ck.hw);
+	if (!rc)
+		set_aside_stray_dirs();
 	if (!rc)
 		rc = brk_flush_start();
 	if (rc) {
@@ -550,12 +671,8 @@ int brk_partitions_create_topic(const ctl_topic *m)
 	if (rc)
 		return rc;
 	rc = reg_add(t);
-	if (rc) {
-		for (int32_t p = 0; p < t->npartitions; p++)
-			if (t->partitions[p].log)
-				log_close(t->partitions[p].log);
-		topic_free(t);
-	}
+	if (rc)
+		topic_discard(t);
 	return rc;
 }
 

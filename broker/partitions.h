@@ -54,7 +54,9 @@ int32_t brk_partition_leader_epoch(const brk_partition *p);
  * Open the logs of a topic just created in server.ctl (directories
  * <log.dir>/<topic>-<partition>; a leftover directory of the same name is
  * removed first) and write each partition.metadata.
- * Returns 0 or -errno (the logs opened so far are closed again).
+ * Returns 0 or -errno; on error nothing of the topic stays on disk (the
+ * logs opened so far are deleted, and the directory of the partition that
+ * failed is removed).
  */
 int brk_partitions_create_topic(const ctl_topic *t);
 

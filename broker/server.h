@@ -25,8 +25,9 @@ extern brk_server server;
 /*
  * Partition logs of this broker (broker/partitions.c):
  * open every partition of every topic in server.ctl at start-up, using the
- * log dir's checkpoints and the clean-shutdown marker; flush and write the
- * checkpoints at shutdown. Both return 0 or -errno.
+ * log dir's checkpoints and the clean-shutdown marker, and remove the
+ * partition directories that belong to no partition of a known topic;
+ * flush and write the checkpoints at shutdown. Both return 0 or -errno.
  */
 int brk_partitions_open(bool clean);
 int brk_partitions_shutdown(void);

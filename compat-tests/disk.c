@@ -10,6 +10,11 @@
  * batch whose CRC no longer matches) is truncated on restart: everything
  * before it reads back, the high watermark is the end of the last good
  * batch, and new records continue from there.
+ * Start-up removes partition directories of no known topic (or past a
+ * topic's partition count) and nothing else; a CreateTopics whose logs
+ * cannot all be made (a file in the way, or the open file limit) leaves no
+ * directory behind; the broker raises its soft open file limit to the hard
+ * one.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* POSIX and GNU extensions (nftw, strsignal...) */
@@ -19,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -414,6 +421,217 @@ START_TEST(test_torn_crc)
 }
 END_TEST
 
+/* ---- directories of no topic, failed creations, fd limit ---- */
+
+static void make_in(const h_broker *b, const char *name, bool dir)
+{
+	char path[PATH_MAX + 300];
+	snprintf(path, sizeof(path), "%s/%s", b->dir, name);
+	if (dir) {
+		ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+		snprintf(path, sizeof(path), "%s/%s/00000000000000000000.log", b->dir, name);
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_msg(fd >= 0, "create %s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+}
+
+static int count_records(const rd_kafka_message_t *m, void *opaque)
+{
+	(void)m;
+	(*(long *)opaque)++;
+	return 0;
+}
+
+static bool exists_in(const h_broker *b, const char *name)
+{
+	char path[PATH_MAX + 300];
+	snprintf(path, sizeof(path), "%s/%s", b->dir, name);
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* Entries of the data dir named <prefix><anything>. */
+static int count_prefixed(const h_broker *b, const char *prefix)
+{
+	DIR *d = opendir(b->dir);
+	ck_assert(d != NULL);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_stray_dirs_set_aside)
+{
+	h_broker *b = h_broker_new(NULL);
+	ck_assert(b != NULL);
+	/* Before the first start: partition directories of no topic are
+	 * renamed <dir>.<id>-stray (kept, no longer a partition), whatever
+	 * does not look like one stays as it is. */
+	make_in(b, "ghost-0", true);
+	make_in(b, "ghost.two-17", true);
+	make_in(b, "keep-me", true);        /* no partition index */
+	make_in(b, "ghost-01", true);       /* not how an index is written */
+	make_in(b, "ghost-3", false);       /* a file */
+	make_in(b, "ghost-4.abc-delete", true);
+	ck_assert_msg(h_broker_start(b) == 0, "broker did not start (log above)");
+	ck_assert_msg(!exists_in(b, "ghost-0"), "ghost-0 (no such topic) is still there");
+	ck_assert_msg(!exists_in(b, "ghost.two-17"), "ghost.two-17 (no such topic) is still there");
+	const char *kept[] = {"keep-me", "ghost-01", "ghost-3", "ghost-4.abc-delete"};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		ck_assert_msg(exists_in(b, kept[i]), "%s was removed but is no partition directory",
+			      kept[i]);
+	ck_assert_msg(count_prefixed(b, "ghost-0.") == 1 && count_prefixed(b, "ghost.two-17.") == 1,
+		      "the stray directories were not kept as <dir>.<id>-stray");
+	char *log = h_broker_read_log(b);
+	ck_assert_msg(log && strstr(log, "ghost-0") && strstr(log, "setting aside"),
+		      "setting ghost-0 aside is not logged");
+	free(log);
+
+	/* A known topic: its partitions stay, an index past its count goes. */
+	rd_kafka_t *p = c_producer(b, NULL);
+	char errstr[512];
+	rd_kafka_resp_err_t err = c_create_topic(p, "known", 2, 1, NULL, errstr, sizeof(errstr));
+	ck_assert_msg(err == 0, "CreateTopics: %s %s", rd_kafka_err2name(err), errstr);
+	rd_kafka_destroy(p);
+	produce_seq(b, "known", 0, 5, 5);
+	int st = h_broker_stop(b, h_scaled_ms(20000));
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM status 0x%x",
+		      st);
+	make_in(b, "known-2", true);
+	make_in(b, "known-10", true);
+	ck_assert_msg(h_broker_restart(b) == 0, "broker did not restart (log above)");
+	ck_assert_msg(!exists_in(b, "known-2") && !exists_in(b, "known-10"),
+		      "directories past topic known's 2 partitions are still there");
+	ck_assert_msg(count_prefixed(b, "known-2.") == 1 && count_prefixed(b, "known-10.") == 1,
+		      "directories past topic known's 2 partitions were not kept as -stray");
+	ck_assert_msg(exists_in(b, "known-0") && exists_in(b, "known-1"),
+		      "a partition of topic known was removed");
+	rd_kafka_t *c = c_consumer(b, NULL);
+	long got = 0;
+	long n = c_consume(c, "known", 0, RD_KAFKA_OFFSET_BEGINNING, 5, h_scaled_ms(20000),
+			   count_records, &got);
+	ck_assert_msg(n == 5, "read %ld of the 5 records of known-0 after the restart", n);
+	rd_kafka_destroy(c);
+	c_stop_broker(b);
+}
+END_TEST
+
+/* Create a topic whose logs cannot all be made: CreateTopics fails with
+ * KAFKA_STORAGE_ERROR, no directory of it stays, the topic does not exist,
+ * and the same name can be created once the cause is gone. */
+static void failed_create_leaves_nothing(h_broker *b, const char *topic, int partitions,
+					 const char *blocker)
+{
+	rd_kafka_t *p = c_producer(b, NULL);
+	char errstr[512], prefix[128];
+	rd_kafka_resp_err_t err = c_create_topic(p, topic, partitions, 1, NULL, errstr,
+						 sizeof(errstr));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR,
+		      "CreateTopics %s (%d partitions): %s %s, expected KAFKA_STORAGE_ERROR", topic,
+		      partitions, rd_kafka_err2name(err), errstr);
+	snprintf(prefix, sizeof(prefix), "%s-", topic);
+	int left = count_prefixed(b, prefix) - (blocker ? 1 : 0);
+	ck_assert_msg(left == 0, "%d directories of the failed topic %s are left in %s", left,
+		      topic, b->dir);
+	const struct rd_kafka_metadata *md = c_metadata_all(p);
+	ck_assert_msg(c_md_topic(md, topic) == NULL || c_md_topic(md, topic)->err != 0,
+		      "the failed topic %s is listed in Metadata", topic);
+	rd_kafka_metadata_destroy(md);
+	rd_kafka_destroy(p);
+	c_assert_broker_serving(b);
+}
+
+START_TEST(test_failed_create_blocked)
+{
+	h_broker *b = c_start_broker(NULL);
+	/* A file where partition 6's directory goes: partitions 0-5 are made
+	 * first, then the creation fails. */
+	make_in(b, "blocked-6", false);
+	failed_create_leaves_nothing(b, "blocked", 12, "blocked-6");
+	ck_assert_msg(exists_in(b, "blocked-6"), "the file in the way was removed");
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/blocked-6", b->dir);
+	ck_assert_int_eq(unlink(path), 0);
+	rd_kafka_t *p = c_producer(b, NULL);
+	char errstr[512];
+	rd_kafka_resp_err_t err = c_create_topic(p, "blocked", 12, 1, NULL, errstr, sizeof(errstr));
+	ck_assert_msg(err == 0, "CreateTopics again: %s %s", rd_kafka_err2name(err), errstr);
+	rd_kafka_destroy(p);
+	ck_assert_int_eq(count_prefixed(b, "blocked-"), 12);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_failed_create_fd_limit)
+{
+	/* The open file limit runs out midway, as with CreateTopics of
+	 * 100000 partitions. The broker inherits this process's hard limit,
+	 * which cannot be raised again here: check runs each test in its own
+	 * process unless CK_FORK=no. */
+	const char *fork_env = getenv("CK_FORK");
+	if (fork_env && strcmp(fork_env, "no") == 0) {
+		fprintf(stderr, "disk: test_failed_create_fd_limit needs CK_FORK (lowers RLIMIT_NOFILE)\n");
+		return;
+	}
+	struct rlimit rl = {.rlim_cur = 400, .rlim_max = 400};
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	h_broker *b = c_start_broker(NULL);
+	failed_create_leaves_nothing(b, "huge", 2000, NULL);
+	char *log = h_broker_read_log(b);
+	ck_assert_msg(log && strstr(log, "Too many open files"),
+		      "the creation did not fail on the fd limit");
+	free(log);
+	/* Still room for an ordinary topic. */
+	rd_kafka_t *p = c_producer(b, NULL);
+	char errstr[512];
+	rd_kafka_resp_err_t err = c_create_topic(p, "small", 20, 1, NULL, errstr, sizeof(errstr));
+	ck_assert_msg(err == 0, "CreateTopics small: %s %s", rd_kafka_err2name(err), errstr);
+	rd_kafka_destroy(p);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_fd_limit_raised)
+{
+	struct rlimit old;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_msg(old.rlim_max > 256, "hard open file limit %llu is too low to test",
+		      (unsigned long long)old.rlim_max);
+	struct rlimit low = {.rlim_cur = 256, .rlim_max = old.rlim_max};
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	h_broker *b = h_broker_new(NULL);
+	int started = b ? h_broker_start(b) : -1;
+	setrlimit(RLIMIT_NOFILE, &old); /* the soft limit can go back up */
+	ck_assert_msg(started == 0, "broker did not start (log above)");
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)b->pid);
+	FILE *f = fopen(path, "r");
+	ck_assert(f != NULL);
+	unsigned long long soft = 0, hard = 0;
+	bool found = false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Max open files", 14) == 0) {
+			found = sscanf(line + 14, "%llu %llu", &soft, &hard) == 2;
+			break;
+		}
+	fclose(f);
+	ck_assert_msg(found, "no numeric 'Max open files' line in %s", path);
+	ck_assert_msg(soft == hard && hard == (unsigned long long)old.rlim_max,
+		      "broker's open file limit is soft %llu hard %llu, expected both %llu", soft,
+		      hard, (unsigned long long)old.rlim_max);
+	char *log = h_broker_read_log(b);
+	ck_assert_msg(log && strstr(log, "RLIMIT_NOFILE"), "the open file limit is not logged");
+	free(log);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("disk");
@@ -427,6 +645,13 @@ int main(void)
 	tcase_add_test(tc, test_torn_garbage);
 	tcase_add_test(tc, test_torn_cut);
 	tcase_add_test(tc, test_torn_crc);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("housekeeping");
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_stray_dirs_set_aside);
+	tcase_add_test(tc, test_failed_create_blocked);
+	tcase_add_test(tc, test_failed_create_fd_limit);
+	tcase_add_test(tc, test_fd_limit_raised);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

@@ -11,13 +11,20 @@
  * p, p+3, p+6... at offsets 0, 1, 2...; the delivery report of each record
  * must give that offset too. SAMSA_PC_RECORDS overrides the count (quick
  * runs).
+ *
+ * The codec is proven on disk: librdkafka quietly sends uncompressed batches
+ * when it cannot use a codec, so after producing, the first batch of each
+ * partition's first segment must carry the codec's id in its attributes.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* POSIX and GNU extensions (nftw, strsignal...) */
 #endif
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compat-tests/compat.h"
 
@@ -26,6 +33,29 @@
 
 static const char *const codecs[] = {"none", "gzip", "snappy", "lz4", "zstd"};
 #define NCODECS ((int)(sizeof(codecs) / sizeof(codecs[0])))
+
+/* Kafka's compression type ids (attributes bits 0-2), in codecs[] order. */
+static const int codec_ids[] = {0, 1, 2, 3, 4};
+_Static_assert(sizeof(codec_ids) / sizeof(codec_ids[0]) == NCODECS, "one id per codec");
+
+/* The compression id in the attributes of the first batch of partition p's
+ * first segment (record batch v2: attributes are the int16 big endian at
+ * byte 21; the segment holds batches exactly as on the wire). */
+static int first_batch_codec(const h_broker *b, const char *topic, int32_t p)
+{
+	char path[PATH_MAX + 128];
+	snprintf(path, sizeof(path), "%s/%s-%d/00000000000000000000.log", b->dir, topic, (int)p);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	unsigned char hdr[61];
+	ssize_t got = pread(fd, hdr, sizeof(hdr), 0);
+	close(fd);
+	ck_assert_msg(got == (ssize_t)sizeof(hdr), "%s: only %zd bytes, no batch header", path,
+		      got);
+	ck_assert_msg(hdr[16] == 2, "%s: first batch has magic %d, expected 2", path, hdr[16]);
+	int attributes = (hdr[21] << 8) | hdr[22];
+	return attributes & 0x07;
+}
 
 static long nrecords(void)
 {
@@ -215,6 +245,13 @@ START_TEST(test_round_trip)
 		next_off[part]++;
 	}
 	rd_kafka_destroy(p);
+	for (int32_t part = 0; part < NPART; part++) {
+		int got = first_batch_codec(b, topic, part);
+		ck_assert_msg(got == codec_ids[_i],
+			      "partition %d: the first batch on disk has compression type %d, "
+			      "expected %d (%s): the producer did not use the codec",
+			      (int)part, got, codec_ids[_i], codec);
+	}
 	long long t1 = h_now_ms();
 	read_and_verify(b, topic, n, dr, "before restart");
 	fprintf(stderr, "produce_consume %s: %ld records produced in %lld ms, read back in %lld ms\n",

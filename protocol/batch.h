@@ -113,6 +113,19 @@ void proto_scratch_init(proto_scratch *s, size_t max_bytes);
 void proto_scratch_free(proto_scratch *s);
 
 /*
+ * Give memory back after a validation: when the decompression buffer holds
+ * more than keep_bytes (capacity, in bytes) it is freed (the next validation
+ * grows a new one from the small start size), and so is a zstd decompression
+ * context whose window buffer has grown past keep_bytes. Buffers up to
+ * keep_bytes stay, so the common small batches reuse them. The scratch stays
+ * usable; s->max is unchanged. Its contents are not kept (they only live
+ * during one proto_batches_validate call).
+ * Why: one compressed batch that expands to the cap (a "compression bomb",
+ * even a refused one) must not leave the process at its peak size for good.
+ */
+void proto_scratch_trim(proto_scratch *s, size_t keep_bytes);
+
+/*
  * Validate every batch in a Produce partition's records (len bytes; one or
  * more v2 batches back to back) as Kafka's LogValidator does: size, magic 2,
  * CRC32C, records count and offset deltas (decompressing gzip/snappy/lz4/zstd

@@ -2,7 +2,7 @@
  * compress.c - gzip/snappy/lz4/zstd decompression into a bounded scratch
  * buffer, for record batch validation (see compress.h). The codec contexts
  * live in the scratch and are reused, so a validation allocates nothing
- * once the scratch has grown to its working size. proto_scratch_init/free
+ * once the scratch has grown to its working size. proto_scratch_init/free/trim
  * (declared in batch.h) live here because the scratch owns those contexts.
  */
 #include "protocol/compress.h"
@@ -50,6 +50,22 @@ void proto_scratch_free(proto_scratch *s)
 	s->buf = NULL;
 	s->cap = 0;
 	s->codecs = NULL;
+}
+
+void proto_scratch_trim(proto_scratch *s, size_t keep_bytes)
+{
+	if (s->cap > keep_bytes) {
+		free(s->buf);
+		s->buf = NULL;
+		s->cap = 0;
+	}
+	/* A zstd frame with a large window makes the streaming context keep a
+	 * window buffer of that size; drop the context, it is made again. */
+	if (s->codecs != NULL && s->codecs->zstd != NULL &&
+	    ZSTD_sizeof_DCtx(s->codecs->zstd) > keep_bytes) {
+		ZSTD_freeDCtx(s->codecs->zstd);
+		s->codecs->zstd = NULL;
+	}
 }
 
 /* Make s->cap >= need (doubling), never above s->max. */

@@ -92,13 +92,18 @@ int log_ef_load(log_entfile *ef)
 
 int log_ef_reset(log_entfile *ef)
 {
-	if (ef->fd < 0) {
-		ef->fd = open(ef->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (ef->fd < 0)
+	if (ef->fd >= 0) {
+		if (ftruncate(ef->fd, 0) < 0)
 			return -errno;
+	} else {
+		/* Create or empty the file, but hold no fd until the first
+		 * entry is written (log_ef_sync): an empty partition then costs
+		 * one fd (its .log), not three. */
+		int fd = open(ef->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		close(fd);
 	}
-	if (ftruncate(ef->fd, 0) < 0)
-		return -errno;
 	ef->n = ef->nfile = 0;
 	ef->loaded = true;
 	return 0;
@@ -119,6 +124,11 @@ int log_ef_sync(log_entfile *ef)
 {
 	if (ef->n <= ef->nfile)
 		return 0;
+	if (ef->fd < 0) {
+		ef->fd = open(ef->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (ef->fd < 0)
+			return -errno;
+	}
 	int rc = log_io_pwrite(ef->fd, log_ef_at(ef, ef->nfile), (ef->n - ef->nfile) * ef->esz,
 			       (int64_t)(ef->nfile * ef->esz));
 	if (rc < 0)
@@ -135,7 +145,8 @@ int log_ef_truncate(log_entfile *ef, size_t n)
 	if (n > 0)
 		memcpy(ef->last, log_ef_at(ef, n - 1), ef->esz);
 	if (ef->nfile > n) {
-		if (ftruncate(ef->fd, (off_t)(n * ef->esz)) < 0)
+		if (ef->fd >= 0 ? ftruncate(ef->fd, (off_t)(n * ef->esz)) < 0
+				: truncate(ef->path, (off_t)(n * ef->esz)) < 0)
 			return -errno;
 		ef->nfile = n;
 	}

@@ -27,7 +27,7 @@
 
 typedef struct log_entfile {
 	char *path;     /* owned */
-	int fd;         /* -1 until loaded or reset */
+	int fd;         /* -1 until loaded or the first entry is written */
 	size_t esz;     /* entry size in bytes */
 	uint8_t *mem;   /* n entries, as on disk (big endian) */
 	size_t n;       /* entries in memory (loaded) or in the file (not loaded) */
@@ -44,11 +44,13 @@ int log_ef_init(log_entfile *ef, const char *path, size_t esz);
 int log_ef_stat(log_entfile *ef);
 /* Read every entry into memory (opens the fd). 0 or -errno. */
 int log_ef_load(log_entfile *ef);
-/* Create or empty the file; the entfile becomes loaded with 0 entries. */
+/* Create or empty the file; the entfile becomes loaded with 0 entries. No fd
+ * is kept open when none was: log_ef_sync opens it for the first entry. */
 int log_ef_reset(log_entfile *ef);
 /* Add one entry in memory (loaded only); written by log_ef_sync. 0 or -ENOMEM. */
 int log_ef_push(log_entfile *ef, const uint8_t *entry);
-/* Write entries pushed since the last sync to the end of the file. */
+/* Write entries pushed since the last sync to the end of the file (opening
+ * the fd on first use). */
 int log_ef_sync(log_entfile *ef);
 /* Keep the first n entries (memory and file). */
 int log_ef_truncate(log_entfile *ef, size_t n);

@@ -307,6 +307,9 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 
 struct log_flush_job {
 	log_segment **segs; /* references */
+	int *index_fds;     /* per segment: .index and .timeindex fds at begin
+			     * (-1: not open, nothing written to sync); read
+			     * here because the loop may open them meanwhile */
 	size_t n;
 	int64_t target;     /* recovery point once done */
 	int64_t unflushed_since_ms;
@@ -331,7 +334,8 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	if (!j)
 		return -ENOMEM;
 	j->segs = calloc(lp->nseg, sizeof *j->segs);
-	if (!j->segs)
+	j->index_fds = calloc(lp->nseg * 2, sizeof *j->index_fds);
+	if (!j->segs || !j->index_fds)
 		goto nomem;
 	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
 		goto nomem;
@@ -349,6 +353,8 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 			continue;
 		log_segment_keep(s);
 		s->dirty = false;
+		j->index_fds[j->n * 2] = s->oidx.fd;
+		j->index_fds[j->n * 2 + 1] = s->tidx.fd;
 		j->segs[j->n++] = s;
 	}
 	j->target = log_end_offset(lp);
@@ -361,6 +367,7 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	return 0;
 nomem:
 	free(j->segs);
+	free(j->index_fds);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);
@@ -374,10 +381,11 @@ int log_flush_run(log_flush_job *j)
 		log_segment *s = j->segs[i];
 		if (fsync(s->fd) < 0)
 			rc = -errno;
-		if (rc == 0)
-			rc = log_ef_fsync(&s->oidx);
-		if (rc == 0)
-			rc = log_ef_fsync(&s->tidx);
+		for (int k = 0; k < 2 && rc == 0; k++) {
+			int fd = j->index_fds[i * 2 + (size_t)k];
+			if (fd >= 0 && fsync(fd) < 0)
+				rc = -errno;
+		}
 	}
 	if (rc == 0 && j->epoch_path) {
 		int fd = open(j->epoch_path, O_RDONLY | O_CLOEXEC);
@@ -416,6 +424,7 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	for (size_t i = 0; i < j->n; i++)
 		log_segment_release(j->segs[i]);
 	free(j->segs);
+	free(j->index_fds);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);

@@ -38,8 +38,19 @@
 #include "protocol/gen/messages.h"
 
 /* Decompression scratch for validation, reused across requests (loop thread
- * only). Bounded so a compression bomb cannot take the memory. */
-#define PRODUCE_SCRATCH_MAX (256u << 20)
+ * only). Bounded so a compression bomb cannot take the memory: a batch whose
+ * records decompress to more than PRODUCE_SCRATCH_MAX bytes is refused with
+ * MESSAGE_TOO_LARGE. Kafka streams the records through a decompressing
+ * reader and sets no such cap, but a producer's batch is at most
+ * message.max.bytes compressed (1 MiB by default; the producer's batch.size
+ * defaults to 16 KiB), so 64 MiB means a ratio above 64:1 at the default
+ * limit, which real record data does not reach (highly repetitive data at a
+ * raised max.message.bytes could). After each validation
+ * a scratch above PRODUCE_SCRATCH_KEEP is released (proto_scratch_trim), so
+ * one large or hostile batch does not keep the process at its peak size;
+ * ordinary batches stay below it and reuse the buffer. */
+#define PRODUCE_SCRATCH_MAX (64u << 20)
+#define PRODUCE_SCRATCH_KEEP (8u << 20)
 static proto_scratch scratch;
 static bool scratch_ready;
 
@@ -108,6 +119,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	size_t len = pd->records.len > 0 ? (size_t)pd->records.len : 0;
 	int err = proto_batches_validate(pd->records.ptr, len, &rules, &scratch, &nbatches,
 					 &nrecords, &reason);
+	proto_scratch_trim(&scratch, PRODUCE_SCRATCH_KEEP);
 	if (err == KERR_NONE && nbatches != 1) {
 		err = KERR_INVALID_RECORD;
 		reason = "Produce requests with version 3+ are only allowed to contain exactly one record batch";

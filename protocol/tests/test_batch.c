@@ -431,6 +431,56 @@ START_TEST(test_scratch_reused)
 }
 END_TEST
 
+START_TEST(test_scratch_trim)
+{
+	/* ~2.5 MiB of records from a small gzip / zstd batch. */
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_scratch s;
+	proto_scratch_init(&s, 16 << 20);
+	proto_batch_rules r = rules();
+	int nb;
+	int64_t nr;
+	int codecs[] = { PROTO_COMPRESSION_GZIP, ZSTD_NO_CONTENT_SIZE };
+	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
+		proto_writer_reset(&w);
+		build_opts o = defaults(codecs[i]);
+		o.n = 2500;
+		o.value_size = 1000;
+		build_batch(&w, &o);
+		ck_assert_int_eq(proto_batches_validate(w.buf, w.len, &r, &s, &nb, &nr, NULL), 0);
+		size_t grown = s.cap;
+		ck_assert_uint_ge(grown, 2500u * 1000u);
+		ck_assert_ptr_nonnull(s.buf);
+		/* At or under the threshold: kept as is. */
+		uint8_t *buf = s.buf;
+		proto_scratch_trim(&s, grown);
+		ck_assert_ptr_eq(s.buf, buf);
+		ck_assert_uint_eq(s.cap, grown);
+		/* Above it: released, and the limit stays. */
+		proto_scratch_trim(&s, 1 << 20);
+		ck_assert_ptr_null(s.buf);
+		ck_assert_uint_eq(s.cap, 0);
+		ck_assert_uint_eq(s.max, 16u << 20);
+		/* Still usable: grows again, and a second trim is harmless. */
+		ck_assert_int_eq(proto_batches_validate(w.buf, w.len, &r, &s, &nb, &nr, NULL), 0);
+		ck_assert_int_eq(nr, 2500);
+		ck_assert_uint_eq(s.cap, grown);
+		proto_scratch_trim(&s, 1 << 20);
+		proto_scratch_trim(&s, 1 << 20);
+		ck_assert_uint_eq(s.cap, 0);
+	}
+	/* Empty scratch: nothing to do. */
+	proto_scratch e;
+	proto_scratch_init(&e, 1 << 20);
+	proto_scratch_trim(&e, 0);
+	ck_assert_ptr_null(e.buf);
+	proto_scratch_free(&e);
+	proto_scratch_free(&s);
+	proto_writer_free(&w);
+}
+END_TEST
+
 /* ---- rejections ---- */
 
 START_TEST(test_crc_flipped)
@@ -861,6 +911,7 @@ static Suite *batch_suite(void)
 	tcase_add_test(tc, test_valid_large_output_grows_scratch);
 	tcase_add_test(tc, test_two_batches);
 	tcase_add_test(tc, test_scratch_reused);
+	tcase_add_test(tc, test_scratch_trim);
 	tcase_add_test(tc, test_crc_flipped);
 	tcase_add_test(tc, test_bad_lengths);
 	tcase_add_test(tc, test_wrong_record_count);

@@ -6,6 +6,7 @@
  * references.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -430,6 +431,53 @@ START_TEST(clean_reopen_keeps_everything)
 }
 END_TEST
 
+static int count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the DIR's own fd */
+}
+
+START_TEST(new_log_holds_one_fd)
+{
+	/* An empty partition keeps only its .log open: the index files exist
+	 * but get an fd with their first entry (many partitions, few fds). */
+	cfg.index_interval_bytes = 200;
+	int before = count_open_fds();
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	ck_assert_int_eq(count_open_fds(), before + 1);
+	char ix[PATH_MAX], tix[PATH_MAX];
+	tu_seg_path(ix, sizeof ix, pdir, 0, ".index");
+	tu_seg_path(tix, sizeof tix, pdir, 0, ".timeindex");
+	ck_assert_int_eq(tu_file_size(ix), 0);
+	ck_assert_int_eq(tu_file_size(tix), 0);
+	int64_t base;
+	for (int i = 0; i < 20; i++)
+		append(lp, 3, 100 * i, 40, 0, 0, &base);
+	ck_assert_int_gt(tu_file_size(ix), 0);
+	ck_assert_int_gt(tu_file_size(tix), 0);
+	ck_assert_int_eq(log_flush(lp), 0);
+	int64_t leo = log_end_offset(lp);
+	log_close(lp);
+	ck_assert_int_eq(count_open_fds(), before);
+	/* The lazily written indexes are whole: a clean open uses them. */
+	ck_assert_int_eq(log_open(pdir, &cfg, true, leo, -1, 0, &lp), 0);
+	log_read_result r;
+	ck_assert_int_eq(log_read(lp, 31, INT64_MAX, 100, true, &r), 0);
+	ck_assert_int_gt(r.len, 0);
+	ck_assert_int_eq(read_be64(r.fd, r.file_pos), 30);
+	log_segment_release(r.segment);
+	log_close(lp);
+}
+END_TEST
+
 START_TEST(flush_and_recovery_point)
 {
 	cfg.flush_messages = 5;
@@ -537,6 +585,7 @@ int main(void)
 	tcase_add_test(tc, offset_for_timestamp);
 	tcase_add_test(tc, offset_for_timestamp_compressed);
 	tcase_add_test(tc, clean_reopen_keeps_everything);
+	tcase_add_test(tc, new_log_holds_one_fd);
 	tcase_add_test(tc, flush_and_recovery_point);
 	tcase_add_test(tc, leader_epochs);
 	tcase_add_test(tc, delete_and_segment_refs);
