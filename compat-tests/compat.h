@@ -5,12 +5,13 @@
  * assignment with the legacy consumer, admin CreateTopics/DeleteTopics,
  * metadata).
  *
- * Consuming: the broker has no consumer groups yet, so the tests never
- * subscribe and never commit. librdkafka 2.0.2's rd_kafka_assign() needs a
- * group.id (it returns __UNKNOWN_GROUP without one) and a group makes the
- * client look for a coordinator; the legacy per-partition consumer
- * (rd_kafka_consume_start/rd_kafka_consume_batch) needs neither, so that is
- * what c_consume uses, with auto commit and offset store off.
+ * Consuming: these helpers read partitions without a group, so a test of
+ * produce/fetch does not depend on the group coordinator (groups_common.h
+ * has the helpers for consumer groups). librdkafka 2.0.2's rd_kafka_assign()
+ * needs a group.id (it returns __UNKNOWN_GROUP without one); the legacy
+ * per-partition consumer (rd_kafka_consume_start/rd_kafka_consume_batch)
+ * needs none, so that is what c_consume uses, with auto commit and offset
+ * store off.
  *
  * Every helper that can fail fails the running check test (ck_assert) with
  * a message naming the librdkafka error.
