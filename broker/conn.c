@@ -309,7 +309,7 @@ static void request_finish(brk_conn *c)
 		proto_writer_free(&c->body);
 		proto_writer_init(&c->body);
 	}
-	proto_arena_reset(&c->arena);
+	proto_arena_reset_trim(&c->arena, IN_SHRINK); /* a huge request's chunk goes too */
 	memset(&c->req, 0, sizeof(c->req));
 	c->done_early = c->no_response = false;
 	c->in_pos = c->frame_end;

@@ -17,6 +17,7 @@
 #include "broker/flush.h"
 #include "broker/server.h"
 #include "protocol/err.h"
+#include "storage/fileio.h"
 #include "storage/logdir.h"
 
 #define RECOVERY_POINT_FILE "recovery-point-offset-checkpoint"
@@ -125,6 +126,16 @@ int32_t brk_partition_leader_epoch(const brk_partition *p)
 	return p->index < m->npartitions ? m->partitions[p->index].leader_epoch : 0;
 }
 
+int16_t brk_partition_check_epoch(const brk_partition *p, int32_t current_leader_epoch)
+{
+	if (current_leader_epoch < 0)
+		return KERR_NONE;
+	int32_t epoch = brk_partition_leader_epoch(p);
+	if (current_leader_epoch == epoch)
+		return KERR_NONE;
+	return current_leader_epoch < epoch ? KERR_FENCED_LEADER_EPOCH : KERR_UNKNOWN_LEADER_EPOCH;
+}
+
 static int reg_add(brk_topic *t)
 {
 	if (reg.ntopics == reg.cap) {
@@ -174,24 +185,12 @@ static void file_path(const char *name, char *out, size_t size)
 	snprintf(out, size, "%s/%s", server.cfg.log_dir, name);
 }
 
-/* Remove a flat partition directory left over from a deleted topic. */
+/* Remove a flat partition directory left over from a deleted topic; a
+ * directory that is not there is already removed. */
 static int remove_dir(const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	int rc = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !rc)
-			rc = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) < 0 && !rc)
-		rc = -errno;
-	return rc;
+	int rc = log_io_remove_dir(dir);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 /* ---- open/close ---- */

@@ -51,6 +51,15 @@ brk_partition *brk_topic_partition(brk_topic *t, int32_t index);
 int32_t brk_partition_leader_epoch(const brk_partition *p);
 
 /*
+ * The current leader epoch check of a request naming a partition (KIP-320,
+ * Kafka's Partition.checkCurrentLeaderEpoch): KERR_NONE when
+ * current_leader_epoch is -1 (not given) or equals the partition's leader
+ * epoch, KERR_FENCED_LEADER_EPOCH when it is older (the client is behind),
+ * KERR_UNKNOWN_LEADER_EPOCH when it is newer (this broker is behind).
+ */
+int16_t brk_partition_check_epoch(const brk_partition *p, int32_t current_leader_epoch);
+
+/*
  * Open the logs of a topic just created in server.ctl (directories
  * <log.dir>/<topic>-<partition>; a leftover directory of the same name is
  * removed first) and write each partition.metadata.

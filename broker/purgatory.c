@@ -4,6 +4,7 @@
  */
 #include "broker/purgatory.h"
 
+#include <errno.h>
 #include <stddef.h>
 
 #include "broker/server.h"
@@ -78,14 +79,23 @@ static void on_cancel(brk_request *req)
 	req->cancel = NULL;
 }
 
-void brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, void *arg)
+int brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, void *arg)
 {
 	d->fn = fn;
 	d->arg = arg;
 	d->finished = false;
+	d->wake_timer = 0;
 	d->expire_timer = brk_timer_add(server.loop, timeout_ms < 0 ? 0 : timeout_ms, on_expire, d);
+	if (!d->expire_timer) {
+		/* Without its timeout the operation could wait forever. */
+		d->finished = true;
+		for (int i = 0; i < d->nwatches; i++)
+			watch_unlink(&d->watches[i]);
+		return -ENOMEM;
+	}
 	d->req->delayed = d;
 	d->req->cancel = on_cancel;
+	return 0;
 }
 
 void brk_delayed_finish(brk_delayed *d)

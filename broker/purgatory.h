@@ -63,8 +63,10 @@ brk_delayed *brk_delayed_new(brk_request *req, int nwatches);
 void brk_delayed_watch(brk_delayed *d, int i, brk_watchlist *l);
 
 /* Start waiting: arm the timeout (ms, >= 0) and set req->cancel and
- * req->delayed. The handler then returns BRK_DELAYED. */
-void brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, void *arg);
+ * req->delayed; the handler then returns BRK_DELAYED. Returns 0, or -ENOMEM
+ * when the timeout timer cannot be allocated: the operation is then finished
+ * (watches unlinked, fn never called) and the handler answers at once. */
+int brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, void *arg);
 
 /* Stop waiting: unlink every watch and cancel both timers. Idempotent. */
 void brk_delayed_finish(brk_delayed *d);

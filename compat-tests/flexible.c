@@ -10,8 +10,8 @@
  * (brokers, topic id, partitions), Produce v9 (by name) and v13 (by topic
  * id) of hand-built record batches (CRC32C), Fetch v12 (name), v13 and v18
  * (topic id) returning those exact batches with their offsets assigned,
- * ListOffsets v7 earliest/latest/max-timestamp (KIP-734), and finally
- * librdkafka reads the records produced by hand. Every response is parsed
+ * ListOffsets v7 earliest/latest/max-timestamp (KIP-734) and their leader
+ * epochs, and finally librdkafka reads the records produced by hand. Every response is parsed
  * to its last byte. Layouts: Apache Kafka's message definitions for those
  * versions.
  */
@@ -33,6 +33,7 @@
 typedef struct topic_info {
 	uint8_t id[16];
 	int partitions;
+	int32_t leader_epoch[NPART]; /* from Metadata */
 } topic_info;
 
 static void metadata(int fd, int16_t ver, const h_broker *b, topic_info *ti)
@@ -83,7 +84,9 @@ static void metadata(int fd, int16_t ver, const h_broker *b, topic_info *ti)
 		int16_t perr = kr_i16(&r, "partition error");
 		int32_t idx = kr_i32(&r, "partition index");
 		int32_t leader = kr_i32(&r, "leader");
-		kr_i32(&r, "leader epoch");
+		int32_t lep = kr_i32(&r, "leader epoch");
+		if (i >= 0 && i < NPART)
+			ti->leader_epoch[i] = lep;
 		int64_t nrep = kr_carray(&r, "replicas");
 		for (int64_t k = 0; k < nrep; k++)
 			kr_i32(&r, "replica");
@@ -259,8 +262,9 @@ static int64_t fetch(int fd, int16_t ver, const topic_info *ti, int32_t partitio
 }
 
 /* ListOffsets v7 (flexible) for one timestamp; returns the offset and
- * sets *ts to the returned timestamp. */
-static int64_t list_offsets(int fd, int32_t partition, int64_t timestamp, int64_t *ts)
+ * sets *ts to the returned timestamp and *epoch to the leader epoch. */
+static int64_t list_offsets(int fd, int32_t partition, int64_t timestamp, int64_t *ts,
+			    int32_t *epoch)
 {
 	k_wbuf body = {.len = 0};
 	kw_i32(&body, -1); /* replica id */
@@ -284,7 +288,7 @@ static int64_t list_offsets(int fd, int32_t partition, int64_t timestamp, int64_
 	int16_t err = kr_i16(&r, "error code");
 	*ts = kr_i64(&r, "timestamp");
 	int64_t off = kr_i64(&r, "offset");
-	kr_i32(&r, "leader epoch");
+	*epoch = kr_i32(&r, "leader epoch");
 	kr_tags(&r, "partition tags");
 	kr_tags(&r, "topic tags");
 	kr_tags(&r, "response tags");
@@ -351,13 +355,27 @@ START_TEST(test_flexible_versions)
 	ck_assert_int_eq(fetch(fd, 16, &ti, 0, 6, &b2, 5), 10);
 
 	int64_t ts;
-	ck_assert_int_eq(list_offsets(fd, 0, -2, &ts), 0);
-	ck_assert_int_eq(list_offsets(fd, 0, -1, &ts), 10);
-	int64_t off = list_offsets(fd, 0, -3, &ts);
+	int32_t ep, lep = ti.leader_epoch[0];
+	ck_assert_int_ge(lep, 0);
+	/* Leader epochs answered (Kafka's Partition.fetchOffsetForTimestamp):
+	 * every batch here was written in the current epoch. */
+	ck_assert_int_eq(list_offsets(fd, 0, -2, &ts, &ep), 0);
+	ck_assert_int_eq(ep, lep);
+	ck_assert_int_eq(list_offsets(fd, 0, -1, &ts, &ep), 10);
+	ck_assert_int_eq(ep, lep);
+	/* An empty partition: LATEST still carries the current leader epoch,
+	 * EARLIEST has no batch and so no epoch. */
+	ck_assert_int_eq(list_offsets(fd, 1, -1, &ts, &ep), 0);
+	ck_assert_int_eq(ep, ti.leader_epoch[1]);
+	ck_assert_int_eq(list_offsets(fd, 1, -2, &ts, &ep), 0);
+	ck_assert_int_eq(ep, -1);
+	int64_t off = list_offsets(fd, 0, -3, &ts, &ep);
+	ck_assert_int_eq(ep, lep);
 	ck_assert_msg(off == 5 && ts == ts0 + 1000 + 100000,
 		      "ListOffsets max timestamp: offset %lld timestamp %lld, expected 5 and %lld",
 		      (long long)off, (long long)ts, (long long)(ts0 + 101000));
-	off = list_offsets(fd, 0, ts0 + 15, &ts);
+	off = list_offsets(fd, 0, ts0 + 15, &ts, &ep);
+	ck_assert_int_eq(ep, lep);
 	ck_assert_msg(off == 2 && ts == ts0 + 20, "ListOffsets by time: offset %lld ts %lld",
 		      (long long)off, (long long)ts);
 	close(fd);

@@ -66,9 +66,14 @@ void *proto_arena_alloc(proto_arena *a, size_t n)
 
 void proto_arena_reset(proto_arena *a)
 {
+	proto_arena_reset_trim(a, SIZE_MAX);
+}
+
+void proto_arena_reset_trim(proto_arena *a, size_t keep_bytes)
+{
 	proto_arena_chunk *keep = NULL;
 	for (proto_arena_chunk *c = a->head; c != NULL; c = c->next)
-		if (keep == NULL || c->size > keep->size)
+		if (c->size <= keep_bytes && (keep == NULL || c->size > keep->size))
 			keep = c;
 	proto_arena_chunk *c = a->head;
 	while (c != NULL) {

@@ -79,6 +79,10 @@ void proto_arena_init(proto_arena *a, size_t max_bytes);
 void *proto_arena_alloc(proto_arena *a, size_t n);
 /* Forget every allocation; keeps the largest chunk for reuse. */
 void proto_arena_reset(proto_arena *a);
+/* proto_arena_reset, but keep only the largest chunk of at most keep_bytes
+ * (usable bytes); larger chunks are freed, so one huge request does not
+ * leave a huge chunk behind for the owner's lifetime. */
+void proto_arena_reset_trim(proto_arena *a, size_t keep_bytes);
 void proto_arena_free(proto_arena *a);
 
 /* ---- reader ---- */

@@ -4,6 +4,7 @@
  */
 #include "storage/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -59,6 +60,25 @@ int log_io_fsync_dir(const char *dir)
 		return -errno;
 	int rc = fsync(fd) < 0 ? -errno : 0;
 	close(fd);
+	return rc;
+}
+
+int log_io_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	int rc = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && rc == 0)
+			rc = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) < 0 && rc == 0)
+		rc = -errno;
 	return rc;
 }
 

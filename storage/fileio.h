@@ -2,7 +2,8 @@
  * fileio.h - small file helpers shared by the storage modules: whole-buffer
  * pread/pwrite loops, big-endian field access, directory fsync and atomic
  * small-file replacement (write a .tmp, optionally fsync, rename).
- * Internal to storage/; every function returns 0 or -errno.
+ * Internal to storage/ (except log_io_remove_dir, which the broker also uses
+ * for leftover partition directories); every function returns 0 or -errno.
  */
 #ifndef SAMSA_STORAGE_FILEIO_H
 #define SAMSA_STORAGE_FILEIO_H
@@ -24,6 +25,11 @@ int log_io_write_atomic(const char *dir, const char *name, const void *data, siz
 /* Read a whole small file (at most max bytes, else -EFBIG) into a malloc'ed,
  * NUL-terminated buffer the caller frees. -ENOENT when absent. */
 int log_io_read_small(const char *path, size_t max, char **out, size_t *len);
+/* Remove a flat directory: unlink every entry in it (no recursion: a
+ * partition directory holds only files), then rmdir it. Keeps going after a
+ * failed unlink and returns the first error; -ENOENT when dir is missing
+ * (callers that want "gone" semantics treat that as success). */
+int log_io_remove_dir(const char *dir);
 /* snprintf into a PATH_MAX buffer; -ENAMETOOLONG when it does not fit. */
 int log_io_path(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

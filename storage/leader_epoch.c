@@ -15,6 +15,7 @@
 
 #include "storage/fileio.h"
 #include "storage/log.h"
+#include "storage/partition.h"
 
 static int push(log_epoch_cache *c, int32_t epoch, int64_t start)
 {
@@ -109,6 +110,24 @@ void log_epoch_free(log_epoch_cache *c)
 int32_t log_epoch_latest(const log_epoch_cache *c)
 {
 	return c->n ? c->e[c->n - 1].epoch : -1;
+}
+
+int32_t log_epoch_for_offset(const log_epoch_cache *c, int64_t offset)
+{
+	size_t lo = 0, hi = c->n; /* first entry starting after offset */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->e[mid].start_offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? c->e[lo - 1].epoch : -1;
+}
+
+int32_t log_leader_epoch_for_offset(const log_partition *lp, int64_t offset)
+{
+	return log_epoch_for_offset(&lp->epochs, offset);
 }
 
 int log_epoch_assign(log_epoch_cache *c, int32_t epoch, int64_t start_offset)

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/log.h"
+
 #define LOG_EPOCH_FILE "leader-epoch-checkpoint"
 
 typedef struct log_epoch_entry {
@@ -43,6 +45,13 @@ int log_epoch_assign(log_epoch_cache *c, int32_t epoch, int64_t start_offset);
 int log_epoch_truncate_from_end(log_epoch_cache *c, int64_t end_offset);
 /* Latest epoch, -1 when none. */
 int32_t log_epoch_latest(const log_epoch_cache *c);
+/* The epoch of the entry covering offset (Kafka's
+ * LeaderEpochFileCache.epochForOffset): the last entry whose start offset
+ * is <= offset; -1 when none is (offset below the first entry, or empty). */
+int32_t log_epoch_for_offset(const log_epoch_cache *c, int64_t offset);
+/* log_epoch_for_offset on a partition log's cache (storage/log.h), for
+ * ListOffsets answers: the leader epoch of the batch holding offset. */
+int32_t log_leader_epoch_for_offset(const log_partition *lp, int64_t offset);
 /* Kafka's endOffsetFor(epoch, logEndOffset) for OffsetsForLeaderEpoch. */
 void log_epoch_end_offset_for(const log_epoch_cache *c, int32_t epoch, int64_t log_end_offset,
 			      int32_t *out_epoch, int64_t *out_end_offset);

@@ -3,10 +3,12 @@
  * largest timestamp (log_max_timestamp, KIP-734), after Kafka's
  * LogSegment.findOffsetByTimestamp and UnifiedLog.fetchOffsetByTimestamp.
  *
- * A segment whose max timestamp is below the target is skipped; in the first
- * other segment the time index gives a starting offset, the offset index a
- * position, and batch headers are scanned to the first batch whose max
- * timestamp reaches the target. Inside that batch the answer is, as in Kafka,
+ * A segment whose max timestamp is below the target is skipped without
+ * loading its indexes (log_open reads each segment's max timestamp from the
+ * last .timeindex entry, so the lookup loads only the segment that holds the
+ * answer); in the first other segment the time index gives a starting
+ * offset, the offset index a position, and batch headers are scanned to the
+ * first batch whose max timestamp reaches the target. Inside that batch the answer is, as in Kafka,
  * the first record whose timestamp is >= the target:
  *   - LogAppendTime batches: every record carries the batch max timestamp,
  *     so it is the batch's first offset;
@@ -93,11 +95,16 @@ int log_offset_for_timestamp(log_partition *lp, int64_t ts, int64_t *offset, int
 	*timestamp = -1;
 	for (size_t i = log_seg_floor(lp, lp->log_start); i < lp->nseg; i++) {
 		log_segment *s = lp->segs[i];
+		/* max_ts is known without loading the indexes (from the time
+		 * index's last entry, read with one pread at open): skip
+		 * older segments without reading their index files. */
+		if (s->max_ts < ts || s->size == 0)
+			continue;
 		int rc = log_seg_ready(lp, s);
 		if (rc < 0)
 			return rc;
 		if (s->max_ts < ts || s->size == 0)
-			continue;
+			continue; /* a rebuilt index may know better */
 		int32_t rel;
 		log_timeindex_lookup(&s->tidx, ts, &rel);
 		int64_t start = s->base_offset + rel;

@@ -145,10 +145,8 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				failed = true;
 				continue;
 			}
-			int32_t epoch = brk_partition_leader_epoch(p);
-			if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != epoch) {
-				pd->error_code = fp->current_leader_epoch < epoch ? KERR_FENCED_LEADER_EPOCH
-										 : KERR_UNKNOWN_LEADER_EPOCH;
+			pd->error_code = brk_partition_check_epoch(p, fp->current_leader_epoch);
+			if (pd->error_code != KERR_NONE) {
 				failed = true;
 				continue;
 			}
@@ -203,18 +201,59 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 	return failed;
 }
 
-/* Encode st->resp into req->out; the segment refs pass to the writer. */
+/*
+ * Encode st->resp into req->out.
+ *
+ * Segment reference ownership: read_all leaves st holding one reference per
+ * partition with records. The generated encoder stops writing at the first
+ * failure (w->err, e.g. a failed growth), so partitions after it never reach
+ * the writer: handing st's references to the writer would leak exactly those
+ * (their segment fds and disk space pinned for the broker's lifetime).
+ * Instead ownership is unconditional on both sides:
+ *   - the records are encoded without a release callback, so the writer only
+ *     borrows the regions it actually receives and never frees st's refs;
+ *   - after a successful encode each file chunk the writer took gets its own
+ *     reference (log_segment_keep) and the release callback, so the writer
+ *     owns exactly what it will send and drops it on reset/free;
+ *   - st's references are always released here, whatever happened.
+ * One atomic increment and one decrement per partition sent. On return st
+ * holds no references and its records are empty.
+ */
 static int respond(brk_request *req, fetch_state *st)
 {
-	int rc = FetchResponse_encode(req->out, req->api_version, &st->resp);
+	proto_writer *w = req->out;
+	int first_chunk = w->nchunks;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		for (int32_t j = 0; j < tr->partitions_count; j++)
+			tr->partitions[j].records.release = NULL; /* borrowed by the writer */
+	}
+	int rc = FetchResponse_encode(w, req->api_version, &st->resp);
+	if (rc == 0) {
+		for (int k = first_chunk; k < w->nchunks; k++) {
+			proto_file_chunk *c = &w->chunks[k];
+			if (c->ref) {
+				log_segment_keep(c->ref);
+				c->release = log_segment_release;
+			}
+		}
+	}
+	/* st's own references, now or never released */
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		for (int32_t j = 0; j < tr->partitions_count; j++)
+			tr->partitions[j].records.release = log_segment_release;
+	}
+	release_records(st);
 	if (rc != 0) {
-		/* Only a failed allocation gets here. The writer releases the
-		 * segment refs it took on reset; answer with a top-level error. */
-		proto_writer_reset(req->out);
+		/* Only a failed allocation gets here. The writer holds no
+		 * reference of this response (its chunks were borrowed):
+		 * answer with a top-level error instead. */
+		proto_writer_reset(w);
 		FetchResponse err;
 		FetchResponse_init(&err);
 		err.error_code = KERR_UNKNOWN_SERVER_ERROR;
-		rc = FetchResponse_encode(req->out, req->api_version, &err);
+		rc = FetchResponse_encode(w, req->api_version, &err);
 	}
 	return rc;
 }
@@ -288,6 +327,10 @@ int brk_handle_fetch(brk_request *req)
 		}
 	}
 	st->first_bytes = bytes;
-	brk_delayed_start(d, m->max_wait_ms, on_delayed, st);
+	if (brk_delayed_start(d, m->max_wait_ms, on_delayed, st) != 0) {
+		/* No timer to end the wait: answer with what is there now. */
+		read_all(v, st, &bytes);
+		return respond(req, st) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
 	return BRK_DELAYED;
 }

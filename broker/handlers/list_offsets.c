@@ -12,6 +12,11 @@
  *   anything else        first offset whose batch max timestamp >= it, below
  *                        the high watermark / last stable offset (other
  *                        negative values are searched as timestamps, as Kafka does)
+ * Leader epoch answered (Kafka's Partition.fetchOffsetForTimestamp and
+ * UnifiedLog.fetchOffsetByTimestamp): LATEST the partition's current leader
+ * epoch; EARLIEST the epoch of the log start offset (leader epoch cache,
+ * epochForOffset); MAX_TIMESTAMP and timestamps the epoch of the batch found
+ * (the cache entry covering its offset); -1 when unknown.
  */
 #include <string.h>
 
@@ -20,6 +25,7 @@
 #include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
+#include "storage/leader_epoch.h"
 
 #define EARLIEST_TIMESTAMP -2
 #define LATEST_TIMESTAMP -1
@@ -46,26 +52,21 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		r->error_code = KERR_KAFKA_STORAGE_ERROR;
 		return;
 	}
-	int32_t epoch = brk_partition_leader_epoch(p);
-	if (q->current_leader_epoch >= 0 && q->current_leader_epoch != epoch) {
-		r->error_code = q->current_leader_epoch < epoch ? KERR_FENCED_LEADER_EPOCH
-								: KERR_UNKNOWN_LEADER_EPOCH;
+	r->error_code = brk_partition_check_epoch(p, q->current_leader_epoch);
+	if (r->error_code != KERR_NONE)
 		return;
-	}
 	log_partition *lp = p->log;
 	int64_t hw = log_high_watermark(lp);
 	int64_t fetchable = hw; /* last stable offset = high watermark without transactions */
-	int32_t data_epoch = log_end_offset(lp) > log_start_offset(lp) ? log_latest_epoch(lp) : -1;
-	r->error_code = KERR_NONE;
 	switch (q->timestamp) {
 	case EARLIEST_TIMESTAMP:
 	case EARLIEST_LOCAL_TIMESTAMP:
 		r->offset = log_start_offset(lp);
-		r->leader_epoch = data_epoch;
+		r->leader_epoch = log_leader_epoch_for_offset(lp, r->offset);
 		return;
 	case LATEST_TIMESTAMP:
 		r->offset = m->isolation_level == READ_COMMITTED ? fetchable : hw;
-		r->leader_epoch = data_epoch;
+		r->leader_epoch = brk_partition_leader_epoch(p);
 		return;
 	case LATEST_TIERED_TIMESTAMP:
 	case EARLIEST_PENDING_UPLOAD_TIMESTAMP:
@@ -79,7 +80,7 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		if (off >= 0 && off < fetchable) {
 			r->offset = off;
 			r->timestamp = ts;
-			r->leader_epoch = data_epoch;
+			r->leader_epoch = log_leader_epoch_for_offset(lp, off);
 		}
 		return;
 	}
@@ -92,7 +93,7 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		if (off >= 0 && off < fetchable) {
 			r->offset = off;
 			r->timestamp = ts;
-			r->leader_epoch = data_epoch;
+			r->leader_epoch = log_leader_epoch_for_offset(lp, off);
 		}
 		return;
 	}

@@ -533,6 +533,41 @@ START_TEST(test_arena)
 }
 END_TEST
 
+START_TEST(test_arena_reset_trim)
+{
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	/* a small chunk, then a huge one */
+	ck_assert_ptr_nonnull(proto_arena_alloc(&a, 100));
+	size_t small = a.total;
+	ck_assert_uint_le(small, 64u << 10);
+	ck_assert_ptr_nonnull(proto_arena_alloc(&a, 4u << 20));
+	ck_assert_uint_ge(a.total, (4u << 20) + small);
+	/* the huge chunk goes, the largest one under the limit stays */
+	proto_arena_reset_trim(&a, 64u << 10);
+	ck_assert_uint_eq(a.total, small);
+	uint8_t *p = proto_arena_alloc(&a, 16);
+	ck_assert_ptr_nonnull(p);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(p[i], 0);
+	ck_assert_uint_eq(a.total, small); /* reused, nothing allocated */
+	/* only chunks above the limit: nothing is kept */
+	proto_arena_reset(&a);
+	proto_arena_free(&a);
+	ck_assert_ptr_nonnull(proto_arena_alloc(&a, 1u << 20));
+	proto_arena_reset_trim(&a, 64u << 10);
+	ck_assert_uint_eq(a.total, 0);
+	ck_assert_ptr_null(a.head);
+	ck_assert_ptr_nonnull(proto_arena_alloc(&a, 16));
+	/* a chunk at or under the limit is kept as proto_arena_reset does */
+	size_t t = a.total;
+	proto_arena_reset_trim(&a, t);
+	ck_assert_uint_eq(a.total, t);
+	ck_assert_ptr_nonnull(a.head);
+	proto_arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_arena_cap)
 {
 	proto_arena a;
@@ -577,6 +612,7 @@ static Suite *buf_suite(void)
 	tcase_add_test(tc, test_writer_patch);
 	tcase_add_test(tc, test_writer_string_too_long);
 	tcase_add_test(tc, test_arena);
+	tcase_add_test(tc, test_arena_reset_trim);
 	tcase_add_test(tc, test_arena_cap);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,7 +3,7 @@
  * rollback of a failed write), read (max_bytes, min_one, max_offset, out of
  * range, across segments), roll by size and time, offsets by timestamp,
  * max timestamp, clean reopen, flush, leader epochs, delete and segment
- * references.
+ * references; the epoch-for-offset lookup and directory removal helpers.
  */
 #include <check.h>
 #include <dirent.h>
@@ -20,6 +20,8 @@
 #include <zlib.h>
 
 #include "protocol/batch.h"
+#include "storage/fileio.h"
+#include "storage/leader_epoch.h"
 #include "storage/log.h"
 #include "storage/tests/testutil.h"
 
@@ -444,6 +446,40 @@ static int count_open_fds(void)
 	return n - 1; /* the DIR's own fd */
 }
 
+START_TEST(offset_for_timestamp_loads_one_segment)
+{
+	/* A lookup of a recent timestamp must not read the indexes of the older
+	 * segments (each load reads the files and keeps two fds open): their max
+	 * timestamps are known from open. */
+	cfg.segment_bytes = 500; /* two batches per segment */
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	int64_t base;
+	for (int i = 0; i < 60; i++)
+		append(lp, 3, 100 * i, 40, 0, 0, &base);
+	int nseg = tu_count_files(pdir, ".log");
+	ck_assert_int_ge(nseg, 20);
+	ck_assert_int_eq(log_flush(lp), 0);
+	int64_t leo = log_end_offset(lp);
+	log_close(lp);
+	ck_assert_int_eq(log_open(pdir, &cfg, true, leo, -1, 0, &lp), 0);
+	int before = count_open_fds();
+	int64_t off, ts;
+	/* batch 55 (offsets 165..167, timestamps 5500..5502): not the active segment */
+	ck_assert_int_eq(log_offset_for_timestamp(lp, 5501, &off, &ts), 0);
+	ck_assert_int_eq(off, 166);
+	ck_assert_int_eq(ts, 5501);
+	/* at most the .index and .timeindex of the segment holding the answer */
+	ck_assert_int_le(count_open_fds(), before + 2);
+	/* an older timestamp still finds its (now loaded) segment */
+	ck_assert_int_eq(log_offset_for_timestamp(lp, 201, &off, &ts), 0);
+	ck_assert_int_eq(off, 7);
+	ck_assert_int_eq(ts, 201);
+	ck_assert_int_le(count_open_fds(), before + 4);
+	log_close(lp);
+}
+END_TEST
+
 START_TEST(new_log_holds_one_fd)
 {
 	/* An empty partition keeps only its .log open: the index files exist
@@ -540,6 +576,13 @@ START_TEST(leader_epochs)
 	log_end_offset_for_epoch(lp, 9, &e, &end);
 	ck_assert_int_eq(e, -1);
 	ck_assert_int_eq(end, -1);
+	/* the epoch of the batch holding an offset (epochForOffset) */
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 0), 3);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 9), 3);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 10), 7);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 19), 7);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 1000), 7);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, -1), -1);
 	log_close(lp);
 	ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 0, &lp), 0);
 	ck_assert_int_eq(log_latest_epoch(lp), 7);
@@ -571,6 +614,42 @@ START_TEST(delete_and_segment_refs)
 }
 END_TEST
 
+START_TEST(epoch_for_offset_cache)
+{
+	log_epoch_cache c = { 0 };
+	ck_assert_int_eq(log_epoch_for_offset(&c, 0), -1);
+	log_epoch_entry e[] = { { 2, 100 }, { 5, 150 }, { 9, 400 } };
+	c.e = e;
+	c.n = 3;
+	ck_assert_int_eq(log_epoch_for_offset(&c, 99), -1); /* below the first entry */
+	ck_assert_int_eq(log_epoch_for_offset(&c, 100), 2);
+	ck_assert_int_eq(log_epoch_for_offset(&c, 149), 2);
+	ck_assert_int_eq(log_epoch_for_offset(&c, 150), 5);
+	ck_assert_int_eq(log_epoch_for_offset(&c, 399), 5);
+	ck_assert_int_eq(log_epoch_for_offset(&c, 400), 9);
+	ck_assert_int_eq(log_epoch_for_offset(&c, INT64_MAX), 9);
+}
+END_TEST
+
+START_TEST(remove_dir)
+{
+	ck_assert_int_eq(mkdir(pdir, 0755), 0);
+	char p[PATH_MAX + 16];
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s/f%d", pdir, i);
+		int fd = open(p, O_CREAT | O_WRONLY, 0644);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "x", 1), 1);
+		close(fd);
+	}
+	ck_assert_int_eq(log_io_remove_dir(pdir), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(pdir, &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(log_io_remove_dir(pdir), -ENOENT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("log");
@@ -585,10 +664,13 @@ int main(void)
 	tcase_add_test(tc, offset_for_timestamp);
 	tcase_add_test(tc, offset_for_timestamp_compressed);
 	tcase_add_test(tc, clean_reopen_keeps_everything);
+	tcase_add_test(tc, offset_for_timestamp_loads_one_segment);
 	tcase_add_test(tc, new_log_holds_one_fd);
 	tcase_add_test(tc, flush_and_recovery_point);
 	tcase_add_test(tc, leader_epochs);
 	tcase_add_test(tc, delete_and_segment_refs);
+	tcase_add_test(tc, epoch_for_offset_cache);
+	tcase_add_test(tc, remove_dir);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	tu_begin();
