@@ -12,6 +12,12 @@
  * rd_kafka_list_groups agrees. __consumer_offsets is in the metadata with
  * 50 partitions of one replica (the default factor 3 capped on one node).
  *
+ * empty after restart: an Empty group (its consumer committed and closed)
+ * keeps its protocol type "consumer" across a SIGTERM restart and a kill -9
+ * restart (Kafka writes it in the GroupMetadataValue and restores it for an
+ * Empty group): ListConsumerGroups does not call it a simple group, before
+ * or after; its offsets are back and a consumer joins it again.
+ *
  * delete: DeleteGroups of an Empty group removes it and its committed
  * offsets, also after kill -9 and restart (tombstones in
  * __consumer_offsets).
@@ -321,6 +327,69 @@ static void assert_gone(rd_kafka_t *admin, const char *group, const char *topic,
 	rd_kafka_event_destroy(ev);
 }
 
+/* ListConsumerGroups: the group listed Empty, not simple (protocol type
+ * "consumer"). */
+static void assert_empty_consumer_group(rd_kafka_t *admin, const char *group, const char *when)
+{
+	int st, simp;
+	list_groups(admin, -1, &group, 1, &st, &simp);
+	ck_assert_msg(st == RD_KAFKA_CONSUMER_GROUP_STATE_EMPTY, "%s: %s is %s, expected Empty",
+		      when, group, state_name(st));
+	ck_assert_msg(simp == 0,
+		      "%s: %s is listed as a simple group (protocol type \"\"), expected "
+		      "protocol type \"consumer\"",
+		      when, group);
+}
+
+START_TEST(test_empty_group_after_restart)
+{
+	int kill9 = _i;
+	const char *how = kill9 ? "after kill -9 and restart" : "after SIGTERM and restart";
+	h_broker *b = gt_start_broker(NULL);
+	const char *topic = "er-topic", *group = "er-group";
+	const int np = 2;
+	gt_create_topic(b, topic, np);
+	gt_produce(b, topic, np, 10, "er", NULL);
+	const char *const kv[] = {"enable.auto.commit", "false", NULL};
+	gt_member *m = gt_member_new(b, "er-1", group, topic, np, kv);
+	gt_subscribe(m);
+	gt_wait_settled(&m, 1, 1, 300, 30000, group);
+	commit_offsets(m, (const int64_t[]){3, 4}, np);
+	gt_close(m);
+
+	rd_kafka_t *admin = c_producer(b, NULL);
+	assert_empty_consumer_group(admin, group, "before the restart");
+	rd_kafka_destroy(admin);
+
+	if (kill9)
+		ck_assert(h_broker_kill(b) == 0);
+	else
+		ck_assert_msg(h_broker_stop(b, h_scaled_ms(20000)) >= 0, "broker did not stop on SIGTERM");
+	ck_assert_msg(h_broker_restart(b) == 0, "broker did not restart");
+
+	admin = c_producer(b, NULL);
+	assert_empty_consumer_group(admin, group, how);
+	int64_t off[2];
+	gt_committed_admin(admin, group, topic, np, off);
+	ck_assert_msg(off[0] == 3 && off[1] == 4, "%s: offsets %lld %lld, expected 3 4", how,
+		      (long long)off[0], (long long)off[1]);
+	rd_kafka_destroy(admin);
+
+	/* The group is usable again. */
+	gt_member *m2 = gt_member_new(b, "er-2", group, topic, np, kv);
+	gt_subscribe(m2);
+	gt_wait_settled(&m2, 1, 1, 300, 30000, group);
+	gt_close(m2);
+	admin = c_producer(b, NULL);
+	assert_empty_consumer_group(admin, group, "after a consumer joined and left again");
+	rd_kafka_destroy(admin);
+
+	gt_member_free(m);
+	gt_member_free(m2);
+	c_stop_broker(b);
+}
+END_TEST
+
 START_TEST(test_delete_group)
 {
 	h_broker *b = gt_start_broker(NULL);
@@ -453,6 +522,7 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("admin");
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_describe_and_list);
+	tcase_add_loop_test(tc, test_empty_group_after_restart, 0, 2);
 	tcase_add_test(tc, test_delete_group);
 	tcase_add_test(tc, test_delete_offsets);
 	suite_add_tcase(s, tc);

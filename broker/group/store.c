@@ -83,11 +83,38 @@ static void add_offset_record(proto_batch_builder *b, proto_str group, const grp
 }
 
 /*
+ * batch_append's answer for a batch larger than the partition accepts:
+ * Kafka's append fails with RecordTooLargeException (MESSAGE_TOO_LARGE:
+ * the batch is above the topic's max.message.bytes) or
+ * RecordBatchTooLargeException (RECORD_LIST_TOO_LARGE: above
+ * segment.bytes), and nothing is written. Never a Kafka error code (those
+ * are >= 0); the callers map it.
+ */
+#define BATCH_TOO_LARGE (-1)
+
+/*
+ * The Kafka error for a batch that was too large (Kafka 4.x
+ * CoordinatorOperationExceptionHelper.handleOperationException, used by
+ * every group coordinator write including commit-offset, and
+ * GroupMetadataManager.appendGroupMetadataErrorToResponseError for the
+ * SyncGroup store: MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and
+ * INVALID_FETCH_SIZE become UNKNOWN_SERVER_ERROR). The pre-4.0 coordinator
+ * (GroupMetadataManager.storeOffsets) answered INVALID_COMMIT_OFFSET_SIZE
+ * for offset commits instead; Kafka 4.x no longer does.
+ */
+static int too_large_error(void) { return KERR_UNKNOWN_SERVER_ERROR; }
+
+/*
  * Finish the batch and append it to the group's partition, as Produce
  * does: log_append with the partition's leader epoch, then
  * brk_partition_appended (high watermark, delayed fetches, flush policy).
- * Returns a Kafka error code (Kafka's coordinator error mapping: a missing
- * partition is COORDINATOR_NOT_AVAILABLE, a log failure NOT_COORDINATOR).
+ * A batch above the topic's max.message.bytes (its effective config:
+ * message.max.bytes unless overridden) or segment.bytes is not written:
+ * BATCH_TOO_LARGE, as Kafka's CoordinatorRuntime, which builds its batches
+ * with the partition's LogConfig.maxMessageSize as the limit.
+ * Otherwise returns a Kafka error code (Kafka's coordinator error mapping:
+ * a missing partition is COORDINATOR_NOT_AVAILABLE, a log failure
+ * NOT_COORDINATOR).
  */
 static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms)
 {
@@ -102,8 +129,14 @@ static int batch_append(proto_batch_builder *b, const char *group, int32_t glen,
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	if (!p->log)
 		return KERR_NOT_COORDINATOR;
-	if ((int64_t)size > t->cfg.log.segment_bytes)
-		return KERR_UNKNOWN_SERVER_ERROR;
+	if (size > t->cfg.max_message_bytes || (int64_t)size > t->cfg.log.segment_bytes) {
+		fprintf(stderr,
+			"samsa: group %.*s: a %d-byte batch for %s-%d is above max.message.bytes "
+			"(%d) or segment.bytes (%lld): not written\n",
+			(int)glen, group, (int)size, GRP_OFFSETS_TOPIC, (int)p->index,
+			(int)t->cfg.max_message_bytes, (long long)t->cfg.log.segment_bytes);
+		return BATCH_TOO_LARGE;
+	}
 	int64_t base;
 	int rc = log_append(p->log, batch_buf.buf + b->start, (size_t)size,
 			    brk_partition_leader_epoch(p), now_ms, &base);
@@ -126,6 +159,8 @@ int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t
 	for (int32_t i = 0; i < n; i++)
 		add_offset_record(&b, group, &items[i], now_ms);
 	int err = batch_append(&b, group.ptr, group.len, now_ms);
+	if (err == BATCH_TOO_LARGE)
+		return too_large_error();
 	if (err)
 		return err;
 	/* The topics may point into g->offsets: each entry's own topic is
@@ -152,7 +187,8 @@ int grp_store_write_group(grp_group *g)
 	size_t klen = kv_buf.len;
 	grp_group_value_encode(&kv_buf, g);
 	batch_add_kv(&b, now, klen, false);
-	return batch_append(&b, group.ptr, group.len, now);
+	int err = batch_append(&b, group.ptr, group.len, now);
+	return err == BATCH_TOO_LARGE ? too_large_error() : err;
 }
 
 int grp_store_delete_group(grp_group *g)
@@ -171,6 +207,8 @@ int grp_store_delete_group(grp_group *g)
 	grp_group_key_encode(&kv_buf, group);
 	batch_add_kv(&b, now, kv_buf.len, true);
 	int err = batch_append(&b, group.ptr, group.len, now);
+	if (err == BATCH_TOO_LARGE)
+		err = too_large_error();
 	if (err == KERR_NONE)
 		grp_offsets_clear(g->offsets);
 	return err;
@@ -486,15 +524,22 @@ static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
 		return 1;
 	g->generation_id = v.generation;
 	g->state_timestamp_ms = v.current_state_timestamp_ms;
+	/* The group's fields are owned by it (freed by grp_remove). An Empty
+	 * group keeps its protocol type ("consumer" after its members left:
+	 * ClassicGroup does not clear it, and ClassicGroup.fromRecord restores
+	 * it from any GroupMetadataValue); "" means none, as in Kafka. */
+	if (v.protocol_type.len > 0) {
+		g->protocol_type = dup_str(v.protocol_type);
+		if (!g->protocol_type)
+			return -ENOMEM;
+	}
 	if (v.nmembers == 0) {
 		g->state = GRP_EMPTY;
 		return 0;
 	}
-	/* The group's fields are owned by it (freed by grp_remove). */
-	g->protocol_type = dup_str(v.protocol_type);
 	g->protocol_name = dup_str(v.protocol);
 	g->leader_id = dup_str(v.leader);
-	if (!g->protocol_type || (v.protocol.len >= 0 && !g->protocol_name) ||
+	if ((v.protocol.len >= 0 && !g->protocol_name) ||
 	    (v.leader.len >= 0 && !g->leader_id))
 		return -ENOMEM;
 	for (int32_t i = 0; i < v.nmembers; i++) {

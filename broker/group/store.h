@@ -52,14 +52,21 @@ typedef struct grp_store_offset {
  * (Kafka's GroupCoordinatorService error mapping): NONE,
  * COORDINATOR_NOT_AVAILABLE (no __consumer_offsets partition),
  * NOT_COORDINATOR (the log failed: offline or I/O error),
- * UNKNOWN_SERVER_ERROR (batch above segment.bytes or out of memory).
+ * UNKNOWN_SERVER_ERROR (out of memory, or a batch above the
+ * __consumer_offsets topic's effective max.message.bytes or its
+ * segment.bytes: nothing is written and nothing changes, as Kafka 4.x's
+ * coordinator, whose RecordTooLargeException maps to UNKNOWN_SERVER_ERROR
+ * for every group write, offset commits included).
  * n == 0 writes nothing and returns NONE.
  */
 int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms);
 
 /* Append g's GroupMetadataValue (Kafka's layout, version 3). GB calls this
  * when a rebalance completes and when the group becomes Empty (Kafka's
- * storeGroup). Returns a Kafka error code as grp_store_write_offsets. */
+ * storeGroup). Returns a Kafka error code as grp_store_write_offsets: a
+ * record above max.message.bytes (a huge assignment) is not written and
+ * answers UNKNOWN_SERVER_ERROR (GroupMetadataManager
+ * .appendGroupMetadataErrorToResponseError). */
 int grp_store_write_group(grp_group *g);
 
 /* Append tombstones for every offset of g and for its group metadata, in

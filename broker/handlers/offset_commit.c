@@ -7,8 +7,11 @@
  * .validateOffsetCommit / commitOffset):
  *  - a topic that does not exist, or a partition out of range:
  *    UNKNOWN_TOPIC_OR_PARTITION (v10, topics by id: UNKNOWN_TOPIC_ID);
- *  - for the other partitions, group errors: an empty group id is
- *    INVALID_GROUP_ID; an unknown group with generation >= 0 is
+ *  - for the other partitions, group errors: a null group id is
+ *    INVALID_GROUP_ID, an empty one ("") is a group like any other ("for
+ *    backwards compatibility", GroupCoordinatorService.commitOffsets in
+ *    Kafka 4.x; the generated decoder already refuses a null string where
+ *    the schema has none, so that check is a guard); an unknown group with generation >= 0 is
  *    ILLEGAL_GENERATION (v9+: GROUP_ID_NOT_FOUND); an unknown group with
  *    generation -1 is a "simple" commit that creates an Empty group; an
  *    existing group is checked by grp_validate_commit (UNKNOWN_MEMBER_ID,
@@ -42,7 +45,7 @@ int brk_handle_offset_commit(brk_request *req)
 	int group_err = KERR_NONE;
 	grp_group *g = NULL;
 	bool create = false;
-	if (m.group_id.len <= 0) {
+	if (m.group_id.len < 0) {
 		group_err = KERR_INVALID_GROUP_ID;
 	} else {
 		g = grp_find(m.group_id.ptr, m.group_id.len);

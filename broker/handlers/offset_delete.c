@@ -5,8 +5,10 @@
  * As Kafka (KafkaApis.handleOffsetDeleteRequest,
  * GroupCoordinatorService.deleteOffsets, OffsetMetadataManager.deleteOffsets,
  * ClassicGroup.validateOffsetDelete / isSubscribedToTopic):
- *  - group errors, answered at the top level without topics: an empty group
- *    id is INVALID_GROUP_ID, an unknown (or Dead) group GROUP_ID_NOT_FOUND,
+ *  - group errors, answered at the top level without topics: a null or
+ *    empty group id is INVALID_GROUP_ID (GroupCoordinatorService
+ *    .deleteOffsets checks isGroupIdNotEmpty, unlike OffsetCommit and
+ *    OffsetFetch which accept ""), an unknown (or Dead) group GROUP_ID_NOT_FOUND,
  *    a group with members whose protocol type is not "consumer"
  *    NON_EMPTY_GROUP;
  *  - a partition of a topic that does not exist (or out of range):

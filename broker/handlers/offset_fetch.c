@@ -5,7 +5,9 @@
  *
  * As Kafka (GroupCoordinatorService.fetchOffsets / fetchAllOffsets,
  * OffsetMetadataManager):
- *  - an empty group id: INVALID_GROUP_ID for that group;
+ *  - a null group id: INVALID_GROUP_ID for that group; an empty one ("")
+ *    is looked up like any other ("for backwards compatibility",
+ *    GroupCoordinatorService.fetchOffsets / fetchAllOffsets in Kafka 4.x);
  *  - topics null (v2+): every committed offset of the group; an unknown
  *    group then has no topics;
  *  - a requested partition without a committed offset, or of an unknown
@@ -101,7 +103,7 @@ static void lookup(const grp_group *g, proto_str topic, int32_t partition, int64
 static grp_group *find_group(proto_str id, int *err)
 {
 	*err = KERR_NONE;
-	if (id.len <= 0) {
+	if (id.len < 0) {
 		*err = KERR_INVALID_GROUP_ID;
 		return NULL;
 	}
