@@ -28,6 +28,7 @@ void log_config_defaults(log_config *c)
 	c->max_index_bytes = 10 << 20;           /* segment.index.bytes */
 	c->flush_messages = INT64_MAX;           /* flush.messages */
 	c->flush_ms = INT64_MAX;                 /* flush.ms */
+	c->producer_id_expiration_ms = 86400000; /* producer.id.expiration.ms */
 }
 
 size_t log_seg_floor(const log_partition *lp, int64_t offset)
@@ -63,6 +64,7 @@ static void free_partition(log_partition *lp)
 		log_segment_release(lp->segs[i]);
 	free(lp->segs);
 	log_epoch_free(&lp->epochs);
+	log_pstate_free(&lp->producers);
 	free(lp->dir);
 	free(lp);
 }
@@ -78,6 +80,7 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	lp->cfg = *cfg;
 	lp->unflushed_since_ms = -1;
 	lp->log_start = log_start_offset;
+	log_pstate_init(&lp->producers);
 	lp->dir = strdup(dir);
 	if (!lp->dir) {
 		free(lp);
@@ -128,6 +131,11 @@ void log_close(log_partition *lp)
 	log_segment *a = log_active(lp);
 	if (log_seg_seal_timeindex(a) == 0)
 		a->dirty = true;
+	/* Kafka's UnifiedLog.close: a snapshot at the log end offset, so a
+	 * clean open reads it instead of replaying the log. */
+	if (lp->producers.map_end_offset > lp->producers.snap_offset ||
+	    lp->producers.snap_offset > log_end_offset(lp))
+		log_snapshot_producers(lp, log_end_offset(lp), true);
 	int rc = log_flush(lp);
 	if (rc < 0)
 		fprintf(stderr, "samsa storage: %s: flush at close failed: %s\n", lp->dir, strerror(-rc));
@@ -139,22 +147,7 @@ int log_delete(log_partition *lp)
 	char *dir = lp->dir;
 	lp->dir = NULL;
 	free_partition(lp);
-	int rc = 0;
-	DIR *d = opendir(dir);
-	if (!d) {
-		rc = -errno;
-	} else {
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (unlinkat(dirfd(d), de->d_name, 0) < 0 && rc == 0)
-				rc = -errno;
-		}
-		closedir(d);
-		if (rmdir(dir) < 0 && rc == 0)
-			rc = -errno;
-	}
+	int rc = log_io_remove_dir(dir);
 	free(dir);
 	return rc;
 }
@@ -225,16 +218,81 @@ static int roll(log_partition *lp, int64_t now_ms)
 		return rc;
 	}
 	lp->dir_unsynced = true;
+	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
+	 * base offset (synced by the OS later; a torn one fails its CRC and the
+	 * state is then rebuilt from an older snapshot and the log). */
+	lp->producers.map_end_offset = s->base_offset;
+	log_snapshot_producers(lp, s->base_offset, false);
 	return 0;
 }
 
-int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-	       int64_t now_ms, int64_t *base_offset)
+void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
+{
+	int rc = log_pstate_write_snapshot(&lp->producers, lp->dir, offset, sync);
+	if (rc < 0) {
+		fprintf(stderr, "samsa storage: %s: cannot write the producer snapshot at %lld: %s\n", lp->dir,
+			(long long)offset, strerror(-rc));
+		return;
+	}
+	lp->dir_unsynced = true;
+	int64_t *offs;
+	size_t n;
+	if (log_pstate_list_snapshots(lp->dir, &offs, &n) < 0)
+		return;
+	/* keep the latest two at or below offset, drop anything above it */
+	size_t kept = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (offs[i] <= offset && kept < 2) {
+			kept++;
+			continue;
+		}
+		log_pstate_remove_snapshot(lp->dir, offs[i]);
+	}
+	free(offs);
+}
+
+static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts);
+
+/* Working copies of the producers of one append (most appends: one). */
+typedef struct append_producers {
+	log_producer_entry one;
+	int16_t one_orig_epoch;
+	log_producer_entry *v; /* when more than one batch has a producer id */
+	int16_t *orig_epoch;
+	size_t n;
+} append_producers;
+
+static log_producer_entry *work_entry(const log_partition *lp, append_producers *ap, int64_t id,
+				      int16_t **orig)
+{
+	log_producer_entry *v = ap->v ? ap->v : &ap->one;
+	int16_t *oe = ap->v ? ap->orig_epoch : &ap->one_orig_epoch;
+	for (size_t i = 0; i < ap->n; i++)
+		if (v[i].producer_id == id) {
+			*orig = &oe[i];
+			return &v[i];
+		}
+	log_producer_entry *e = &v[ap->n];
+	const log_producer_entry *cur = log_pstate_find(&lp->producers, id);
+	if (cur)
+		*e = *cur;
+	else
+		log_pentry_empty(e, id);
+	oe[ap->n] = e->epoch;
+	*orig = &oe[ap->n];
+	ap->n++;
+	return e;
+}
+
+int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+		       int64_t now_ms, log_append_info *out)
 {
 	if (len == 0 || len > INT32_MAX)
 		return -EINVAL;
 	/* Walk the batches: check framing, compute offsets, largest timestamp. */
 	int64_t leo = log_end_offset(lp), next = leo, max_ts = -1;
+	size_t with_pid = 0;
 	for (size_t pos = 0; pos < len;) {
 		proto_batch_info h;
 		if (len - pos < PROTO_BATCH_HEADER_SIZE || log_batch_parse_header(batches + pos, &h) < 0 ||
@@ -242,9 +300,92 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 			return -EINVAL;
 		if (h.max_timestamp > max_ts)
 			max_ts = h.max_timestamp;
+		if (h.producer_id >= 0)
+			with_pid++;
 		next += h.last_offset_delta + 1;
 		pos += (size_t)h.size;
 	}
+	/* Idle producers go first, as Kafka's periodic removeExpiredProducers
+	 * would have removed them (producer.id.expiration.check.interval.ms). */
+	if (lp->producers.last_expire_ms < 0 || now_ms - lp->producers.last_expire_ms >= 600000)
+		log_pstate_expire(&lp->producers, now_ms, lp->cfg.producer_id_expiration_ms);
+	/* Producer checks (Kafka's analyzeAndValidateProducerState) on
+	 * working copies; the state changes only once the write succeeded. */
+	append_producers ap = { .n = 0, .v = NULL, .orig_epoch = NULL };
+	if (with_pid > 1) {
+		ap.v = malloc(with_pid * sizeof *ap.v);
+		ap.orig_epoch = malloc(with_pid * sizeof *ap.orig_epoch);
+		if (!ap.v || !ap.orig_epoch) {
+			free(ap.v);
+			free(ap.orig_epoch);
+			return -ENOMEM;
+		}
+	}
+	int rc = 0;
+	if (with_pid > 0) {
+		int64_t off = leo;
+		for (size_t pos = 0; pos < len;) {
+			proto_batch_info h;
+			log_batch_parse_header(batches + pos, &h);
+			if (h.producer_id >= 0) {
+				const log_producer_entry *cur = log_pstate_find(&lp->producers, h.producer_id);
+				const log_producer_batch *dup = cur ? log_pentry_find_duplicate(cur, &h) : NULL;
+				if (dup) {
+					out->base_offset = log_producer_batch_first_offset(dup);
+					out->last_offset = dup->last_offset;
+					out->duplicate = true;
+					out->dup_max_timestamp = dup->max_ts;
+					goto done;
+				}
+				int16_t *orig;
+				log_producer_entry *e = work_entry(lp, &ap, h.producer_id, &orig);
+				rc = log_pentry_check(e, *orig, &h);
+				if (rc < 0)
+					goto done;
+				log_pentry_add_batch(e, &h, off);
+				if ((h.attributes & PROTO_ATTR_TRANSACTIONAL) && e->txn_first_offset < 0)
+					e->txn_first_offset = off;
+			}
+			off += h.last_offset_delta + 1;
+			pos += (size_t)h.size;
+		}
+		rc = log_pstate_reserve(&lp->producers, ap.n);
+		if (rc < 0)
+			goto done;
+	}
+	rc = append_write(lp, batches, len, leader_epoch, now_ms, leo, next, max_ts);
+	if (rc < 0)
+		goto done;
+	log_producer_entry *v = ap.v ? ap.v : &ap.one;
+	for (size_t i = 0; i < ap.n; i++)
+		log_pstate_put(&lp->producers, &v[i]); /* room reserved: cannot fail */
+	lp->producers.map_end_offset = next;
+	out->base_offset = leo;
+	out->last_offset = next - 1;
+	out->duplicate = false;
+	out->dup_max_timestamp = -1;
+done:
+	free(ap.v);
+	free(ap.orig_epoch);
+	return rc;
+}
+
+int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+	       int64_t now_ms, int64_t *base_offset)
+{
+	log_append_info info;
+	int rc = log_append_checked(lp, batches, len, leader_epoch, now_ms, &info);
+	if (rc == 0)
+		*base_offset = info.base_offset;
+	return rc;
+}
+
+/* Roll when due, patch, write and index batches checked by the caller;
+ * leo/next: the log end offset before and after, max_ts their largest
+ * timestamp. Nothing stays on error. */
+static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts)
+{
 	log_segment *s = log_active(lp);
 	if (should_roll(lp, s, len, max_ts, next - 1, now_ms)) {
 		int rc = roll(lp, now_ms);
@@ -299,7 +440,6 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 	if (rc < 0)
 		fprintf(stderr, "samsa storage: %s: cannot write %s: %s\n", lp->dir, LOG_EPOCH_FILE,
 			strerror(-rc));
-	*base_offset = leo;
 	return 0;
 }
 
