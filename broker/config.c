@@ -67,6 +67,7 @@ void brk_config_defaults(brk_config *cfg)
 	cfg->offsets_retention_check_interval_ms = 600000;
 	cfg->transaction_state_log_replication_factor = 3;
 	cfg->transaction_state_log_min_isr = 2;
+	cfg->producer_id_expiration_ms = 86400000;
 	cfg->zookeeper_connect[0] = '\0';
 	cfg->zookeeper_connection_timeout_ms = 18000;
 }
@@ -314,6 +315,7 @@ static const int_key int_keys[] = {
 	I64("offsets.retention.check.interval.ms", offsets_retention_check_interval_ms, 1),
 	I16("transaction.state.log.replication.factor", transaction_state_log_replication_factor, 1),
 	I16("transaction.state.log.min.isr", transaction_state_log_min_isr, 1),
+	I32("producer.id.expiration.ms", producer_id_expiration_ms, 1),
 	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),
 };
 

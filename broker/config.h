@@ -60,6 +60,7 @@ typedef struct brk_config {
 	int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms (600000) */
 	int16_t transaction_state_log_replication_factor; /* (3) */
 	int16_t transaction_state_log_min_isr;            /* (2) */
+	int32_t producer_id_expiration_ms;   /* producer.id.expiration.ms (86400000, >= 1) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
 	int32_t zookeeper_connection_timeout_ms; /* (18000) */
 

@@ -231,6 +231,7 @@ void brk_topic_config_build(const brk_config *bc, const ctl_config_entry *ov, in
 {
 	memset(out, 0, sizeof(*out));
 	log_config_defaults(&out->log);
+	out->log.producer_id_expiration_ms = bc->producer_id_expiration_ms;
 	out->log.segment_bytes = long_of(ov, n, "segment.bytes", bc->log_segment_bytes);
 	out->log.segment_ms = long_of(ov, n, "segment.ms", bc->log_roll_ms);
 	out->log.index_interval_bytes =

@@ -8,6 +8,8 @@
  *   00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 relative offset
  *   partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
  *   leader-epoch-checkpoint         "0\n<n>\n<epoch> <start offset>\n..."
+ *   00000000000000000000.snapshot   producer state at that offset (producer_state.h),
+ *                                   written at segment roll and clean close
  *
  * Offsets: the log start offset (first offset kept), the log end offset (next
  * offset to assign) and the high watermark (last offset acknowledged by the
@@ -29,6 +31,9 @@
 enum {
 	LOG_ERR_OFFSET_OUT_OF_RANGE = -2001,
 	LOG_ERR_CORRUPT = -2002,
+	/* Idempotent producer checks (Kafka's ProducerAppendInfo): */
+	LOG_ERR_INVALID_PRODUCER_EPOCH = -2003, /* INVALID_PRODUCER_EPOCH */
+	LOG_ERR_OUT_OF_ORDER_SEQUENCE = -2004,  /* OUT_OF_ORDER_SEQUENCE_NUMBER */
 };
 
 /* Per-log settings, Kafka's topic config names in comments. */
@@ -39,6 +44,8 @@ typedef struct log_config {
 	int32_t max_index_bytes;        /* segment.index.bytes (default 10 MiB) */
 	int64_t flush_messages;         /* flush.messages (default INT64_MAX) */
 	int64_t flush_ms;               /* flush.ms (default INT64_MAX) */
+	int64_t producer_id_expiration_ms; /* broker's producer.id.expiration.ms
+					    * (default 86400000) */
 } log_config;
 
 void log_config_defaults(log_config *c);
@@ -57,14 +64,19 @@ typedef struct log_partition log_partition;
  * clean-shutdown marker), batches from recovery_point on are checked one by one
  * (header, CRC32C, offsets), a torn or corrupt tail is truncated and the
  * indexes of the checked segments are rebuilt; a missing or short index is
- * rebuilt in any case. recovery_point/log_start_offset come from the log dir's
+ * rebuilt in any case. The producer state comes from the latest readable
+ * .snapshot at or below the log end offset, then from the batches after it
+ * (Kafka's LogLoader / ProducerStateManager.truncateAndReload); snapshots
+ * above the log end offset are removed, producers already expired dropped. recovery_point/log_start_offset come from the log dir's
  * checkpoints (-1 when unknown). On success *out is owned by the caller
  * (log_close). Returns 0 or -errno.
  */
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
 
-/* Flush (if dirty) and free. Segment refs held elsewhere stay valid. */
+/* Write the producer state snapshot at the log end offset (when it moved
+ * since the last one), flush (if dirty) and free. Segment refs held
+ * elsewhere stay valid. */
 void log_close(log_partition *lp);
 
 /* Close and remove the directory and every file in it. */
@@ -83,15 +95,43 @@ void log_set_high_watermark(log_partition *lp, int64_t hw);
 int64_t log_size_bytes(const log_partition *lp);
 const char *log_dir(const log_partition *lp);
 
+/* What log_append_checked did. */
+typedef struct log_append_info {
+	int64_t base_offset;  /* first offset written (of the original batch when duplicate) */
+	int64_t last_offset;  /* last offset written (idem) */
+	bool duplicate;       /* nothing written: the batch was already in the log */
+	int64_t dup_max_timestamp; /* when duplicate: the original's max timestamp (ms) */
+} log_append_info;
+
 /*
  * Append validated batches (len bytes, one or more v2 batches back to back).
- * Patches each batch's base offset (from the log end offset) and partition
- * leader epoch in place, rolls a segment first when size or age asks for it,
- * writes, and updates the indexes. Either all batches are written or, on
- * error, the segment is truncated back so nothing of them stays.
- * *base_offset gets the first batch's offset. Returns 0 or -errno.
+ * Batches with a producer id >= 0 are checked first against the producer
+ * state, as Kafka's UnifiedLog.append with origin CLIENT:
+ *   - a batch whose epoch and (first, last) sequence equal one of the
+ *     producer's last 5 batches is a duplicate: nothing is written, out
+ *     gets the original's offsets and duplicate = true, and 0 is returned;
+ *   - an epoch below the producer's: LOG_ERR_INVALID_PRODUCER_EPOCH;
+ *   - a new epoch not starting at sequence 0 (unless no epoch was known),
+ *     or, same epoch, a base sequence other than the last sequence + 1
+ *     (INT32_MAX wraps to 0): LOG_ERR_OUT_OF_ORDER_SEQUENCE; a producer
+ *     without state (new, expired, removed) is accepted at any sequence.
+ * Nothing of a refused append is written. Otherwise patches each batch's
+ * base offset (from the log end offset) and partition leader epoch in
+ * place, rolls a segment first when size or age asks for it (writing the
+ * producer snapshot named after the new segment and keeping the latest 2),
+ * writes, updates the indexes and the producer state. Either all batches
+ * are written or, on error, the segment is truncated back so nothing of
+ * them stays. Producers idle for producer.id.expiration.ms are removed here,
+ * checked at most every 10 minutes (Kafka's
+ * producer.id.expiration.check.interval.ms default).
+ * Returns 0, LOG_ERR_* above, -EINVAL (bad framing) or -errno.
  * Does not move the high watermark.
  */
+int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+		       int64_t now_ms, log_append_info *out);
+
+/* log_append_checked for callers that need only the base offset (of the
+ * original batch for a duplicate). Returns the same. */
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 	       int64_t now_ms, int64_t *base_offset);
 

@@ -14,6 +14,7 @@
 
 #include "storage/leader_epoch.h"
 #include "storage/log.h"
+#include "storage/producer_state.h"
 #include "storage/segment.h"
 
 struct log_partition {
@@ -29,6 +30,8 @@ struct log_partition {
 	bool flush_in_flight;
 	bool dir_unsynced;          /* segment files created/removed since the last flush */
 	log_epoch_cache epochs;
+	log_producer_state producers; /* covers the log below producers.map_end_offset */
+	bool producers_loading;       /* log_load: recovery replays batches into producers */
 };
 
 static inline log_segment *log_active(const log_partition *lp) { return lp->segs[lp->nseg - 1]; }
@@ -48,13 +51,22 @@ int log_push_segment(log_partition *lp, log_segment *s);
  * strictly increasing from prev_next and below limit_next, relative offsets
  * within int32, and with check_crc the CRC32C of every batch (Kafka's
  * LogSegment.recover). Epochs found are assigned to the epoch cache when
- * assign_epochs. *valid gets the size of the good prefix, *why a reason when
+ * assign_epochs. With assign_epochs during log_load (producers_loading),
+ * the checked batches at or after the producer state's map end offset are
+ * replayed into it when the segment starts at or below that offset.
+ * *valid gets the size of the good prefix, *why a reason when
  * it is short of s->size. Does not truncate.
  */
 int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
 		    bool check_crc, bool assign_epochs, int64_t *valid, const char **why);
 
-/* Load the directory's segments, check/recover them (recover.c). */
+/* Load the directory's segments, check/recover them, then the producer
+ * state (recover.c). */
 int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms);
+
+/* Write the producer snapshot at offset and remove all but the latest 2
+ * snapshots (log.c). Failures go to stderr: the state can be rebuilt from
+ * the log. */
+void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync);
 
 #endif

@@ -17,7 +17,15 @@
  *   4. Clean stop: nothing is scanned but the tail of the active segment
  *      after its last index entry (to find the log end offset); a bad tail
  *      there falls back to step 2 for that segment.
- *   5. Legacy message sets (magic 0 or 1, written by old Kafka versions) are
+ *   5. Producer state (Kafka's LogLoader.rebuildProducerState): the latest
+ *      readable <offset>.snapshot is loaded before recovery, the batches
+ *      recovery checks from that offset on are replayed into it on the way,
+ *      and the headers of the batches after what recovery covered are then
+ *      read up to the log end offset. A snapshot above the log end offset
+ *      (the log was cut) is removed and the latest one at or below it used
+ *      instead; one that does not parse (size, version, CRC) is removed.
+ *      After a clean stop the snapshot at the log end offset means no scan.
+ *   6. Legacy message sets (magic 0 or 1, written by old Kafka versions) are
  *      not read: log_open fails with -ENOTSUP and the .log is left intact
  *      (its derived index files may have been emptied).
  */
@@ -171,6 +179,11 @@ int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_
 		rc = log_seg_index_batch(s, &h, pos, lp->cfg.index_interval_bytes);
 		if (rc == 0 && assign_epochs)
 			rc = log_epoch_assign(&lp->epochs, h.partition_leader_epoch, h.base_offset);
+		/* replay into the producer state while it is contiguous with
+		 * what this scan covers (see log_load) */
+		if (rc == 0 && assign_epochs && lp->producers_loading &&
+		    s->base_offset <= lp->producers.map_end_offset && h.base_offset >= lp->producers.map_end_offset)
+			rc = log_pstate_replay(&lp->producers, &h);
 		expect = last + 1;
 		pos += h.size;
 	}
@@ -406,7 +419,118 @@ static void drop_segments_from(log_partition *lp, size_t from)
 	lp->nseg = from;
 }
 
+/* Load the latest readable snapshot at or below max_offset into the
+ * producer state; without one the state is empty from offset from_offset.
+ * Snapshots that do not parse are removed. */
+static int load_snapshot(log_partition *lp, int64_t max_offset, int64_t from_offset, int64_t now_ms)
+{
+	log_producer_state *ps = &lp->producers;
+	int64_t *offs;
+	size_t n;
+	int rc = log_pstate_list_snapshots(lp->dir, &offs, &n);
+	if (rc < 0)
+		return rc;
+	for (size_t i = n; i-- > 0;) {
+		if (offs[i] > max_offset)
+			continue;
+		char path[PATH_MAX];
+		rc = log_io_path(path, sizeof path, "%s/%020" PRId64 "%s", lp->dir, offs[i], LOG_SNAPSHOT_SUFFIX);
+		if (rc == 0)
+			rc = log_pstate_read_snapshot(ps, path, offs[i], now_ms, lp->cfg.producer_id_expiration_ms);
+		if (rc == 0) {
+			free(offs);
+			return 0;
+		}
+		if (rc != LOG_ERR_CORRUPT) {
+			free(offs);
+			return rc;
+		}
+		fprintf(stderr, "samsa storage: %s: producer snapshot does not parse, removing it\n", path);
+		log_pstate_remove_snapshot(lp->dir, offs[i]);
+		lp->dir_unsynced = true;
+	}
+	free(offs);
+	log_pstate_clear(ps);
+	ps->map_end_offset = from_offset;
+	ps->snap_offset = from_offset;
+	return 0;
+}
+
+/* Replay the batch headers from the producer state's map end offset to the
+ * log end offset (what recovery did not cover). */
+static int replay_tail(log_partition *lp)
+{
+	log_producer_state *ps = &lp->producers;
+	if (ps->map_end_offset < lp->segs[0]->base_offset)
+		ps->map_end_offset = lp->segs[0]->base_offset;
+	int64_t leo = log_end_offset(lp);
+	for (size_t i = log_seg_floor(lp, ps->map_end_offset); i < lp->nseg && ps->map_end_offset < leo; i++) {
+		log_segment *s = lp->segs[i];
+		log_scan sc;
+		log_scan_init(&sc, s, s->size);
+		int64_t pos = 0;
+		if (s->oidx.loaded && ps->map_end_offset > s->base_offset)
+			pos = log_index_lookup(&s->oidx, ps->map_end_offset - s->base_offset, NULL);
+		for (;;) {
+			proto_batch_info h;
+			int rc = log_scan_header(&sc, pos, &h);
+			if (rc == 1)
+				break;
+			if (rc < 0) {
+				fprintf(stderr,
+					"samsa storage: %s: unreadable batch at position %" PRId64
+					" while rebuilding the producer state: %s\n",
+					s->log_path, pos, rc == LOG_ERR_CORRUPT ? "corrupt" : strerror(-rc));
+				return rc == LOG_ERR_CORRUPT ? 0 : rc;
+			}
+			if (h.base_offset >= ps->map_end_offset) {
+				rc = log_pstate_replay(ps, &h);
+				if (rc < 0)
+					return rc;
+			}
+			pos += h.size;
+		}
+	}
+	if (ps->map_end_offset < leo)
+		ps->map_end_offset = leo;
+	return 0;
+}
+
+static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms);
+
 int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms)
+{
+	lp->producers_loading = true;
+	int rc = load_segments(lp, clean, recovery_point, now_ms);
+	lp->producers_loading = false;
+	if (rc < 0)
+		return rc;
+	log_producer_state *ps = &lp->producers;
+	int64_t leo = log_end_offset(lp);
+	if (ps->map_end_offset > leo) {
+		/* recovery cut the log below the snapshot (nothing was replayed) */
+		rc = load_snapshot(lp, leo, lp->segs[0]->base_offset, now_ms);
+		if (rc < 0)
+			return rc;
+	}
+	int64_t *offs;
+	size_t n;
+	if (log_pstate_list_snapshots(lp->dir, &offs, &n) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (offs[i] > leo) {
+				log_pstate_remove_snapshot(lp->dir, offs[i]);
+				lp->dir_unsynced = true;
+			}
+		free(offs);
+	}
+	rc = replay_tail(lp);
+	if (rc < 0)
+		return rc;
+	log_pstate_expire(ps, now_ms, lp->cfg.producer_id_expiration_ms);
+	return 0;
+}
+
+static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms)
 {
 	int64_t *bases = NULL;
 	size_t n = 0;
@@ -433,8 +557,16 @@ int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_
 		if (rc == 0 && (rc = log_push_segment(lp, s)) < 0)
 			log_segment_release(s);
 		lp->dir_unsynced = true;
+		if (rc == 0)
+			rc = load_snapshot(lp, s->base_offset, s->base_offset, now_ms);
 		return rc;
 	}
+	/* The producer state to start from, before recovery replays into it. */
+	rc = load_snapshot(lp, INT64_MAX, lp->segs[0]->base_offset, now_ms);
+	if (rc < 0)
+		return rc;
+	if (lp->producers.map_end_offset < lp->segs[0]->base_offset)
+		lp->producers.map_end_offset = lp->segs[0]->base_offset;
 
 	/* Segments recovered in full: all from `first` on when unclean. */
 	size_t first = lp->nseg;

@@ -17,13 +17,19 @@
  *    and the partition cannot be part of a transaction. Kafka's partition
  *    verification (KIP-890) answers such a produce with
  *    INVALID_PRODUCER_ID_MAPPING; so do we, and nothing is appended.
- *    Idempotent (non-transactional) batches are appended as they come;
- *    sequence checks come with the producer state;
+ *    Idempotent (non-transactional) batches are served;
  *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS;
  *  - the records: exactly one v2 batch (INVALID_RECORD), then
  *    proto_batches_validate (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
  *    INVALID_TIMESTAMP, ...) with error_message (v8+);
  *  - a batch larger than segment.bytes: RECORD_LIST_TOO_LARGE;
+ *  - idempotent producer (producer id >= 0; the partition's producer state,
+ *    log_append_checked): an epoch older than the partition knows:
+ *    INVALID_PRODUCER_EPOCH; a sequence gap, or a new epoch not starting at
+ *    0: OUT_OF_ORDER_SEQUENCE_NUMBER; a retry of one of the producer's last
+ *    5 batches: nothing is written and the answer is NONE with the original
+ *    batch's base offset, its max timestamp as log_append_time_ms and the
+ *    log start offset, as Kafka's UnifiedLog.append does for a duplicate;
  *  - an I/O error on append: KAFKA_STORAGE_ERROR.
  * acks=0 gets no response; if any partition failed the connection is closed
  * instead, as Kafka does, so the producer notices and refreshes metadata.
@@ -139,17 +145,32 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	uint8_t *batches = (uint8_t *)(uintptr_t)pd->records.ptr;
 	if (t->cfg.log_append_time)
 		proto_batch_set_log_append_time(batches, req->now_ms);
-	int64_t base = -1;
-	int rc = log_append(p->log, batches, len, brk_partition_leader_epoch(p), req->now_ms, &base);
+	log_append_info info;
+	int rc = log_append_checked(p->log, batches, len, brk_partition_leader_epoch(p), req->now_ms,
+				    &info);
+	if (rc == LOG_ERR_INVALID_PRODUCER_EPOCH) {
+		partition_error(pr, KERR_INVALID_PRODUCER_EPOCH,
+				"The producer epoch is older than the partition's for this producer id");
+		return;
+	}
+	if (rc == LOG_ERR_OUT_OF_ORDER_SEQUENCE) {
+		partition_error(pr, KERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+				"The base sequence does not follow the producer's last sequence");
+		return;
+	}
 	if (rc) {
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
 		return;
 	}
-	brk_partition_appended(p, (int64_t)len, req->now_ms);
 	pr->error_code = KERR_NONE;
-	pr->base_offset = base;
-	pr->log_append_time_ms = t->cfg.log_append_time ? req->now_ms : -1;
+	pr->base_offset = info.base_offset;
 	pr->log_start_offset = log_start_offset(p->log);
+	if (info.duplicate) {
+		pr->log_append_time_ms = info.dup_max_timestamp;
+		return;
+	}
+	brk_partition_appended(p, (int64_t)len, req->now_ms);
+	pr->log_append_time_ms = t->cfg.log_append_time ? req->now_ms : -1;
 }
 
 int brk_handle_produce(brk_request *req)
