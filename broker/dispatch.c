@@ -26,6 +26,7 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[18] = { brk_handle_api_versions, 0, 4, 0 },   /* ApiVersions */
 	[19] = { brk_handle_create_topics, 2, 7, 2 },  /* CreateTopics */
 	[20] = { brk_handle_delete_topics, 1, 6, 1 },  /* DeleteTopics */
+	[22] = { brk_handle_init_producer_id, 0, 5, 0 }, /* InitProducerId */
 	[42] = { brk_handle_delete_groups, 0, 2, 0 },  /* DeleteGroups */
 	[47] = { brk_handle_offset_delete, 0, 0, 0 },  /* OffsetDelete */
 };

@@ -80,5 +80,6 @@ int brk_handle_delete_groups(brk_request *req);
 int brk_handle_offset_commit(brk_request *req);
 int brk_handle_offset_fetch(brk_request *req);
 int brk_handle_offset_delete(brk_request *req);
+int brk_handle_init_producer_id(brk_request *req);
 
 #endif

@@ -5,7 +5,9 @@
  * File format (text, one record per line, written to a .tmp, fsynced,
  * renamed, directory fsynced):
  *
- *   samsa-metadata 1
+ *   samsa-metadata 2
+ *   producer-ids <end of the reserved producer id block, exclusive>
+ *                                                    (version 2; optional)
  *   topic <name> <id: 32 hex digits> <internal 0|1> <partitions> <replication factor> <nconfigs>
  *   config <name> <value, %XX-escaped>              (nconfigs lines)
  *   partition <index> <leader> <leader epoch> <nreplicas> <id>... <nisr> <id>...
@@ -13,7 +15,8 @@
  *   end
  *
  * Topic names and config names never hold spaces (name rules / config names);
- * config values are escaped so any byte survives.
+ * config values are escaped so any byte survives. Version 1 files (no
+ * producer-ids line) are still read; version 2 is written.
  */
 #include "controller/ctl.h"
 
@@ -30,7 +33,10 @@
 #include "protocol/err.h"
 
 #define CTL_FILE "__samsa_metadata"
-#define CTL_FILE_VERSION 1
+#define CTL_FILE_VERSION 2
+#define CTL_FILE_VERSION_MIN 1
+/* Producer ids are reserved (persisted) this many at a time. */
+#define CTL_PRODUCER_ID_BLOCK 1000
 /* Upper bound on partitions of one topic (also bounds memory on bad input). */
 #define CTL_MAX_PARTITIONS 100000
 
@@ -43,6 +49,10 @@ struct ctl {
 	/* open-addressing index by name: slot holds topic index + 1, 0 empty */
 	int32_t *index;
 	uint32_t index_cap; /* power of two, > 2 * ntopics */
+	/* Producer ids: next to hand out, and the end (exclusive) of the block
+	 * reserved in the file. next == pid_block_end: reserve a new block. */
+	int64_t pid_next;
+	int64_t pid_block_end;
 };
 
 /* ---- helpers ---- */
@@ -235,6 +245,8 @@ static int ctl_save(const ctl *c)
 		return e;
 	}
 	fprintf(f, "samsa-metadata %d\n", CTL_FILE_VERSION);
+	if (c->pid_block_end > 0)
+		fprintf(f, "producer-ids %lld\n", (long long)c->pid_block_end);
 	for (int32_t i = 0; i < c->ntopics; i++) {
 		const ctl_topic *t = c->topics[i];
 		char hex[33];
@@ -343,7 +355,8 @@ static int ctl_load(ctl *c)
 	int rc = -EINVAL;
 	ctl_topic *t = NULL;
 	int32_t nconf = 0, npart = 0;
-	bool header = false, end = false;
+	bool header = false, end = false, seen_pids = false;
+	int version = 0;
 	while (getline(&line, &linecap, f) > 0) {
 		char *save = NULL;
 		char *kw = strtok_r(line, " \n", &save);
@@ -351,10 +364,22 @@ static int ctl_load(ctl *c)
 			goto out;
 		if (!header) {
 			long long v;
-			if (strcmp(kw, "samsa-metadata") || parse_int(&save, CTL_FILE_VERSION,
+			if (strcmp(kw, "samsa-metadata") || parse_int(&save, CTL_FILE_VERSION_MIN,
 								       CTL_FILE_VERSION, &v))
 				goto out;
 			header = true;
+			version = (int)v;
+			continue;
+		}
+		if (strcmp(kw, "producer-ids") == 0) {
+			long long v;
+			if (version < 2 || t || seen_pids || parse_int(&save, 0, INT64_MAX, &v))
+				goto out;
+			/* Ids below the persisted end may have been handed out
+			 * before a crash: start after them. */
+			c->pid_block_end = v;
+			c->pid_next = v;
+			seen_pids = true;
 			continue;
 		}
 		if (strcmp(kw, "end") == 0) {
@@ -664,6 +689,23 @@ const ctl_topic *ctl_topic_at(const ctl *c, int32_t i)
 int32_t ctl_topic_count(const ctl *c)
 {
 	return c->ntopics;
+}
+
+int ctl_next_producer_id(ctl *c, int64_t *out)
+{
+	*out = -1;
+	if (c->pid_next >= c->pid_block_end) {
+		if (c->pid_block_end > INT64_MAX - CTL_PRODUCER_ID_BLOCK)
+			return KERR_UNKNOWN_SERVER_ERROR; /* id space exhausted */
+		int64_t old_end = c->pid_block_end;
+		c->pid_block_end = c->pid_next + CTL_PRODUCER_ID_BLOCK;
+		if (ctl_save(c) != 0) {
+			c->pid_block_end = old_end;
+			return KERR_KAFKA_STORAGE_ERROR;
+		}
+	}
+	*out = c->pid_next++;
+	return KERR_NONE;
 }
 
 const char *ctl_topic_config(const ctl_topic *t, const char *name)

@@ -86,4 +86,16 @@ int32_t ctl_topic_count(const ctl *c);
 /* A topic config override, or NULL when the topic does not set it. */
 const char *ctl_topic_config(const ctl_topic *t, const char *name);
 
+/*
+ * A new producer id (KIP-98) into *out (-1 on error): ids count up from 0
+ * and never repeat, also across restarts and kill -9. As Kafka's
+ * ProducerIdManager, ids are reserved in blocks (1000 here): the end of the
+ * block is written to the metadata file (fsynced) before the first id of the
+ * block is handed out, and a restart continues after the persisted end.
+ * Returns KERR_NONE, KERR_KAFKA_STORAGE_ERROR when the block could not be
+ * persisted (nothing handed out; a later call tries again), or
+ * KERR_UNKNOWN_SERVER_ERROR when the id space is exhausted.
+ */
+int ctl_next_producer_id(ctl *c, int64_t *out);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * test_ctl.c - unit tests of the local controller: name rules, creation
- * errors, topic ids, persistence across reopen, deletion.
+ * errors, topic ids, persistence across reopen, deletion, producer id
+ * blocks.
  */
 #include <check.h>
 #include <limits.h>
@@ -217,6 +218,117 @@ START_TEST(test_corrupt_file)
 }
 END_TEST
 
+/* The producer-ids line of the metadata file, or -1 when there is none. */
+static long long file_pid_end(void)
+{
+	char path[PATH_MAX + 64], line[256];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	long long end = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "producer-ids %lld", &end) == 1)
+			break;
+	fclose(f);
+	return end;
+}
+
+START_TEST(test_producer_ids)
+{
+	ctl *c;
+	int64_t id;
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_create_topic(c, "t", 2, 1, NULL, 0, false, NULL), KERR_NONE);
+	/* ids count up from 0; the block end is on disk before an id of it is out */
+	for (int64_t i = 0; i < 1500; i++) {
+		ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+		ck_assert_int_eq(id, i);
+		ck_assert_int_ge(file_pid_end(), id + 1);
+	}
+	ck_assert_int_eq(file_pid_end(), 2000);
+
+	/* kill -9: no close, no save; a new open continues after the block */
+	ctl *c2;
+	ck_assert_int_eq(ctl_open(dir, 0, &c2), 0);
+	ck_assert_int_eq(ctl_topic_count(c2), 1);
+	ck_assert_int_eq(ctl_next_producer_id(c2, &id), KERR_NONE);
+	ck_assert_int_eq(id, 2000);
+	ck_assert_int_eq(file_pid_end(), 3000);
+	ctl_close(c2);
+	ctl_close(c);
+
+	/* a clean close and reopen skips the rest of the block too */
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 3000);
+	for (int i = 1; i < 1000; i++)
+		ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 3999);
+
+	/* the next block cannot be persisted: nothing is handed out */
+	char moved[PATH_MAX + 8];
+	snprintf(moved, sizeof(moved), "%s.mv", dir);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_KAFKA_STORAGE_ERROR);
+	ck_assert_int_eq(id, -1);
+	ck_assert_int_eq(rename(moved, dir), 0);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 4000);
+	ck_assert_int_eq(file_pid_end(), 5000);
+	/* creating a topic keeps the reserved block */
+	ck_assert_int_eq(ctl_create_topic(c, "u", 1, 1, NULL, 0, false, NULL), KERR_NONE);
+	ck_assert_int_eq(file_pid_end(), 5000);
+	ctl_close(c);
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_topic_count(c), 2);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 5000);
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_producer_ids_file)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", dir);
+	const char *bad[] = {
+		"samsa-metadata 1\nproducer-ids 1000\nend\n",          /* v1 has none */
+		"samsa-metadata 2\nproducer-ids -1\nend\n",
+		"samsa-metadata 2\nproducer-ids x\nend\n",
+		"samsa-metadata 2\nproducer-ids 1000\nproducer-ids 2000\nend\n",
+		"samsa-metadata 2\nproducer-ids\nend\n",
+		"samsa-metadata 3\nend\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(bad[i], f);
+		fclose(f);
+		ctl *c = NULL;
+		ck_assert_msg(ctl_open(dir, 0, &c) < 0, "case %zu accepted", i);
+		ck_assert_ptr_null(c);
+	}
+	FILE *f = fopen(path, "w");
+	fputs("samsa-metadata 2\nproducer-ids 7000\nend\n", f);
+	fclose(f);
+	ctl *c;
+	int64_t id;
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 7000);
+	ctl_close(c);
+	/* a version 1 file starts at 0 */
+	f = fopen(path, "w");
+	fputs("samsa-metadata 1\nend\n", f);
+	fclose(f);
+	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
+	ck_assert_int_eq(id, 0);
+	ck_assert_int_eq(file_pid_end(), 1000);
+	ctl_close(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ctl");
@@ -227,6 +339,8 @@ int main(void)
 	tcase_add_test(tc, test_create_and_reopen);
 	tcase_add_test(tc, test_delete);
 	tcase_add_test(tc, test_corrupt_file);
+	tcase_add_test(tc, test_producer_ids);
+	tcase_add_test(tc, test_producer_ids_file);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,59 @@
+/*
+ * init_producer_id.c - InitProducerId (API key 22), versions 0-5: hands an
+ * idempotent producer its producer id (KIP-98).
+ *
+ * As Kafka's KafkaApis.handleInitProducerIdRequest and
+ * TransactionCoordinator.handleInitProducerId for a producer without a
+ * transactional id:
+ *  - v3+ (KIP-360): a producer id without an epoch, or an epoch without a
+ *    producer id, is INVALID_REQUEST;
+ *  - transactional id null: a new producer id from the controller
+ *    (ctl_next_producer_id: never repeated, also across restarts), epoch 0.
+ *    The producer id and epoch a v3+ request carries are ignored, as Kafka
+ *    ignores them for a non-transactional producer (the KIP-360 epoch bump
+ *    exists only for transactional ids): the answer is always a new id;
+ *  - transactional id empty: INVALID_REQUEST (as Kafka).
+ * Transactions are not served yet: a non-empty transactional id is answered
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED. Kafka without a usable transaction
+ * coordinator answers COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR, which
+ * clients retry until their transaction timeout; this error is fatal in
+ * librdkafka (rd_kafka_init_transactions fails at once) and in the Java
+ * client, so a transactional producer fails clearly instead of hanging.
+ * Errors carry producer id -1 and epoch -1 (InitProducerIdRequest's
+ * getErrorResponse). Throttle time is always 0 (no quotas).
+ */
+#include "broker/request.h"
+#include "broker/server.h"
+#include "controller/ctl.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+int brk_handle_init_producer_id(brk_request *req)
+{
+	int16_t v = req->api_version;
+	InitProducerIdRequest m;
+	InitProducerIdRequest_init(&m);
+	if (InitProducerIdRequest_decode(&req->body, req->arena, v, &m) != 0)
+		return BRK_CLOSE;
+
+	InitProducerIdResponse resp;
+	InitProducerIdResponse_init(&resp);
+	resp.throttle_time_ms = 0;
+	resp.producer_id = -1;
+	resp.producer_epoch = -1;
+	if (m.transactional_id.len > 0) {
+		resp.error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	} else if ((m.producer_id == -1) != (m.producer_epoch == -1)) {
+		resp.error_code = KERR_INVALID_REQUEST;
+	} else if (m.transactional_id.len == 0) { /* empty, not null */
+		resp.error_code = KERR_INVALID_REQUEST;
+	} else {
+		int64_t id;
+		resp.error_code = (int16_t)ctl_next_producer_id(server.ctl, &id);
+		if (resp.error_code == KERR_NONE) {
+			resp.producer_id = id;
+			resp.producer_epoch = 0;
+		}
+	}
+	return InitProducerIdResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
