@@ -2,7 +2,8 @@
  * loadgen.c - produce/consume benchmark of samsa against librdkafka's
  * in-memory mock cluster, in one run with one client configuration.
  *
- * For each target: produce N records of S bytes (acks=1, linger.ms=5) to a
+ * For each target: produce N records of S bytes (acks=1, or with -I an
+ * idempotent producer with acks=all; linger.ms=5) to a
  * 1-partition topic as fast as librdkafka takes them, wait for every
  * delivery report, then consume the partition from the beginning by
  * assignment (legacy per-partition consumer; the broker has no groups yet).
@@ -103,6 +104,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 static const char *debug_contexts; /* -d: librdkafka debug contexts */
+static int idempotence;            /* -I: enable.idempotence=true (acks=all) */
 
 static rd_kafka_conf_t *base_conf(const char *bootstrap)
 {
@@ -146,9 +148,9 @@ static void produce_phase(const char *bootstrap, long n, size_t size, result *r)
 		payload[i] = (char)('a' + i % 26);
 
 	rd_kafka_conf_t *conf = base_conf(bootstrap);
-	set(conf, "acks", "1");
+	set(conf, "acks", idempotence ? "all" : "1");
 	set(conf, "linger.ms", "5");
-	set(conf, "enable.idempotence", "false");
+	set(conf, "enable.idempotence", idempotence ? "true" : "false");
 	set(conf, "queue.buffering.max.messages", "1000000");
 	rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
 	rd_kafka_conf_set_opaque(conf, &st);
@@ -413,7 +415,7 @@ int main(int argc, char **argv)
 	size_t size = 100;
 	int do_samsa = 1, do_mock = 1;
 	int opt;
-	while ((opt = getopt(argc, argv, "n:s:d:SMh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:d:SMIh")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = atol(optarg);
@@ -430,9 +432,13 @@ int main(int argc, char **argv)
 		case 'M':
 			do_samsa = 0;
 			break;
+		case 'I':
+			idempotence = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-n records] [-s bytes] [-S samsa only] "
-					"[-M mock only] [-d librdkafka debug contexts]\n",
+					"[-M mock only] [-I idempotent producer, acks=all] "
+					"[-d librdkafka debug contexts]\n",
 				argv[0]);
 			return 2;
 		}
@@ -455,9 +461,10 @@ int main(int argc, char **argv)
 	}
 
 	double mb = (double)size / 1e6;
-	printf("\nloadgen: %ld records x %zu bytes, 1 partition, acks=1, linger.ms=5, "
+	printf("\nloadgen: %ld records x %zu bytes, 1 partition, %s, linger.ms=5, "
 	       "librdkafka %s (MB/s: record values, 10^6 bytes)\n\n",
-	       n, size, rd_kafka_version_str());
+	       n, size, idempotence ? "enable.idempotence=true acks=all" : "acks=1",
+	       rd_kafka_version_str());
 	printf("%-26s %14s %14s %12s\n", "", "samsa", "mock", "samsa/mock");
 	int sok = do_samsa && rs.delivered > 0, mok = do_mock && rm.delivered > 0;
 	row("produce records/s", rs.produce_s > 0 ? rs.delivered / rs.produce_s : -1, sok,
