@@ -189,3 +189,76 @@ int proto_record_iter_next(proto_record_iter *it, proto_record *out)
 	it->index++;
 	return 1;
 }
+
+/* ---- control batches ---- */
+
+static void be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void be32(uint8_t *p, uint32_t v)
+{
+	be16(p, (uint16_t)(v >> 16));
+	be16(p + 2, (uint16_t)v);
+}
+
+static void be64(uint8_t *p, uint64_t v)
+{
+	be32(p, (uint32_t)(v >> 32));
+	be32(p + 4, (uint32_t)v);
+}
+
+void proto_control_batch_build(uint8_t *out, int64_t producer_id, int16_t producer_epoch,
+			       int32_t coordinator_epoch, bool commit, int64_t ts)
+{
+	memset(out, 0, PROTO_CONTROL_BATCH_SIZE);
+	be32(out + PROTO_BATCH_OFF_LENGTH, PROTO_CONTROL_BATCH_SIZE - PROTO_BATCH_LOG_OVERHEAD);
+	be32(out + PROTO_BATCH_OFF_LEADER_EPOCH, UINT32_MAX);
+	out[PROTO_BATCH_OFF_MAGIC] = 2;
+	be16(out + PROTO_BATCH_OFF_ATTRIBUTES, PROTO_ATTR_TRANSACTIONAL | PROTO_ATTR_CONTROL);
+	be32(out + PROTO_BATCH_OFF_LAST_OFFSET_DELTA, 0);
+	be64(out + PROTO_BATCH_OFF_BASE_TIMESTAMP, (uint64_t)ts);
+	be64(out + PROTO_BATCH_OFF_MAX_TIMESTAMP, (uint64_t)ts);
+	be64(out + PROTO_BATCH_OFF_PRODUCER_ID, (uint64_t)producer_id);
+	be16(out + PROTO_BATCH_OFF_PRODUCER_EPOCH, (uint16_t)producer_epoch);
+	be32(out + PROTO_BATCH_OFF_BASE_SEQUENCE, UINT32_MAX);
+	be32(out + PROTO_BATCH_OFF_RECORDS_COUNT, 1);
+	uint8_t *r = out + PROTO_BATCH_HEADER_SIZE;
+	r[0] = 16 << 1; /* length varint: 16 bytes follow */
+	r[1] = 0;       /* attributes */
+	r[2] = 0;       /* timestampDelta */
+	r[3] = 0;       /* offsetDelta */
+	r[4] = 4 << 1;  /* keyLength 4 */
+	be16(r + 5, 0); /* ControlRecordType version */
+	be16(r + 7, commit ? PROTO_CONTROL_COMMIT : PROTO_CONTROL_ABORT);
+	r[9] = 6 << 1;  /* valueLength 6 */
+	be16(r + 10, 0); /* EndTransactionMarker version */
+	be32(r + 12, (uint32_t)coordinator_epoch);
+	r[16] = 0;      /* headersCount */
+	be32(out + PROTO_BATCH_OFF_CRC,
+	     proto_crc32c(0, out + PROTO_BATCH_OFF_ATTRIBUTES, PROTO_CONTROL_BATCH_SIZE - PROTO_BATCH_OFF_ATTRIBUTES));
+}
+
+int proto_control_batch_parse(const uint8_t *p, size_t len, int16_t *type, int32_t *coordinator_epoch)
+{
+	proto_scratch scratch;
+	proto_scratch_init(&scratch, 1 << 20);
+	proto_record_iter it;
+	proto_record rec;
+	int rc = proto_record_iter_init(&it, p, len, &scratch);
+	if (rc == 0 && !(it.info.attributes & PROTO_ATTR_CONTROL))
+		rc = PROTO_ERR_INVALID;
+	if (rc == 0 && proto_record_iter_next(&it, &rec) != 1)
+		rc = PROTO_ERR_INVALID;
+	if (rc == 0 && (rec.key_len < 4 || rec.value_len < 6))
+		rc = PROTO_ERR_INVALID;
+	if (rc == 0) {
+		*type = (int16_t)((uint16_t)rec.key[2] << 8 | rec.key[3]);
+		*coordinator_epoch = (int32_t)((uint32_t)rec.value[2] << 24 | (uint32_t)rec.value[3] << 16 |
+					       (uint32_t)rec.value[4] << 8 | rec.value[5]);
+	}
+	proto_scratch_free(&scratch);
+	return rc;
+}

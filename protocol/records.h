@@ -63,6 +63,36 @@ void proto_batch_builder_add(proto_batch_builder *b, int64_t ts, const void *key
  */
 int32_t proto_batch_builder_finish(proto_batch_builder *b);
 
+/* ---- control batches (transaction markers) ---- */
+
+/*
+ * A control batch holding one end transaction marker, as Kafka's
+ * MemoryRecords.withEndTransactionMarker writes it (KIP-98): attributes
+ * transactional|control, uncompressed, CreateTime, base sequence -1, one
+ * record whose key is the ControlRecordType (version int16 0, type int16)
+ * and whose value is the EndTransactionMarker (version int16 0, coordinator
+ * epoch int32). Always PROTO_CONTROL_BATCH_SIZE bytes.
+ */
+#define PROTO_CONTROL_BATCH_SIZE 78
+enum { PROTO_CONTROL_ABORT = 0, PROTO_CONTROL_COMMIT = 1 };
+
+/* Write the batch at out (PROTO_CONTROL_BATCH_SIZE bytes; base offset 0 and
+ * partition leader epoch -1, the log assigns both) with timestamp ts (ms)
+ * and its CRC32C. */
+void proto_control_batch_build(uint8_t *out, int64_t producer_id, int16_t producer_epoch,
+			       int32_t coordinator_epoch, bool commit, int64_t ts);
+
+/*
+ * Read the marker of the control batch at p (len bytes, the whole batch):
+ * *type gets the ControlRecordType (PROTO_CONTROL_ABORT/COMMIT or another
+ * value Kafka calls UNKNOWN), *coordinator_epoch the marker's epoch.
+ * Returns 0, or PROTO_ERR_INVALID when the batch is not a control batch,
+ * fails its CRC, or its first record has a key shorter than 4 bytes or a
+ * value shorter than 6 (Kafka's EndTransactionMarker.deserialize), or
+ * PROTO_ERR_UNDERFLOW when len is short of the batch.
+ */
+int proto_control_batch_parse(const uint8_t *p, size_t len, int16_t *type, int32_t *coordinator_epoch);
+
 /* ---- iterator ---- */
 
 /* One record, its key/value/headers views into the batch or the scratch. */

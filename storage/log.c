@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "protocol/batch.h"
+#include "protocol/records.h"
 #include "storage/fileio.h"
 #include "storage/partition.h"
 #include "storage/timeindex.h"
@@ -52,17 +53,48 @@ int log_push_segment(log_partition *lp, log_segment *s)
 		if (!v)
 			return -ENOMEM;
 		lp->segs = v;
+		log_txnindex *t = realloc(lp->tix, cap * sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		lp->tix = t;
 		lp->cap = cap;
+	}
+	int rc = log_txnindex_init(&lp->tix[lp->nseg], lp->dir, s->base_offset);
+	if (rc < 0) {
+		log_txnindex_destroy(&lp->tix[lp->nseg]);
+		return rc;
 	}
 	lp->segs[lp->nseg++] = s;
 	return 0;
 }
 
+void log_note_aborted_txn(log_partition *lp, size_t i, const log_completed_txn *t)
+{
+	log_txnindex *ti = &lp->tix[i];
+	int rc = log_txnindex_load(ti);
+	if (rc == 0 && ti->n > 0 && ti->v[ti->n - 1].last_offset >= t->last_offset)
+		return;
+	log_aborted_txn a = {
+		.producer_id = t->producer_id,
+		.first_offset = t->first_offset,
+		.last_offset = t->last_offset,
+		.last_stable_offset = log_pstate_lso_for(&lp->producers, t),
+	};
+	if (rc == 0)
+		rc = log_txnindex_append(ti, &a);
+	if (rc < 0)
+		fprintf(stderr, "samsa storage: %s: cannot write the aborted transaction at %lld: %s\n",
+			ti->path, (long long)t->last_offset, strerror(-rc));
+}
+
 static void free_partition(log_partition *lp)
 {
-	for (size_t i = 0; i < lp->nseg; i++)
+	for (size_t i = 0; i < lp->nseg; i++) {
 		log_segment_release(lp->segs[i]);
+		log_txnindex_destroy(&lp->tix[i]);
+	}
 	free(lp->segs);
+	free(lp->tix);
 	log_epoch_free(&lp->epochs);
 	log_pstate_free(&lp->producers);
 	free(lp->dir);
@@ -169,6 +201,29 @@ void log_set_high_watermark(log_partition *lp, int64_t hw)
 	if (hw < lp->log_start)
 		hw = lp->log_start;
 	lp->hw = hw;
+	log_pstate_txn_on_hw(&lp->producers, hw);
+}
+
+int64_t log_last_stable_offset(const log_partition *lp)
+{
+	int64_t first = log_pstate_first_unstable(&lp->producers);
+	return first >= 0 && first < lp->hw ? first : lp->hw;
+}
+
+int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_bound_offset,
+		     log_aborted_txn_fn fn, void *arg)
+{
+	int total = 0;
+	for (size_t i = log_seg_floor(lp, fetch_offset); i < lp->nseg; i++) {
+		bool complete;
+		int rc = log_txnindex_collect(&lp->tix[i], fetch_offset, upper_bound_offset, fn, arg, &complete);
+		if (rc < 0)
+			return rc;
+		total += rc;
+		if (complete)
+			break;
+	}
+	return total;
 }
 
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
@@ -218,6 +273,7 @@ static int roll(log_partition *lp, int64_t now_ms)
 		return rc;
 	}
 	lp->dir_unsynced = true;
+	log_txnindex_remove(&lp->tix[lp->nseg - 1]); /* a leftover file of that name */
 	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
 	 * base offset (synced by the OS later; a torn one fails its CRC and the
 	 * state is then rebuilt from an older snapshot and the log). */
@@ -322,6 +378,7 @@ int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t 
 		}
 	}
 	int rc = 0;
+	size_t new_txns = 0;
 	if (with_pid > 0) {
 		int64_t off = leo;
 		for (size_t pos = 0; pos < len;) {
@@ -342,14 +399,23 @@ int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t 
 				rc = log_pentry_check(e, *orig, &h);
 				if (rc < 0)
 					goto done;
+				/* Kafka's appendDataBatch: no plain write inside a transaction */
+				if (!(h.attributes & PROTO_ATTR_TRANSACTIONAL) && e->txn_first_offset >= 0) {
+					rc = LOG_ERR_INVALID_TXN_STATE;
+					goto done;
+				}
 				log_pentry_add_batch(e, &h, off);
-				if ((h.attributes & PROTO_ATTR_TRANSACTIONAL) && e->txn_first_offset < 0)
+				if ((h.attributes & PROTO_ATTR_TRANSACTIONAL) && e->txn_first_offset < 0) {
 					e->txn_first_offset = off;
+					new_txns++;
+				}
 			}
 			off += h.last_offset_delta + 1;
 			pos += (size_t)h.size;
 		}
 		rc = log_pstate_reserve(&lp->producers, ap.n);
+		if (rc == 0)
+			rc = log_pstate_txn_reserve(&lp->producers, new_txns);
 		if (rc < 0)
 			goto done;
 	}
@@ -357,8 +423,13 @@ int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t 
 	if (rc < 0)
 		goto done;
 	log_producer_entry *v = ap.v ? ap.v : &ap.one;
-	for (size_t i = 0; i < ap.n; i++)
+	for (size_t i = 0; i < ap.n; i++) {
+		const log_producer_entry *cur = log_pstate_find(&lp->producers, v[i].producer_id);
+		bool began = v[i].txn_first_offset >= 0 && (!cur || cur->txn_first_offset < 0);
 		log_pstate_put(&lp->producers, &v[i]); /* room reserved: cannot fail */
+		if (began)
+			log_pstate_txn_begin(&lp->producers, v[i].producer_id, v[i].txn_first_offset);
+	}
 	lp->producers.map_end_offset = next;
 	out->base_offset = leo;
 	out->last_offset = next - 1;
@@ -368,6 +439,49 @@ done:
 	free(ap.v);
 	free(ap.orig_epoch);
 	return rc;
+}
+
+int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_epoch,
+		       int32_t coordinator_epoch, bool commit, int32_t leader_epoch, int64_t now_ms,
+		       int64_t *offset)
+{
+	if (producer_id < 0 || producer_epoch < 0)
+		return -EINVAL;
+	if (lp->producers.last_expire_ms < 0 || now_ms - lp->producers.last_expire_ms >= 600000)
+		log_pstate_expire(&lp->producers, now_ms, lp->cfg.producer_id_expiration_ms);
+	log_producer_entry e;
+	const log_producer_entry *cur = log_pstate_find(&lp->producers, producer_id);
+	if (cur)
+		e = *cur;
+	else
+		log_pentry_empty(&e, producer_id);
+	int rc = log_pentry_check_marker(&e, producer_epoch, coordinator_epoch);
+	if (rc < 0)
+		return rc;
+	int64_t leo = log_end_offset(lp);
+	if (leo == INT64_MAX)
+		return -EINVAL;
+	log_completed_txn done;
+	log_pentry_end_txn(&e, producer_epoch, coordinator_epoch, commit, leo, now_ms, &done);
+	rc = log_pstate_reserve(&lp->producers, 1);
+	if (rc < 0)
+		return rc;
+	uint8_t batch[PROTO_CONTROL_BATCH_SIZE];
+	proto_control_batch_build(batch, producer_id, producer_epoch, coordinator_epoch, commit, now_ms);
+	rc = append_write(lp, batch, sizeof batch, leader_epoch, now_ms, leo, leo + 1, now_ms);
+	if (rc < 0)
+		return rc;
+	log_pstate_put(&lp->producers, &e); /* room reserved: cannot fail */
+	lp->producers.map_end_offset = leo + 1;
+	if (done.producer_id >= 0) {
+		/* the entry goes to the segment holding the marker (after a roll,
+		 * the new one); its last stable offset as Kafka computes it */
+		if (done.aborted)
+			log_note_aborted_txn(lp, lp->nseg - 1, &done);
+		log_pstate_txn_complete(&lp->producers, producer_id, leo);
+	}
+	*offset = leo;
+	return 0;
 }
 
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
@@ -447,8 +561,9 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 
 struct log_flush_job {
 	log_segment **segs; /* references */
-	int *index_fds;     /* per segment: .index and .timeindex fds at begin
-			     * (-1: not open, nothing written to sync); read
+	int *index_fds;     /* per segment: .index and .timeindex fds at begin,
+			     * and a dup of the .txnindex fd when it was written
+			     * (-1 otherwise; closed at end);			     * (-1: not open, nothing written to sync); read
 			     * here because the loop may open them meanwhile */
 	size_t n;
 	int64_t target;     /* recovery point once done */
@@ -474,7 +589,7 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	if (!j)
 		return -ENOMEM;
 	j->segs = calloc(lp->nseg, sizeof *j->segs);
-	j->index_fds = calloc(lp->nseg * 2, sizeof *j->index_fds);
+	j->index_fds = calloc(lp->nseg * 3, sizeof *j->index_fds);
 	if (!j->segs || !j->index_fds)
 		goto nomem;
 	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
@@ -489,12 +604,24 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	}
 	for (size_t i = 0; i < lp->nseg; i++) {
 		log_segment *s = lp->segs[i];
-		if (!s->dirty)
+		log_txnindex *ti = &lp->tix[i];
+		if (ti->loaded && ti->nfile < ti->n && log_txnindex_sync(ti) < 0)
+			s->dirty = true; /* still pending: retried by the next flush */
+		if (!s->dirty && !ti->dirty)
 			continue;
+		int tfd = -1;
+		if (ti->dirty && ti->fd >= 0) {
+			/* a dup: the partition may close its fd while the job runs */
+			tfd = fcntl(ti->fd, F_DUPFD_CLOEXEC, 0);
+			if (tfd < 0)
+				continue; /* stays dirty for the next flush */
+		}
+		ti->dirty = false;
 		log_segment_keep(s);
 		s->dirty = false;
-		j->index_fds[j->n * 2] = s->oidx.fd;
-		j->index_fds[j->n * 2 + 1] = s->tidx.fd;
+		j->index_fds[j->n * 3] = s->oidx.fd;
+		j->index_fds[j->n * 3 + 1] = s->tidx.fd;
+		j->index_fds[j->n * 3 + 2] = tfd;
 		j->segs[j->n++] = s;
 	}
 	j->target = log_end_offset(lp);
@@ -521,8 +648,8 @@ int log_flush_run(log_flush_job *j)
 		log_segment *s = j->segs[i];
 		if (fsync(s->fd) < 0)
 			rc = -errno;
-		for (int k = 0; k < 2 && rc == 0; k++) {
-			int fd = j->index_fds[i * 2 + (size_t)k];
+		for (int k = 0; k < 3 && rc == 0; k++) {
+			int fd = j->index_fds[i * 3 + (size_t)k];
 			if (fd >= 0 && fsync(fd) < 0)
 				rc = -errno;
 		}
@@ -550,8 +677,12 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 			if (j->target > lp->recovery_point)
 				lp->recovery_point = j->target;
 		} else {
-			for (size_t i = 0; i < j->n; i++)
+			for (size_t i = 0; i < j->n; i++) {
 				j->segs[i]->dirty = true;
+				for (size_t k = 0; j->index_fds[i * 3 + 2] >= 0 && k < lp->nseg; k++)
+					if (lp->segs[k] == j->segs[i])
+						lp->tix[k].dirty = true;
+			}
 			if (j->dir)
 				lp->dir_unsynced = true;
 			if (j->epoch_path)
@@ -561,8 +692,11 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				lp->unflushed_since_ms = j->unflushed_since_ms;
 		}
 	}
-	for (size_t i = 0; i < j->n; i++)
+	for (size_t i = 0; i < j->n; i++) {
 		log_segment_release(j->segs[i]);
+		if (j->index_fds[i * 3 + 2] >= 0)
+			close(j->index_fds[i * 3 + 2]);
+	}
 	free(j->segs);
 	free(j->index_fds);
 	free(j->dir);

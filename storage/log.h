@@ -6,6 +6,8 @@
  *   00000000000000000000.index      8-byte entries: int32 relative offset, int32 position
  *                                   (sparse, one per log.index.interval.bytes)
  *   00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 relative offset
+ *   00000000000000000000.txnindex   34-byte entries, one per aborted transaction whose
+ *                                   marker is in the segment (txnindex.h), created with the first
  *   partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
  *   leader-epoch-checkpoint         "0\n<n>\n<epoch> <start offset>\n..."
  *   00000000000000000000.snapshot   producer state at that offset (producer_state.h),
@@ -28,12 +30,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/txnindex.h"
+
 enum {
 	LOG_ERR_OFFSET_OUT_OF_RANGE = -2001,
 	LOG_ERR_CORRUPT = -2002,
 	/* Idempotent producer checks (Kafka's ProducerAppendInfo): */
 	LOG_ERR_INVALID_PRODUCER_EPOCH = -2003, /* INVALID_PRODUCER_EPOCH */
 	LOG_ERR_OUT_OF_ORDER_SEQUENCE = -2004,  /* OUT_OF_ORDER_SEQUENCE_NUMBER */
+	/* Transactions (Kafka's ProducerAppendInfo, KIP-98): */
+	LOG_ERR_INVALID_TXN_STATE = -2005,      /* INVALID_TXN_STATE */
+	LOG_ERR_TRANSACTION_COORDINATOR_FENCED = -2006, /* TRANSACTION_COORDINATOR_FENCED */
 };
 
 /* Per-log settings, Kafka's topic config names in comments. */
@@ -89,7 +96,8 @@ int64_t log_start_offset(const log_partition *lp);
 int64_t log_end_offset(const log_partition *lp);
 int64_t log_high_watermark(const log_partition *lp);
 int64_t log_recovery_point(const log_partition *lp);
-/* Clamp to [log start offset, log end offset]. */
+/* Clamp to [log start offset, log end offset]. Completed transactions whose
+ * marker falls below it stop bounding the last stable offset. */
 void log_set_high_watermark(log_partition *lp, int64_t hw);
 /* Bytes in all segments. */
 int64_t log_size_bytes(const log_partition *lp);
@@ -104,7 +112,8 @@ typedef struct log_append_info {
 } log_append_info;
 
 /*
- * Append validated batches (len bytes, one or more v2 batches back to back).
+ * Append validated batches (len bytes, one or more v2 batches back to back;
+ * data batches: markers go through log_append_control).
  * Batches with a producer id >= 0 are checked first against the producer
  * state, as Kafka's UnifiedLog.append with origin CLIENT:
  *   - a batch whose epoch and (first, last) sequence equal one of the
@@ -114,7 +123,11 @@ typedef struct log_append_info {
  *   - a new epoch not starting at sequence 0 (unless no epoch was known),
  *     or, same epoch, a base sequence other than the last sequence + 1
  *     (INT32_MAX wraps to 0): LOG_ERR_OUT_OF_ORDER_SEQUENCE; a producer
- *     without state (new, expired, removed) is accepted at any sequence.
+ *     without state (new, expired, removed) is accepted at any sequence;
+ *   - a non-transactional batch from a producer with an ongoing
+ *     transaction: LOG_ERR_INVALID_TXN_STATE; a transactional batch (attributes
+ *     bit 4) from one without starts its transaction at its base offset
+ *     (see log_last_stable_offset).
  * Nothing of a refused append is written. Otherwise patches each batch's
  * base offset (from the log end offset) and partition leader epoch in
  * place, rolls a segment first when size or age asks for it (writing the
@@ -129,6 +142,50 @@ typedef struct log_append_info {
  */
 int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 		       int64_t now_ms, log_append_info *out);
+
+/*
+ * Append an end transaction marker (a control batch, protocol/records.h)
+ * for producer_id/producer_epoch written by a transaction coordinator at
+ * coordinator_epoch (Kafka's UnifiedLog.appendAsLeader with origin
+ * COORDINATOR, ProducerAppendInfo.appendEndTxnMarker, KIP-98): refused with
+ * LOG_ERR_INVALID_PRODUCER_EPOCH when producer_epoch is below the
+ * producer's, LOG_ERR_TRANSACTION_COORDINATOR_FENCED when coordinator_epoch
+ * is below the one of the producer's last marker (nothing written). Else
+ * the batch is written at the log end offset (*offset) with timestamp now_ms
+ * and leader_epoch (rolling first when due), the producer takes the epochs,
+ * and its ongoing transaction, if any, is completed: commit or abort, an
+ * abort adding (producer id, first offset, marker offset, last stable
+ * offset) to the .txnindex of the segment holding the marker. The
+ * completed transaction bounds the last stable offset until the high
+ * watermark passes the marker. Returns 0, LOG_ERR_*, -EINVAL (producer id
+ * or epoch < 0) or -errno. Does not move the high watermark.
+ */
+int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_epoch,
+		       int32_t coordinator_epoch, bool commit, int32_t leader_epoch, int64_t now_ms,
+		       int64_t *offset);
+
+/*
+ * The last stable offset (KIP-98; Kafka's UnifiedLog.fetchLastStableOffset):
+ * the first offset of the earliest transaction that is ongoing, or
+ * completed with a marker at or above the high watermark, when that is
+ * below the high watermark; else the high watermark. Fetch with
+ * isolation_level 1 (read_committed) reads up to it.
+ */
+int64_t log_last_stable_offset(const log_partition *lp);
+
+/*
+ * The aborted transactions a read_committed fetch from fetch_offset must
+ * return (Kafka's UnifiedLog.collectAbortedTransactions): fn is called for
+ * each transaction aborted by a marker at or after fetch_offset that began
+ * below upper_bound_offset (exclusive: the offset after the last batch the
+ * fetch returns), reading the .txnindex of the segment holding fetch_offset
+ * and the later ones until an entry whose last stable offset reaches the
+ * upper bound. Entries come in marker order (fn may see a producer more
+ * than once). Returns the number of calls, fn's negative result (which
+ * stops the search), or -errno.
+ */
+int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_bound_offset,
+		     log_aborted_txn_fn fn, void *arg);
 
 /* log_append_checked for callers that need only the base offset (of the
  * original batch for a duplicate). Returns the same. */

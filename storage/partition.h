@@ -16,11 +16,13 @@
 #include "storage/log.h"
 #include "storage/producer_state.h"
 #include "storage/segment.h"
+#include "storage/txnindex.h"
 
 struct log_partition {
 	char *dir;                  /* owned */
 	log_config cfg;
 	log_segment **segs;         /* nseg references, sorted by base offset */
+	log_txnindex *tix;          /* tix[i]: segs[i]'s .txnindex (same nseg, cap) */
 	size_t nseg, cap;
 	int64_t log_start;
 	int64_t hw;
@@ -42,7 +44,8 @@ size_t log_seg_floor(const log_partition *lp, int64_t offset);
 /* Make sure s's indexes are loaded and sane, rebuilding them from the batch
  * headers when they are not (no truncation). */
 int log_seg_ready(log_partition *lp, log_segment *s);
-/* Append a segment reference to segs[]. */
+/* Append a segment reference to segs[] (and set up its .txnindex entry,
+ * not read yet). */
 int log_push_segment(log_partition *lp, log_segment *s);
 
 /*
@@ -59,6 +62,12 @@ int log_push_segment(log_partition *lp, log_segment *s);
  */
 int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
 		    bool check_crc, bool assign_epochs, int64_t *valid, const char **why);
+
+/* Add the aborted transaction t (completed by a marker in segs[i]) to
+ * segs[i]'s .txnindex unless an entry at or after its marker is there
+ * already (recovery replays markers whose entries may exist). Failures go to
+ * stderr; the entry stays in memory and is written at the next flush. */
+void log_note_aborted_txn(log_partition *lp, size_t i, const log_completed_txn *t);
 
 /* Load the directory's segments, check/recover them, then the producer
  * state (recover.c). */

@@ -45,6 +45,9 @@ void log_pstate_free(log_producer_state *ps)
 	free(ps->slots);
 	ps->slots = NULL;
 	ps->cap = ps->n = 0;
+	free(ps->txns);
+	ps->txns = NULL;
+	ps->ntxn = ps->txncap = 0;
 }
 
 void log_pstate_clear(log_producer_state *ps)
@@ -52,6 +55,7 @@ void log_pstate_clear(log_producer_state *ps)
 	for (size_t i = 0; i < ps->cap; i++)
 		ps->slots[i].producer_id = -1;
 	ps->n = 0;
+	ps->ntxn = 0;
 }
 
 static size_t slot_of(const log_producer_state *ps, int64_t id)
@@ -236,33 +240,143 @@ int log_pentry_check(const log_producer_entry *e, int16_t orig_epoch, const prot
 	return LOG_ERR_OUT_OF_ORDER_SEQUENCE;
 }
 
-int log_pstate_replay(log_producer_state *ps, const proto_batch_info *h)
+int log_pentry_check_marker(const log_producer_entry *e, int16_t epoch, int32_t coordinator_epoch)
+{
+	if (epoch < e->epoch)
+		return LOG_ERR_INVALID_PRODUCER_EPOCH;
+	if (coordinator_epoch < e->coordinator_epoch)
+		return LOG_ERR_TRANSACTION_COORDINATOR_FENCED;
+	return 0;
+}
+
+void log_pentry_end_txn(log_producer_entry *e, int16_t epoch, int32_t coordinator_epoch, bool commit,
+			int64_t offset, int64_t ts, log_completed_txn *done)
+{
+	done->producer_id = -1;
+	done->first_offset = -1;
+	done->last_offset = offset;
+	done->aborted = !commit;
+	if (e->txn_first_offset >= 0) {
+		done->producer_id = e->producer_id;
+		done->first_offset = e->txn_first_offset;
+	}
+	set_epoch(e, epoch);
+	e->txn_first_offset = -1;
+	e->coordinator_epoch = coordinator_epoch;
+	e->last_ts = ts;
+}
+
+int log_pstate_txn_reserve(log_producer_state *ps, size_t n)
+{
+	if (n > SIZE_MAX / 2 / sizeof *ps->txns - ps->ntxn)
+		return -ENOMEM;
+	if (ps->ntxn + n <= ps->txncap)
+		return 0;
+	size_t cap = ps->txncap ? ps->txncap : 8;
+	while (cap < ps->ntxn + n)
+		cap *= 2;
+	log_txn *v = realloc(ps->txns, cap * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	ps->txns = v;
+	ps->txncap = cap;
+	return 0;
+}
+
+void log_pstate_txn_begin(log_producer_state *ps, int64_t producer_id, int64_t first_offset)
+{
+	if (ps->ntxn >= ps->txncap)
+		return; /* not reserved: a caller bug, keep memory safe */
+	size_t i = ps->ntxn; /* new transactions come last, in offset order */
+	while (i > 0 && ps->txns[i - 1].first_offset > first_offset) {
+		ps->txns[i] = ps->txns[i - 1];
+		i--;
+	}
+	ps->txns[i] = (log_txn){ .producer_id = producer_id, .first_offset = first_offset, .last_offset = -1 };
+	ps->ntxn++;
+}
+
+void log_pstate_txn_complete(log_producer_state *ps, int64_t producer_id, int64_t last_offset)
+{
+	for (size_t i = 0; i < ps->ntxn; i++)
+		if (ps->txns[i].producer_id == producer_id && ps->txns[i].last_offset < 0) {
+			ps->txns[i].last_offset = last_offset;
+			return;
+		}
+}
+
+void log_pstate_txn_on_hw(log_producer_state *ps, int64_t hw)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < ps->ntxn; i++)
+		if (ps->txns[i].last_offset < 0 || ps->txns[i].last_offset >= hw)
+			ps->txns[k++] = ps->txns[i];
+	ps->ntxn = k;
+}
+
+int64_t log_pstate_first_unstable(const log_producer_state *ps)
+{
+	return ps->ntxn ? ps->txns[0].first_offset : -1;
+}
+
+int64_t log_pstate_lso_for(const log_producer_state *ps, const log_completed_txn *t)
+{
+	for (size_t i = 0; i < ps->ntxn; i++)
+		if (ps->txns[i].last_offset < 0 && ps->txns[i].producer_id != t->producer_id)
+			return ps->txns[i].first_offset;
+	return t->last_offset + 1;
+}
+
+static int replay(log_producer_state *ps, const proto_batch_info *h, bool marker_known, bool commit,
+		  int32_t coordinator_epoch, log_completed_txn *done)
 {
 	int64_t end = h->base_offset + h->last_offset_delta + 1;
+	done->producer_id = -1;
 	if (h->producer_id >= 0) {
+		int rc = log_pstate_txn_reserve(ps, 1);
+		if (rc < 0)
+			return rc;
 		log_producer_entry *cur = lookup(ps, h->producer_id);
 		log_producer_entry e;
 		if (cur)
 			e = *cur;
 		else
 			log_pentry_empty(&e, h->producer_id);
+		bool begins = false;
 		if (h->attributes & PROTO_ATTR_CONTROL) {
 			/* an end transaction marker: the transaction is over */
-			set_epoch(&e, h->producer_epoch);
-			e.txn_first_offset = -1;
-			e.last_ts = h->max_timestamp;
+			log_pentry_end_txn(&e, h->producer_epoch, marker_known ? coordinator_epoch : e.coordinator_epoch,
+					   commit, h->base_offset, h->max_timestamp, done);
 		} else {
 			log_pentry_add_batch(&e, h, h->base_offset);
-			if ((h->attributes & PROTO_ATTR_TRANSACTIONAL) && e.txn_first_offset < 0)
+			if ((h->attributes & PROTO_ATTR_TRANSACTIONAL) && e.txn_first_offset < 0) {
 				e.txn_first_offset = h->base_offset;
+				begins = true;
+			}
 		}
-		int rc = log_pstate_put(ps, &e);
+		rc = log_pstate_put(ps, &e);
 		if (rc < 0)
 			return rc;
+		if (begins)
+			log_pstate_txn_begin(ps, h->producer_id, h->base_offset);
+		if (done->producer_id >= 0)
+			log_pstate_txn_complete(ps, done->producer_id, done->last_offset);
 	}
 	if (end > ps->map_end_offset)
 		ps->map_end_offset = end;
 	return 0;
+}
+
+int log_pstate_replay(log_producer_state *ps, const proto_batch_info *h)
+{
+	log_completed_txn done;
+	return replay(ps, h, false, true, -1, &done);
+}
+
+int log_pstate_replay_marker(log_producer_state *ps, const proto_batch_info *h, bool commit,
+			     int32_t coordinator_epoch, log_completed_txn *done)
+{
+	return replay(ps, h, true, commit, coordinator_epoch, done);
 }
 
 void log_pstate_expire(log_producer_state *ps, int64_t now_ms, int64_t expiration_ms)
@@ -385,6 +499,14 @@ int log_pstate_read_snapshot(log_producer_state *ps, const char *path, int64_t o
 				.max_ts = e.last_ts,
 			};
 			push_batch(&e, &b);
+		}
+		if (e.txn_first_offset >= 0) {
+			rc = log_pstate_txn_reserve(ps, 1);
+			if (rc < 0) {
+				log_pstate_clear(ps);
+				goto out;
+			}
+			log_pstate_txn_begin(ps, e.producer_id, e.txn_first_offset);
 		}
 		insert_slot(ps, &e);
 	}

@@ -14,6 +14,14 @@
  * As in Kafka a snapshot keeps only the last batch of each producer; the
  * older ones come back only when the log after the snapshot is replayed.
  *
+ * Transactions (KIP-98, Kafka's ProducerStateManager ongoingTxns and
+ * unreplicatedTxns): a producer's first transactional batch starts a
+ * transaction at its base offset (the entry's txn_first_offset); its end
+ * marker (a control batch) completes it. The state keeps the list of
+ * transactions that are ongoing, or completed with a marker not yet below
+ * the high watermark, sorted by first offset: the first one bounds the
+ * last stable offset.
+ *
  * Memory: one open-addressing hash table of entries (no allocation per
  * batch or record); it grows only when a new producer id appears.
  * Threading: the owner's (the partition's event loop).
@@ -58,9 +66,27 @@ typedef struct log_producer_entry {
 	log_producer_batch batches[LOG_PRODUCER_BATCHES];
 } log_producer_entry;
 
+/* A transaction that bounds the last stable offset. */
+typedef struct log_txn {
+	int64_t producer_id;
+	int64_t first_offset;
+	int64_t last_offset; /* its marker's offset once completed, -1 while ongoing */
+} log_txn;
+
+/* What an end transaction marker completed (Kafka's CompletedTxn);
+ * producer_id -1 when the producer had no ongoing transaction. */
+typedef struct log_completed_txn {
+	int64_t producer_id;
+	int64_t first_offset;
+	int64_t last_offset; /* the marker's offset */
+	bool aborted;
+} log_completed_txn;
+
 typedef struct log_producer_state {
 	log_producer_entry *slots; /* cap slots, cap a power of two (or 0) */
 	size_t cap, n;
+	log_txn *txns;             /* ntxn, sorted by first offset (see above) */
+	size_t ntxn, txncap;
 	int64_t map_end_offset;    /* state covers the log below this offset */
 	int64_t snap_offset;       /* offset of the latest snapshot written or read */
 	int64_t last_expire_ms;    /* last removal of expired producers */
@@ -73,7 +99,8 @@ int32_t log_seq_sub(int32_t seq, int32_t n);
 
 void log_pstate_init(log_producer_state *ps);
 void log_pstate_free(log_producer_state *ps);
-/* Drop every entry (map end and snapshot offsets are left as they are). */
+/* Drop every entry and transaction (map end and snapshot offsets are left
+ * as they are). */
 void log_pstate_clear(log_producer_state *ps);
 
 /* The entry of producer_id, or NULL. Valid until the next change. */
@@ -113,11 +140,61 @@ const log_producer_batch *log_pentry_find_duplicate(const log_producer_entry *e,
  */
 int log_pentry_check(const log_producer_entry *e, int16_t orig_epoch, const proto_batch_info *h);
 
+/*
+ * Kafka's ProducerAppendInfo.appendEndTxnMarker checks for a marker from
+ * producer epoch `epoch` written by a coordinator at coordinator_epoch:
+ * LOG_ERR_INVALID_PRODUCER_EPOCH when epoch is below e's,
+ * LOG_ERR_TRANSACTION_COORDINATOR_FENCED when coordinator_epoch is below
+ * the one of e's last marker; else 0.
+ */
+int log_pentry_check_marker(const log_producer_entry *e, int16_t epoch, int32_t coordinator_epoch);
+
+/*
+ * Apply an end transaction marker written at offset (Kafka's
+ * appendEndTxnMarker, no checks): *done gets the transaction it completes
+ * (producer_id -1 when none was ongoing: an empty transaction, which
+ * neither moves the last stable offset nor goes to the .txnindex); the
+ * entry takes the epoch (a new one drops its cached batches), the
+ * coordinator epoch and ts (ms) and has no ongoing transaction after.
+ */
+void log_pentry_end_txn(log_producer_entry *e, int16_t epoch, int32_t coordinator_epoch, bool commit,
+			int64_t offset, int64_t ts, log_completed_txn *done);
+
+/* Make room for n more transactions in ps->txns, so that
+ * log_pstate_txn_begin cannot fail. 0 or -ENOMEM. */
+int log_pstate_txn_reserve(log_producer_state *ps, size_t n);
+/* Add producer_id's ongoing transaction starting at first_offset (room
+ * reserved). */
+void log_pstate_txn_begin(log_producer_state *ps, int64_t producer_id, int64_t first_offset);
+/* Mark producer_id's ongoing transaction completed by its marker at
+ * last_offset (Kafka's completeTxn); nothing when it has none. */
+void log_pstate_txn_complete(log_producer_state *ps, int64_t producer_id, int64_t last_offset);
+/* Forget the completed transactions whose marker is below hw (Kafka's
+ * onHighWatermarkUpdated). */
+void log_pstate_txn_on_hw(log_producer_state *ps, int64_t hw);
+/* The first offset of the earliest transaction in the list, -1 when none
+ * (Kafka's firstUnstableOffset). */
+int64_t log_pstate_first_unstable(const log_producer_state *ps);
+/* The last stable offset stored with an aborted transaction (Kafka's
+ * ProducerStateManager.lastStableOffset(CompletedTxn)): the first offset of
+ * the earliest ongoing transaction of another producer, else the marker's
+ * offset + 1. */
+int64_t log_pstate_lso_for(const log_producer_state *ps, const log_completed_txn *t);
+
 /* Replay a batch read from the log at h->base_offset (Kafka's
  * loadProducersFromRecords, no checks): producer id >= 0 batches update
- * their producer; the map end offset moves past the batch. Returns 0 or
+ * their producer, a transactional one starting its transaction; the map
+ * end offset moves past the batch. A control batch replayed here (its
+ * marker unknown) ends the transaction as a commit would. Returns 0 or
  * -ENOMEM. */
 int log_pstate_replay(log_producer_state *ps, const proto_batch_info *h);
+
+/* log_pstate_replay for a control batch whose marker was read: commit
+ * tells its type, coordinator_epoch its epoch; *done gets the transaction
+ * it completed (see log_pentry_end_txn), which is then completed in the
+ * list. Returns 0 or -ENOMEM. */
+int log_pstate_replay_marker(log_producer_state *ps, const proto_batch_info *h, bool commit,
+			     int32_t coordinator_epoch, log_completed_txn *done);
 
 /* Remove producers whose last timestamp is expiration_ms or more before
  * now_ms and that have no ongoing transaction (Kafka's
@@ -133,8 +210,10 @@ int log_pstate_write_snapshot(log_producer_state *ps, const char *dir, int64_t o
 
 /*
  * Replace ps's entries with the snapshot file at path, dropping the
- * producers already expired at now_ms (as Kafka's loadFromSnapshot); on
- * success map_end_offset and snap_offset become offset. Returns 0,
+ * producers already expired at now_ms (as Kafka's loadFromSnapshot); the
+ * entries with a current transaction first offset are the ongoing
+ * transactions again. On success map_end_offset and snap_offset become
+ * offset. Returns 0,
  * LOG_ERR_CORRUPT (bad size, version or CRC: ps is left empty) or -errno.
  */
 int log_pstate_read_snapshot(log_producer_state *ps, const char *path, int64_t offset,

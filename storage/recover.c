@@ -18,14 +18,23 @@
  *      after its last index entry (to find the log end offset); a bad tail
  *      there falls back to step 2 for that segment.
  *   5. Producer state (Kafka's LogLoader.rebuildProducerState): the latest
- *      readable <offset>.snapshot is loaded before recovery, the batches
+ *      readable <offset>.snapshot (at or below the first segment recovered
+ *      after an unclean stop) is loaded before recovery, the batches
  *      recovery checks from that offset on are replayed into it on the way,
  *      and the headers of the batches after what recovery covered are then
  *      read up to the log end offset. A snapshot above the log end offset
  *      (the log was cut) is removed and the latest one at or below it used
  *      instead; one that does not parse (size, version, CRC) is removed.
  *      After a clean stop the snapshot at the log end offset means no scan.
- *   6. Legacy message sets (magic 0 or 1, written by old Kafka versions) are
+ *   6. Transactions: replayed transactional batches start their producer's
+ *      transaction and replayed markers (control batches, read whole) end
+ *      it; an aborted one goes back to the marker segment's .txnindex
+ *      unless an entry at or after its marker is there. A recovered
+ *      segment's .txnindex first loses the entries for the markers that
+ *      will be replayed, and a cut segment those after the cut; the
+ *      .txnindex of a deleted segment goes with it (Kafka's
+ *      LogSegment.recover and truncateTo).
+ *   7. Legacy message sets (magic 0 or 1, written by old Kafka versions) are
  *      not read: log_open fails with -ENOTSUP and the .log is left intact
  *      (its derived index files may have been emptied).
  */
@@ -39,6 +48,7 @@
 #include <unistd.h>
 
 #include "protocol/batch.h"
+#include "protocol/records.h"
 #include "storage/fileio.h"
 #include "storage/partition.h"
 #include "storage/timeindex.h"
@@ -93,6 +103,40 @@ static int crc_region(rdbuf *r, int64_t from, int64_t to, uint32_t *crc)
 	return 0;
 }
 
+/* Replay the batch h found at pos of segs[i] into the producer state; the
+ * marker of a control batch is read from the file, and an aborted
+ * transaction it completes goes to the segment's .txnindex. */
+static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_batch_info *h)
+{
+	if (h->producer_id < 0 || !(h->attributes & PROTO_ATTR_CONTROL))
+		return log_pstate_replay(&lp->producers, h);
+	log_segment *s = lp->segs[i];
+	uint8_t buf[1024];
+	int16_t type = -1;
+	int32_t coordinator_epoch = -1;
+	int prc = -1;
+	if ((size_t)h->size <= sizeof buf) {
+		int rc = log_io_pread(s->fd, buf, (size_t)h->size, pos);
+		if (rc < 0 && rc != -EIO)
+			return rc;
+		if (rc == 0)
+			prc = proto_control_batch_parse(buf, (size_t)h->size, &type, &coordinator_epoch);
+	}
+	if (prc != 0 || (type != PROTO_CONTROL_ABORT && type != PROTO_CONTROL_COMMIT)) {
+		fprintf(stderr,
+			"samsa storage: %s: unreadable transaction marker at offset %" PRId64
+			", ending the transaction without an index entry\n",
+			s->log_path, h->base_offset);
+		return log_pstate_replay(&lp->producers, h);
+	}
+	log_completed_txn done;
+	int rc = log_pstate_replay_marker(&lp->producers, h, type == PROTO_CONTROL_COMMIT, coordinator_epoch,
+					  &done);
+	if (rc == 0 && done.producer_id >= 0 && done.aborted)
+		log_note_aborted_txn(lp, i, &done);
+	return rc;
+}
+
 int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
 		    bool check_crc, bool assign_epochs, int64_t *valid, const char **why)
 {
@@ -116,6 +160,14 @@ int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_
 	int64_t expect = prev_next > s->base_offset ? prev_next : s->base_offset;
 	int64_t pos = 0;
 	*why = NULL;
+	size_t si = log_seg_floor(lp, s->base_offset);
+	bool replays = assign_epochs && lp->producers_loading && s->base_offset <= lp->producers.map_end_offset;
+	if (rc == 0 && replays) {
+		/* the markers replayed below put their entries back */
+		int64_t from = lp->producers.map_end_offset > s->base_offset ? lp->producers.map_end_offset
+									     : s->base_offset;
+		rc = log_txnindex_truncate(&lp->tix[si], from);
+	}
 	while (rc == 0 && pos < s->size) {
 		proto_batch_info h;
 		if (check_crc) {
@@ -181,9 +233,8 @@ int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_
 			rc = log_epoch_assign(&lp->epochs, h.partition_leader_epoch, h.base_offset);
 		/* replay into the producer state while it is contiguous with
 		 * what this scan covers (see log_load) */
-		if (rc == 0 && assign_epochs && lp->producers_loading &&
-		    s->base_offset <= lp->producers.map_end_offset && h.base_offset >= lp->producers.map_end_offset)
-			rc = log_pstate_replay(&lp->producers, &h);
+		if (rc == 0 && replays && h.base_offset >= lp->producers.map_end_offset)
+			rc = replay_batch(lp, si, pos, &h);
 		expect = last + 1;
 		pos += h.size;
 	}
@@ -218,6 +269,9 @@ static int recover_segment(log_partition *lp, log_segment *s, int64_t prev_next,
 		rc = log_seg_truncate_file(s, valid);
 		s->dirty = true;
 	}
+	/* no entry for a marker past what the segment holds now */
+	if (rc == 0)
+		rc = log_txnindex_truncate(&lp->tix[log_seg_floor(lp, s->base_offset)], s->next_offset);
 	return rc;
 }
 
@@ -303,7 +357,8 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout)
 		while ((de = readdir(d))) {
 			int64_t base;
 			bool orphan = (seg_name(de->d_name, ".index", &base) ||
-				       seg_name(de->d_name, ".timeindex", &base)) &&
+				       seg_name(de->d_name, ".timeindex", &base) ||
+				       seg_name(de->d_name, LOG_TXNINDEX_SUFFIX, &base)) &&
 				      !have_base(v, n, base);
 			if (orphan || ends_with(de->d_name, ".tmp") || ends_with(de->d_name, ".deleted") ||
 			    ends_with(de->d_name, ".cleaned")) {
@@ -413,6 +468,8 @@ static void drop_segments_from(log_partition *lp, size_t from)
 		lp->size_bytes -= d->size;
 		log_seg_unlink(d);
 		log_segment_release(d);
+		log_txnindex_remove(&lp->tix[j]);
+		log_txnindex_destroy(&lp->tix[j]);
 	}
 	if (lp->nseg > from)
 		lp->dir_unsynced = true;
@@ -484,7 +541,7 @@ static int replay_tail(log_partition *lp)
 				return rc == LOG_ERR_CORRUPT ? 0 : rc;
 			}
 			if (h.base_offset >= ps->map_end_offset) {
-				rc = log_pstate_replay(ps, &h);
+				rc = replay_batch(lp, i, pos, &h);
 				if (rc < 0)
 					return rc;
 			}
@@ -561,17 +618,21 @@ static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, 
 			rc = load_snapshot(lp, s->base_offset, s->base_offset, now_ms);
 		return rc;
 	}
-	/* The producer state to start from, before recovery replays into it. */
-	rc = load_snapshot(lp, INT64_MAX, lp->segs[0]->base_offset, now_ms);
-	if (rc < 0)
-		return rc;
-	if (lp->producers.map_end_offset < lp->segs[0]->base_offset)
-		lp->producers.map_end_offset = lp->segs[0]->base_offset;
-
 	/* Segments recovered in full: all from `first` on when unclean. */
 	size_t first = lp->nseg;
 	if (!clean)
 		first = recovery_point < 0 ? 0 : log_seg_floor(lp, recovery_point);
+
+	/* The producer state to start from, before recovery replays into it:
+	 * at or below the first recovered segment, so its batches (and the
+	 * aborted transactions of its markers) are replayed (Kafka's
+	 * LogLoader.recoverSegment: truncateAndReload to the segment base). */
+	int64_t snap_max = first < lp->nseg ? lp->segs[first]->base_offset : INT64_MAX;
+	rc = load_snapshot(lp, snap_max, lp->segs[0]->base_offset, now_ms);
+	if (rc < 0)
+		return rc;
+	if (lp->producers.map_end_offset < lp->segs[0]->base_offset)
+		lp->producers.map_end_offset = lp->segs[0]->base_offset;
 
 	for (size_t i = 0; i < lp->nseg; i++) {
 		log_segment *s = lp->segs[i];
