@@ -5,7 +5,9 @@
  * (38) for more replicas than brokers, INVALID_CONFIG (40) for a bad config
  * value; DeleteTopics
  * removes the topic (metadata and its partition directories) and a second
- * delete gives UNKNOWN_TOPIC_OR_PARTITION (3). Rules: Kafka's
+ * delete gives UNKNOWN_TOPIC_OR_PARTITION (3). A created topic is durable
+ * when CreateTopics answers: it survives a kill -9 right after the answer
+ * (the broker fsyncs off its event loop and answers only once done). Rules: Kafka's
  * CreateTopicsRequest/DeleteTopicsRequest and topic naming (legal chars
  * [a-zA-Z0-9._-], at most 249, not "." or "..").
  */
@@ -171,6 +173,58 @@ START_TEST(test_create_bad_config)
 }
 END_TEST
 
+/* Entries of b's data dir whose name starts with prefix. */
+static int prefixed(const h_broker *b, const char *prefix)
+{
+	DIR *d = opendir(b->dir);
+	ck_assert_msg(d != NULL, "cannot open data dir %s", b->dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_create_survives_kill)
+{
+	h_broker *b = c_start_broker(NULL);
+	rd_kafka_t *p = c_producer(b, NULL);
+	const char *topic = "durable-create";
+	const int parts = 500;
+	ASSERT_ERR(create(p, topic, parts, 1, NULL), RD_KAFKA_RESP_ERR_NO_ERROR,
+		   "create 500 partitions");
+	/* kill -9 as soon as the answer is in: nothing may still be pending. */
+	ck_assert_int_eq(h_broker_kill(b), 0);
+	rd_kafka_destroy(p);
+	ck_assert_msg(h_broker_restart(b) == 0, "broker did not restart after kill -9");
+	p = c_producer(b, NULL);
+	const struct rd_kafka_metadata *md = c_metadata_all(p);
+	const rd_kafka_metadata_topic_t *t = c_md_topic(md, topic);
+	ck_assert_msg(t != NULL, "topic %s answered as created is gone after kill -9", topic);
+	ck_assert_msg(t->err == 0 && t->partition_cnt == parts,
+		      "after kill -9: %s error %s, %d partitions (expected %d)", topic,
+		      rd_kafka_err2name(t->err), t->partition_cnt, parts);
+	for (int i = 0; i < t->partition_cnt; i++)
+		ck_assert_msg(t->partitions[i].err == 0 && t->partitions[i].leader >= 0,
+			      "after kill -9: partition %d offline (%s)", i,
+			      rd_kafka_err2name(t->partitions[i].err));
+	rd_kafka_metadata_destroy(md);
+	ck_assert_int_eq(partition_dirs(b, topic), parts);
+	ck_assert_msg(prefixed(b, "__samsa_metadata.tmp") == 0,
+		      "temporary metadata files left in %s after the restart", b->dir);
+	/* It takes data in its last partition. */
+	c_delivery d;
+	c_msg m = {.topic = topic, .partition = parts - 1, .value = "v", .value_len = 1};
+	c_produce(p, &m, &d);
+	c_flush(p, h_scaled_ms(10000));
+	ck_assert_msg(d.err == 0, "produce after kill -9: %s", rd_kafka_err2str(d.err));
+	rd_kafka_destroy(p);
+	c_assert_broker_serving(b);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("admin");
@@ -179,6 +233,7 @@ int main(void)
 	tcase_add_test(tc, test_create_and_delete);
 	tcase_add_test(tc, test_create_errors);
 	tcase_add_test(tc, test_create_bad_config);
+	tcase_add_test(tc, test_create_survives_kill);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }
