@@ -1387,6 +1387,13 @@ int grp_validate_commit(grp_group *g, proto_str member_id, int32_t generation_id
 	}
 	if (g->state == GRP_COMPLETING_REBALANCE)
 		return KERR_REBALANCE_IN_PROGRESS;
+	/* A member's commit in a Stable group also counts as a heartbeat, as
+	 * Kafka's coordinator reschedules the member's session on commit. */
+	grp_member *m = g->state == GRP_STABLE && member_id.len > 0
+				? grp_member_find(g, member_id.ptr, member_id.len)
+				: NULL;
+	if (m)
+		reschedule_session(m, m->session_timeout_ms);
 	return KERR_NONE;
 }
 

@@ -124,7 +124,9 @@ grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
  * members; otherwise the member must exist (UNKNOWN_MEMBER_ID), the
  * generation must match (ILLEGAL_GENERATION), a static member's instance id
  * must match (FENCED_INSTANCE_ID), and a group that is rebalancing answers
- * REBALANCE_IN_PROGRESS. Returns a Kafka error code.
+ * REBALANCE_IN_PROGRESS. A valid commit from a member of a Stable group
+ * also reschedules its session timer, as a heartbeat (Kafka does the same).
+ * Returns a Kafka error code.
  */
 int grp_validate_commit(grp_group *g, proto_str member_id, int32_t generation_id,
 			proto_str group_instance_id);

@@ -495,6 +495,39 @@ START_TEST(test_session_expiry)
 }
 END_TEST
 
+/* An offset commit from a member of a Stable group keeps its session alive,
+ * as a heartbeat does; without either the member expires. */
+START_TEST(test_commit_counts_as_heartbeat)
+{
+	fake_req *f = new_req(0, 11, 2, "ch");
+	JoinGroupRequest m = join_msg("hc", "", NULL, 100, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	run_for(20);
+	JoinGroupResponse r = join_resp(f);
+	ck_assert_int_eq(r.error_code, 0);
+	char *id = str_copy(r.member_id);
+	SyncGroupRequest_SyncGroupRequestAssignment as[1] = {
+		{ proto_cstr(id), { (const uint8_t *)"A", 1 } },
+	};
+	fake_req *fs = new_req(1, 14, 3, "ch");
+	SyncGroupRequest s = sync_msg("hc", id, r.generation_id, as, 1);
+	ck_assert_int_eq(grp_sync(&fs->req, &s), BRK_DELAYED);
+	grp_group *g = grp_find("hc", 2);
+	ck_assert_int_eq(g->state, GRP_STABLE);
+	proto_str none = proto_str_of(NULL, -1);
+	/* 6 x 40 ms = 240 ms, well past the 100 ms session, with commits only. */
+	for (int i = 0; i < 6; i++) {
+		run_for(40);
+		ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), r.generation_id, none),
+				 KERR_NONE);
+	}
+	ck_assert_int_eq(g->nmembers, 1);
+	run_for(300);
+	ck_assert_int_eq(g->nmembers, 0);
+	free(id);
+}
+END_TEST
+
 START_TEST(test_closed_connection_join)
 {
 	/* Member a is Stable; b joins and its connection closes while it
@@ -600,6 +633,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_rebalance_two_members);
 	tcase_add_test(tc, test_static_member_rejoin);
 	tcase_add_test(tc, test_session_expiry);
+	tcase_add_test(tc, test_commit_counts_as_heartbeat);
 	tcase_add_test(tc, test_closed_connection_join);
 	tcase_add_test(tc, test_join_errors);
 	tcase_add_test(tc, test_pending_member_expiry);
