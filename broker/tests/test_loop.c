@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,10 +160,14 @@ static void count_iteration(brk_loop *loop, void *arg)
 	iterations++;
 }
 
-static void noop(brk_loop *loop, void *arg)
+/* One timer pending at a time, each 1 ms after the last fired, so every
+ * iteration of the loop has to sleep (timers cannot coalesce into one
+ * iteration on a slow machine). */
+static bool ticking;
+static void rearm_1ms(brk_loop *loop, void *arg)
 {
-	(void)loop;
-	(void)arg;
+	if (ticking)
+		brk_timer_add(loop, 1, rearm_1ms, arg);
 }
 
 START_TEST(test_before_sleep_and_watch_zero)
@@ -170,10 +175,10 @@ START_TEST(test_before_sleep_and_watch_zero)
 	brk_loop *loop = brk_loop_new();
 	sleeps = 0;
 	brk_loop_set_before_sleep(loop, before_sleep, NULL);
-	brk_timer_add(loop, 1, noop, NULL);
-	brk_timer_add(loop, 2, noop, NULL);
-	brk_timer_add(loop, 3, noop, NULL);
+	ticking = true;
+	brk_timer_add(loop, 1, rearm_1ms, NULL);
 	brk_loop_run(loop);
+	ticking = false;
 	ck_assert_int_eq(sleeps, 3);
 	brk_loop_set_before_sleep(loop, NULL, NULL);
 
