@@ -500,7 +500,7 @@ END_TEST
 START_TEST(test_commit_counts_as_heartbeat)
 {
 	fake_req *f = new_req(0, 11, 2, "ch");
-	JoinGroupRequest m = join_msg("hc", "", NULL, 100, "consumer", "range", NULL, META_A);
+	JoinGroupRequest m = join_msg("hc", "", NULL, 300, "consumer", "range", NULL, META_A);
 	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
 	run_for(20);
 	JoinGroupResponse r = join_resp(f);
@@ -515,14 +515,15 @@ START_TEST(test_commit_counts_as_heartbeat)
 	grp_group *g = grp_find("hc", 2);
 	ck_assert_int_eq(g->state, GRP_STABLE);
 	proto_str none = proto_str_of(NULL, -1);
-	/* 6 x 40 ms = 240 ms, well past the 100 ms session, with commits only. */
-	for (int i = 0; i < 6; i++) {
+	/* 12 x 40 ms = 480 ms, well past the 300 ms session, with commits only
+	 * (each gap leaves 260 ms of slack for a slow sanitizer build). */
+	for (int i = 0; i < 12; i++) {
 		run_for(40);
 		ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), r.generation_id, none),
 				 KERR_NONE);
 	}
 	ck_assert_int_eq(g->nmembers, 1);
-	run_for(300);
+	run_for(800);
 	ck_assert_int_eq(g->nmembers, 0);
 	free(id);
 }
