@@ -36,7 +36,7 @@ static struct {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	flush_queue todo;
+	flush_queue queue;
 	flush_queue done;
 	int efd;
 	int inflight; /* queued or running (loop side count) */
@@ -86,9 +86,9 @@ static void *worker(void *unused)
 	(void)unused;
 	pthread_mutex_lock(&fw.mu);
 	for (;;) {
-		while (!fw.todo.head && !fw.stopping)
+		while (!fw.queue.head && !fw.stopping)
 			pthread_cond_wait(&fw.cv, &fw.mu);
-		flush_job *j = q_pop(&fw.todo);
+		flush_job *j = q_pop(&fw.queue);
 		if (!j)
 			break; /* stopping and nothing left */
 		pthread_mutex_unlock(&fw.mu);
@@ -189,7 +189,7 @@ static int submit(flush_job *j)
 	}
 	fw.inflight++;
 	pthread_mutex_lock(&fw.mu);
-	q_push(&fw.todo, j);
+	q_push(&fw.queue, j);
 	pthread_cond_signal(&fw.cv);
 	pthread_mutex_unlock(&fw.mu);
 	return 0;

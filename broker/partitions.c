@@ -246,6 +246,21 @@ typedef struct ckpts {
 	int nrp, nlso, nhw;
 } ckpts;
 
+/* Read one offset checkpoint of the log dir, sorted for ckpt_find; an
+ * unreadable file is reported and treated as empty (*e NULL, *n 0). */
+static void ckpt_load(const char *name, logdir_checkpoint_entry **e, int *n)
+{
+	char path[4400];
+	file_path(name, path, sizeof(path));
+	if (logdir_checkpoint_read(path, e, n) != 0) {
+		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+		*e = NULL;
+		*n = 0;
+	}
+	if (*e)
+		qsort(*e, (size_t)*n, sizeof(**e), ckpt_cmp);
+}
+
 /*
  * Open the logs of topic m. With fresh, leftover directories are removed
  * first (a new topic). Returns 0 or -errno; *out gets the topic.
@@ -568,24 +583,11 @@ static void set_aside_stray_dirs(void)
 
 int brk_partitions_open(bool clean)
 {
-	char path[4400];
 	ckpts ck = { 0 };
 	int rc;
-	file_path(RECOVERY_POINT_FILE, path, sizeof(path));
-	if ((rc = logdir_checkpoint_read(path, &ck.rp, &ck.nrp)) != 0)
-		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
-	file_path(LOG_START_FILE, path, sizeof(path));
-	if ((rc = logdir_checkpoint_read(path, &ck.lso, &ck.nlso)) != 0)
-		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
-	file_path(HIGH_WATERMARK_FILE, path, sizeof(path));
-	if ((rc = logdir_checkpoint_read(path, &ck.hw, &ck.nhw)) != 0)
-		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
-	if (ck.rp)
-		qsort(ck.rp, (size_t)ck.nrp, sizeof(*ck.rp), ckpt_cmp);
-	if (ck.lso)
-		qsort(ck.lso, (size_t)ck.nlso, sizeof(*ck.lso), ckpt_cmp);
-	if (ck.hw)
-		qsort(ck.hw, (size_t)ck.nhw, sizeof(*ck.hw), ckpt_cmp);
+	ckpt_load(RECOVERY_POINT_FILE, &ck.rp, &ck.nrp);
+	ckpt_load(LOG_START_FILE, &ck.lso, &ck.nlso);
+	ckpt_load(HIGH_WATERMARK_FILE, &ck.hw, &ck.nhw);
 
 	rc = reindex();
 	for (int32_t i = 0; !rc && i < ctl_topic_count(server.ctl); i++) {
