@@ -27,6 +27,14 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[19] = { brk_handle_create_topics, 2, 7, 2 },  /* CreateTopics */
 	[20] = { brk_handle_delete_topics, 1, 6, 1 },  /* DeleteTopics */
 	[22] = { brk_handle_init_producer_id, 0, 5, 0 }, /* InitProducerId */
+	[24] = { brk_handle_add_partitions_to_txn, 0, 5, 0 }, /* AddPartitionsToTxn */
+	[25] = { brk_handle_add_offsets_to_txn, 0, 4, 0 }, /* AddOffsetsToTxn */
+	[26] = { brk_handle_end_txn, 0, 5, 0 },        /* EndTxn */
+	[27] = { brk_handle_write_txn_markers, 1, 2, 1 }, /* WriteTxnMarkers */
+	[28] = { brk_handle_txn_offset_commit, 0, 5, 0 }, /* TxnOffsetCommit */
 	[42] = { brk_handle_delete_groups, 0, 2, 0 },  /* DeleteGroups */
 	[47] = { brk_handle_offset_delete, 0, 0, 0 },  /* OffsetDelete */
+	[61] = { brk_handle_describe_producers, 0, 0, 0 }, /* DescribeProducers */
+	[65] = { brk_handle_describe_transactions, 0, 0, 0 }, /* DescribeTransactions */
+	[66] = { brk_handle_list_transactions, 0, 2, 0 }, /* ListTransactions */
 };

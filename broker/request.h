@@ -81,5 +81,13 @@ int brk_handle_offset_commit(brk_request *req);
 int brk_handle_offset_fetch(brk_request *req);
 int brk_handle_offset_delete(brk_request *req);
 int brk_handle_init_producer_id(brk_request *req);
+int brk_handle_add_partitions_to_txn(brk_request *req);
+int brk_handle_add_offsets_to_txn(brk_request *req);
+int brk_handle_end_txn(brk_request *req);
+int brk_handle_write_txn_markers(brk_request *req);
+int brk_handle_txn_offset_commit(brk_request *req);
+int brk_handle_describe_producers(brk_request *req);
+int brk_handle_describe_transactions(brk_request *req);
+int brk_handle_list_transactions(brk_request *req);
 
 #endif

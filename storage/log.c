@@ -341,8 +341,10 @@ static log_producer_entry *work_entry(const log_partition *lp, append_producers 
 	return e;
 }
 
-int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-		       int64_t now_ms, log_append_info *out)
+/* log_append_checked and log_append_coordinator: client is Kafka's
+ * AppendOrigin.CLIENT (duplicates and sequences checked). */
+static int append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+			  int64_t now_ms, bool client, log_append_info *out)
 {
 	if (len == 0 || len > INT32_MAX)
 		return -EINVAL;
@@ -386,7 +388,8 @@ int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t 
 			log_batch_parse_header(batches + pos, &h);
 			if (h.producer_id >= 0) {
 				const log_producer_entry *cur = log_pstate_find(&lp->producers, h.producer_id);
-				const log_producer_batch *dup = cur ? log_pentry_find_duplicate(cur, &h) : NULL;
+				const log_producer_batch *dup =
+					cur && client ? log_pentry_find_duplicate(cur, &h) : NULL;
 				if (dup) {
 					out->base_offset = log_producer_batch_first_offset(dup);
 					out->last_offset = dup->last_offset;
@@ -396,7 +399,11 @@ int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t 
 				}
 				int16_t *orig;
 				log_producer_entry *e = work_entry(lp, &ap, h.producer_id, &orig);
-				rc = log_pentry_check(e, *orig, &h);
+				/* Kafka checks sequences only for AppendOrigin.CLIENT */
+				if (client)
+					rc = log_pentry_check(e, *orig, &h);
+				else if (h.producer_epoch < e->epoch)
+					rc = LOG_ERR_INVALID_PRODUCER_EPOCH;
 				if (rc < 0)
 					goto done;
 				/* Kafka's appendDataBatch: no plain write inside a transaction */
@@ -482,6 +489,22 @@ int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_
 	}
 	*offset = leo;
 	return 0;
+}
+
+int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+		       int64_t now_ms, log_append_info *out)
+{
+	return append_checked(lp, batches, len, leader_epoch, now_ms, true, out);
+}
+
+int log_append_coordinator(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+			   int64_t now_ms, int64_t *base_offset)
+{
+	log_append_info info;
+	int rc = append_checked(lp, batches, len, leader_epoch, now_ms, false, &info);
+	if (rc == 0)
+		*base_offset = info.base_offset;
+	return rc;
 }
 
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,

@@ -187,6 +187,19 @@ int64_t log_last_stable_offset(const log_partition *lp);
 int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_bound_offset,
 		     log_aborted_txn_fn fn, void *arg);
 
+/*
+ * log_append_checked as Kafka's UnifiedLog.append with origin COORDINATOR,
+ * for the batches a coordinator writes itself (transactional offset
+ * commits in __consumer_offsets): no duplicate detection and no sequence
+ * check (Kafka's ProducerAppendInfo checks sequences only for CLIENT),
+ * but the producer epoch is checked (LOG_ERR_INVALID_PRODUCER_EPOCH), a
+ * transactional batch starts or continues the producer's transaction
+ * and a plain batch inside one is LOG_ERR_INVALID_TXN_STATE. *base_offset
+ * gets the first offset written. Returns as log_append_checked.
+ */
+int log_append_coordinator(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
+			   int64_t now_ms, int64_t *base_offset);
+
 /* log_append_checked for callers that need only the base offset (of the
  * original batch for a duplicate). Returns the same. */
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "broker/group/store_codec.h"
+#include "broker/internal_topic.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/server.h"
@@ -20,12 +20,6 @@
 #include "protocol/err.h"
 #include "protocol/records.h"
 #include "storage/log.h"
-
-/* Bytes read from a segment at a time while loading (a larger batch is
- * still read whole: log_read's min_one). */
-#define LOAD_READ_BYTES (1 << 20)
-/* Cap on one decompressed batch while loading. */
-#define LOAD_SCRATCH_MAX (256u << 20)
 
 /* Reused buffers (loop thread only): the batch being built and one
  * key/value pair. */
@@ -83,16 +77,6 @@ static void add_offset_record(proto_batch_builder *b, proto_str group, const grp
 }
 
 /*
- * batch_append's answer for a batch larger than the partition accepts:
- * Kafka's append fails with RecordTooLargeException (MESSAGE_TOO_LARGE:
- * the batch is above the topic's max.message.bytes) or
- * RecordBatchTooLargeException (RECORD_LIST_TOO_LARGE: above
- * segment.bytes), and nothing is written. Never a Kafka error code (those
- * are >= 0); the callers map it.
- */
-#define BATCH_TOO_LARGE (-1)
-
-/*
  * The Kafka error for a batch that was too large (Kafka 4.x
  * CoordinatorOperationExceptionHelper.handleOperationException, used by
  * every group coordinator write including commit-offset, and
@@ -102,20 +86,12 @@ static void add_offset_record(proto_batch_builder *b, proto_str group, const grp
  * (GroupMetadataManager.storeOffsets) answered INVALID_COMMIT_OFFSET_SIZE
  * for offset commits instead; Kafka 4.x no longer does.
  */
+#define BATCH_TOO_LARGE BRK_INTERNAL_TOO_LARGE
 static int too_large_error(void) { return KERR_UNKNOWN_SERVER_ERROR; }
 
-/*
- * Finish the batch and append it to the group's partition, as Produce
- * does: log_append with the partition's leader epoch, then
- * brk_partition_appended (high watermark, delayed fetches, flush policy).
- * A batch above the topic's max.message.bytes (its effective config:
- * message.max.bytes unless overridden) or segment.bytes is not written:
- * BATCH_TOO_LARGE, as Kafka's CoordinatorRuntime, which builds its batches
- * with the partition's LogConfig.maxMessageSize as the limit.
- * Otherwise returns a Kafka error code (Kafka's coordinator error mapping:
- * a missing partition is COORDINATOR_NOT_AVAILABLE, a log failure
- * NOT_COORDINATOR).
- */
+/* Finish the batch and append it to the group's partition
+ * (brk_internal_append). Returns a Kafka error code or BATCH_TOO_LARGE;
+ * a missing partition is COORDINATOR_NOT_AVAILABLE. */
 static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms)
 {
 	int32_t size = proto_batch_builder_finish(b);
@@ -127,26 +103,7 @@ static int batch_append(proto_batch_builder *b, const char *group, int32_t glen,
 	brk_partition *p = brk_topic_partition(t, grp_partition_for(group, glen, t->npartitions));
 	if (!p)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
-	if (!p->log)
-		return KERR_NOT_COORDINATOR;
-	if (size > t->cfg.max_message_bytes || (int64_t)size > t->cfg.log.segment_bytes) {
-		fprintf(stderr,
-			"samsa: group %.*s: a %d-byte batch for %s-%d is above max.message.bytes "
-			"(%d) or segment.bytes (%lld): not written\n",
-			(int)glen, group, (int)size, GRP_OFFSETS_TOPIC, (int)p->index,
-			(int)t->cfg.max_message_bytes, (long long)t->cfg.log.segment_bytes);
-		return BATCH_TOO_LARGE;
-	}
-	int64_t base;
-	int rc = log_append(p->log, batch_buf.buf + b->start, (size_t)size,
-			    brk_partition_leader_epoch(p), now_ms, &base);
-	if (rc) {
-		fprintf(stderr, "samsa: group %.*s: appending to %s-%d failed: %s\n", (int)glen, group,
-			GRP_OFFSETS_TOPIC, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
-		return KERR_NOT_COORDINATOR;
-	}
-	brk_partition_appended(p, size, now_ms);
-	return KERR_NONE;
+	return brk_internal_append(p, batch_buf.buf + b->start, size, group, glen, now_ms);
 }
 
 int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms)
@@ -417,76 +374,35 @@ static int apply_record(stage *st, const proto_record *r)
 	return 0;
 }
 
-/* Read one partition from its log start offset to its high watermark.
- * Returns 0 or -errno; *skipped counts malformed records and batches. */
-static int load_partition(stage *st, brk_partition *p, uint8_t **buf, size_t *cap,
-			  proto_scratch *scratch, int64_t *skipped)
-{
-	log_partition *lp = p->log;
-	int64_t off = log_start_offset(lp);
-	int64_t hw = log_high_watermark(lp);
-	while (off < hw) {
-		log_read_result rr;
-		int rc = log_read(lp, off, hw, LOAD_READ_BYTES, true, &rr);
-		if (rc)
-			return rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
-		if (rr.len <= 0) {
-			if (rr.segment)
-				log_segment_release(rr.segment);
-			break;
-		}
-		if ((size_t)rr.len > *cap) {
-			uint8_t *nb = realloc(*buf, (size_t)rr.len);
-			if (!nb) {
-				log_segment_release(rr.segment);
-				return -ENOMEM;
-			}
-			*buf = nb;
-			*cap = (size_t)rr.len;
-		}
-		size_t got = 0;
-		while (got < (size_t)rr.len) {
-			ssize_t k = pread(rr.fd, *buf + got, (size_t)rr.len - got, rr.file_pos + (off_t)got);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				int e = k < 0 ? -errno : -EIO;
-				log_segment_release(rr.segment);
-				return e;
-			}
-			got += (size_t)k;
-		}
-		log_segment_release(rr.segment);
+/* What loading one partition needs: the groups staged so far and the count
+ * of malformed records and batches skipped. */
+typedef struct load_ctx {
+	stage *st;
+	int64_t skipped;
+} load_ctx;
 
-		int64_t start = off;
-		size_t pos = 0;
-		while (pos < got) {
-			proto_batch_info bi;
-			if (proto_batch_header(*buf + pos, got - pos, &bi) != 0)
-				break;
-			const uint8_t *bp = *buf + pos;
-			pos += (size_t)bi.size;
-			off = bi.base_offset + bi.last_offset_delta + 1;
-			if (bi.attributes & PROTO_ATTR_CONTROL)
-				continue;
-			proto_record_iter it;
-			if (proto_record_iter_init(&it, bp, (size_t)bi.size, scratch) != 0) {
-				(*skipped)++;
-				continue;
-			}
-			proto_record r;
-			while ((rc = proto_record_iter_next(&it, &r)) == 1) {
-				int arc = apply_record(st, &r);
-				if (arc < 0)
-					return arc;
-				*skipped += arc;
-			}
-			if (rc < 0)
-				(*skipped)++;
-		}
-		if (off <= start)
-			break; /* no progress: a torn read; stop rather than spin */
+/* brk_internal_batch_fn: apply the records of one batch. */
+static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batch,
+		      proto_scratch *scratch)
+{
+	load_ctx *c = arg;
+	if (bi->attributes & PROTO_ATTR_CONTROL)
+		return 0;
+	proto_record_iter it;
+	if (proto_record_iter_init(&it, batch, (size_t)bi->size, scratch) != 0) {
+		c->skipped++;
+		return 0;
 	}
+	proto_record r;
+	int rc;
+	while ((rc = proto_record_iter_next(&it, &r)) == 1) {
+		int arc = apply_record(c->st, &r);
+		if (arc < 0)
+			return arc;
+		c->skipped += arc;
+	}
+	if (rc < 0)
+		c->skipped++;
 	return 0;
 }
 
@@ -617,27 +533,9 @@ static int restore_groups(stage *st, int64_t *skipped)
 static int create_offsets_topic(void)
 {
 	const brk_config *cfg = &server.cfg;
-	int32_t brokers = ctl_broker_count(server.ctl);
-	int16_t rf = cfg->offsets_topic_replication_factor;
-	if (brokers > 0 && rf > brokers) {
-		fprintf(stderr,
-			"samsa: warning: offsets.topic.replication.factor %d is above the %d live "
-			"broker(s): creating %s with replication factor %d\n",
-			(int)rf, (int)brokers, GRP_OFFSETS_TOPIC, (int)brokers);
-		rf = (int16_t)brokers;
-	}
-	char segment[32];
-	snprintf(segment, sizeof(segment), "%d", (int)cfg->offsets_topic_segment_bytes);
-	char k1[] = "cleanup.policy", v1[] = "compact", k2[] = "compression.type",
-	     v2[] = "producer", k3[] = "segment.bytes";
-	ctl_config_entry configs[] = { { k1, v1 }, { k2, v2 }, { k3, segment } };
-	int err = brk_create_topic(GRP_OFFSETS_TOPIC, cfg->offsets_topic_num_partitions, rf, configs,
-				   3, false, NULL);
-	if (err != KERR_NONE) {
-		fprintf(stderr, "samsa: cannot create %s (Kafka error %d)\n", GRP_OFFSETS_TOPIC, err);
-		return -EIO;
-	}
-	return 0;
+	return brk_internal_topic_create(GRP_OFFSETS_TOPIC, cfg->offsets_topic_num_partitions,
+					 cfg->offsets_topic_replication_factor, 0,
+					 cfg->offsets_topic_segment_bytes);
 }
 
 /*
@@ -658,11 +556,7 @@ int grp_store_open(void)
 			return -EIO;
 	}
 	stage st = { 0 };
-	proto_scratch scratch;
-	proto_scratch_init(&scratch, LOAD_SCRATCH_MAX);
-	uint8_t *buf = NULL;
-	size_t cap = 0;
-	int64_t skipped = 0;
+	load_ctx lc = { &st, 0 };
 	rc = 0;
 	for (int32_t i = 0; i < t->npartitions && rc == 0; i++) {
 		brk_partition *p = brk_topic_partition(t, i);
@@ -671,13 +565,12 @@ int grp_store_open(void)
 				GRP_OFFSETS_TOPIC, (int)i);
 			continue;
 		}
-		rc = load_partition(&st, p, &buf, &cap, &scratch, &skipped);
+		rc = brk_internal_topic_read(p, load_batch, &lc);
 		if (rc)
 			fprintf(stderr, "samsa: loading %s-%d failed: %s\n", GRP_OFFSETS_TOPIC, (int)i,
 				strerror(-rc));
 	}
-	free(buf);
-	proto_scratch_free(&scratch);
+	int64_t skipped = lc.skipped;
 	int32_t ngroups = 0;
 	int64_t noffsets = 0;
 	for (int32_t i = 0; i < st.n; i++) {

@@ -1,0 +1,75 @@
+/*
+ * internal_topic.h - what the coordinators share about their internal topics
+ * (__consumer_offsets for groups, __transaction_state for transactions;
+ * DESIGN.md decision 6): creating one at start-up, reading a partition back
+ * batch by batch to load state, and appending one batch the coordinator
+ * built itself.
+ *
+ * Everything runs on the event loop thread.
+ */
+#ifndef SAMSA_BROKER_INTERNAL_TOPIC_H
+#define SAMSA_BROKER_INTERNAL_TOPIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/partitions.h"
+#include "protocol/batch.h"
+
+/*
+ * Create the internal topic `name` with npartitions partitions, replication
+ * factor min(replication_factor, live brokers) (a warning on stderr when
+ * capped, as Kafka 4 caps neither but a single node must work out of the
+ * box), cleanup.policy=compact, compression.type=producer and
+ * segment.bytes (bytes), plus min.insync.replicas when min_isr > 0 (also
+ * capped to the replication factor, with a warning). Kafka's
+ * GroupCoordinator.groupMetadataTopicConfigs and
+ * TransactionLog.transactionTopicConfigs.
+ * Returns 0, or -EIO after printing the Kafka error on stderr.
+ */
+int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t replication_factor,
+			      int16_t min_isr, int32_t segment_bytes);
+
+/*
+ * Called for each batch read back: bi is its parsed header (base offset and
+ * attributes as stored: control, transactional, producer id/epoch), batch
+ * its bytes (bi->size of them, valid during the call only). scratch is for
+ * proto_record_iter_init (decompression). Returns 0 to go on, or a negative
+ * value that stops the reading and is returned by brk_internal_topic_read.
+ */
+typedef int (*brk_internal_batch_fn)(void *arg, const proto_batch_info *bi, const uint8_t *batch,
+				     proto_scratch *scratch);
+
+/*
+ * Read partition p of an internal topic from its log start offset to its
+ * high watermark, calling fn for every batch in offset order. Returns 0,
+ * fn's negative result, -ENOMEM, or -EIO / -ERANGE when the log cannot be
+ * read. A torn batch at the end stops the read quietly (recovery has
+ * already cut torn tails).
+ */
+int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *arg);
+
+/* brk_internal_append's result for a batch larger than the partition
+ * accepts (not a Kafka error code: those are >= 0). */
+#define BRK_INTERNAL_TOO_LARGE (-1)
+
+/*
+ * Append one batch a coordinator built (size bytes at batch; its base
+ * offset and leader epoch are patched in place) to p, as Produce does:
+ * with the partition's leader epoch, then brk_partition_appended (high
+ * watermark, delayed fetches, flush policy). A transactional batch (a
+ * transactional offset commit) goes through log_append_coordinator, any
+ * other through log_append. A batch above the topic's max.message.bytes or
+ * segment.bytes is not written: BRK_INTERNAL_TOO_LARGE, with a warning
+ * naming `owner` (the group or transactional id, olen bytes), as Kafka's
+ * CoordinatorRuntime, which builds its batches with the partition's
+ * LogConfig.maxMessageSize as the limit.
+ * Otherwise returns a Kafka error code: NONE, NOT_COORDINATOR when the log
+ * is offline or failed (Kafka's coordinator error mapping), and for a
+ * transactional batch INVALID_PRODUCER_EPOCH / INVALID_TXN_STATE from the
+ * producer state.
+ */
+int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const char *owner,
+			int32_t olen, int64_t now_ms);
+
+#endif

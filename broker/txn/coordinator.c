@@ -1,0 +1,1 @@
+/* txn/coordinator.c - placeholder, being written. */

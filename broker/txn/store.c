@@ -1,0 +1,1 @@
+/* txn/store.c - placeholder, being written. */

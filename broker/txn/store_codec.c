@@ -1,0 +1,1 @@
+/* txn/store_codec.c - placeholder, being written. */
