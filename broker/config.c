@@ -67,6 +67,12 @@ void brk_config_defaults(brk_config *cfg)
 	cfg->offsets_retention_check_interval_ms = 600000;
 	cfg->transaction_state_log_replication_factor = 3;
 	cfg->transaction_state_log_min_isr = 2;
+	cfg->transaction_state_log_num_partitions = 50;
+	cfg->transaction_state_log_segment_bytes = 104857600;
+	cfg->transaction_max_timeout_ms = 900000;
+	cfg->transactional_id_expiration_ms = 604800000;
+	cfg->transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
+	cfg->transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;
 	cfg->producer_id_expiration_ms = 86400000;
 	cfg->zookeeper_connect[0] = '\0';
 	cfg->zookeeper_connection_timeout_ms = 18000;
@@ -315,6 +321,16 @@ static const int_key int_keys[] = {
 	I64("offsets.retention.check.interval.ms", offsets_retention_check_interval_ms, 1),
 	I16("transaction.state.log.replication.factor", transaction_state_log_replication_factor, 1),
 	I16("transaction.state.log.min.isr", transaction_state_log_min_isr, 1),
+	/* Transaction coordinator keys (Kafka's TransactionLogConfig and
+	 * TransactionStateManagerConfig: every one atLeast(1)). */
+	I32("transaction.state.log.num.partitions", transaction_state_log_num_partitions, 1),
+	I32("transaction.state.log.segment.bytes", transaction_state_log_segment_bytes, 1),
+	I32("transaction.max.timeout.ms", transaction_max_timeout_ms, 1),
+	I32("transactional.id.expiration.ms", transactional_id_expiration_ms, 1),
+	I32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+	    transaction_abort_timed_out_transaction_cleanup_interval_ms, 1),
+	I32("transaction.remove.expired.transaction.cleanup.interval.ms",
+	    transaction_remove_expired_transaction_cleanup_interval_ms, 1),
 	I32("producer.id.expiration.ms", producer_id_expiration_ms, 1),
 	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),
 };

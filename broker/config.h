@@ -58,8 +58,14 @@ typedef struct brk_config {
 	int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes (4096) */
 	int32_t offsets_retention_minutes;        /* offsets.retention.minutes (10080, >= 1) */
 	int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms (600000) */
-	int16_t transaction_state_log_replication_factor; /* (3) */
-	int16_t transaction_state_log_min_isr;            /* (2) */
+	int16_t transaction_state_log_replication_factor; /* (3, capped to live brokers) */
+	int16_t transaction_state_log_min_isr;            /* (2, capped to the replication factor) */
+	int32_t transaction_state_log_num_partitions;     /* (50) */
+	int32_t transaction_state_log_segment_bytes;      /* (104857600) */
+	int32_t transaction_max_timeout_ms;               /* transaction.max.timeout.ms (900000) */
+	int32_t transactional_id_expiration_ms;           /* transactional.id.expiration.ms (604800000) */
+	int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms; /* (10000) */
+	int32_t transaction_remove_expired_transaction_cleanup_interval_ms;  /* (3600000) */
 	int32_t producer_id_expiration_ms;   /* producer.id.expiration.ms (86400000, >= 1) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
 	int32_t zookeeper_connection_timeout_ms; /* (18000) */

@@ -6,8 +6,8 @@
  * dir -> meta.properties (created with a new random cluster id, or checked
  * against broker.id) -> clean-shutdown marker read and removed -> controller
  * -> partition logs (and removal of partition directories of no known
- * topic) -> consumer groups (loaded from __consumer_offsets) -> listeners ->
- * loop.
+ * topic) -> consumer groups (loaded from __consumer_offsets) -> transactional
+ * ids (loaded from __transaction_state) -> listeners -> loop.
  *
  * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
  * close, idle connections close, requests in flight get up to
@@ -32,6 +32,8 @@
 #include "broker/listener.h"
 #include "broker/loop.h"
 #include "broker/server.h"
+#include "broker/txn/store.h"
+#include "broker/txn/txn.h"
 #include "controller/ctl.h"
 #include "storage/logdir.h"
 
@@ -354,6 +356,18 @@ int main(int argc, char **argv)
 		ctl_close(server.ctl);
 		return 1;
 	}
+	/* Transactional ids, loaded (and prepared transactions completed)
+	 * before any client connects. */
+	rc = txn_store_open();
+	if (rc < 0) {
+		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
+			rc >= -4095 ? strerror(-rc) : "corrupt data");
+		txn_shutdown();
+		grp_shutdown();
+		brk_partitions_shutdown();
+		ctl_close(server.ctl);
+		return 1;
+	}
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
@@ -377,6 +391,7 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	txn_shutdown();
 	grp_shutdown();
 	rc = brk_partitions_shutdown();
 	if (rc < 0) {

@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include "broker/flush.h"
+#include "broker/group/group.h"
+#include "broker/group/store.h"
 #include "broker/server.h"
 #include "protocol/err.h"
+#include "protocol/records.h"
 #include "storage/fileio.h"
 #include "storage/logdir.h"
 
@@ -490,6 +493,42 @@ void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms)
 	brk_watchlist_notify(&p->waiters, bytes);
 	if (!p->flushing && log_flush_due(p->log, now_ms))
 		brk_partition_flush(p);
+}
+
+/* ---- transaction markers ---- */
+
+int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, int16_t producer_epoch,
+				       int32_t coordinator_epoch, bool commit, int64_t now_ms)
+{
+	if (!p->log)
+		return KERR_NOT_LEADER_OR_FOLLOWER;
+	if (producer_id < 0)
+		return KERR_INVALID_PRODUCER_ID_MAPPING;
+	if (producer_epoch < 0)
+		return KERR_INVALID_PRODUCER_EPOCH;
+	int64_t offset;
+	int rc = log_append_control(p->log, producer_id, producer_epoch, coordinator_epoch, commit,
+				    brk_partition_leader_epoch(p), now_ms, &offset);
+	switch (rc) {
+	case 0:
+		break;
+	case LOG_ERR_INVALID_PRODUCER_EPOCH:
+		return KERR_INVALID_PRODUCER_EPOCH;
+	case LOG_ERR_TRANSACTION_COORDINATOR_FENCED:
+		return KERR_TRANSACTION_COORDINATOR_FENCED;
+	default:
+		fprintf(stderr, "samsa: writing a transaction marker to %s-%d: %s\n",
+			p->topic->meta->name, (int)p->index,
+			rc < 0 && rc > -4096 ? strerror(-rc) : "log error");
+		return KERR_KAFKA_STORAGE_ERROR;
+	}
+	/* The marker moves the high watermark and so, once the transaction
+	 * is complete below it, the last stable offset: read_committed
+	 * fetches waiting on p re-read up to the new one. */
+	brk_partition_appended(p, PROTO_CONTROL_BATCH_SIZE, now_ms);
+	if (strcmp(p->topic->meta->name, GRP_OFFSETS_TOPIC) == 0)
+		grp_txn_completed(p->index, producer_id, commit);
+	return KERR_NONE;
 }
 
 /* ---- stray partition directories ---- */

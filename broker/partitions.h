@@ -95,6 +95,32 @@ int brk_partitions_delete_topic(const char *name);
  */
 void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms);
 
+/*
+ * Write an end transaction marker (KIP-98; Kafka's WriteTxnMarkers path:
+ * ReplicaManager.appendRecords of MemoryRecords.withEndTransactionMarker
+ * with origin COORDINATOR) for producer_id at producer_epoch, sent by a
+ * transaction coordinator at coordinator_epoch (the leader epoch of its
+ * __transaction_state partition); commit true = COMMIT, false = ABORT.
+ * The marker goes to the log with log_append_control (now_ms is its
+ * timestamp), then, as after a produce, brk_partition_appended: the high
+ * watermark moves, the last stable offset with it, and delayed fetches are
+ * woken (read_committed ones see the records the marker made stable). When
+ * p is a partition of __consumer_offsets, the group coordinator is told
+ * next (grp_txn_completed, Kafka's GroupCoordinator.onTransactionCompleted)
+ * so the producer's pending transactional offset commits are applied or
+ * dropped.
+ * Returns a Kafka error code: NONE; NOT_LEADER_OR_FOLLOWER when p->log is
+ * NULL (the log is offline); INVALID_PRODUCER_EPOCH when producer_epoch is
+ * below the partition's epoch for the producer (or negative);
+ * INVALID_PRODUCER_ID_MAPPING for a negative producer id (no coordinator
+ * sends one; Kafka would write a marker without producer state);
+ * TRANSACTION_COORDINATOR_FENCED when coordinator_epoch is below the one of
+ * the producer's last marker; KAFKA_STORAGE_ERROR on I/O errors. Nothing
+ * is written on an error.
+ */
+int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, int16_t producer_epoch,
+				       int32_t coordinator_epoch, bool commit, int64_t now_ms);
+
 /* Start an off-loop flush of p's unflushed segments (no-op while one is in
  * flight). Returns 0 or -errno. */
 int brk_partition_flush(brk_partition *p);

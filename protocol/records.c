@@ -35,7 +35,21 @@ void proto_batch_builder_begin(proto_batch_builder *b, proto_writer *w)
 	b->count = 0;
 	b->base_timestamp = -1;
 	b->max_timestamp = -1;
+	b->producer_id = -1;
+	b->producer_epoch = -1;
+	b->base_sequence = -1;
+	b->transactional = false;
 	b->start = proto_writer_reserve(w, PROTO_BATCH_HEADER_SIZE);
+}
+
+void proto_batch_builder_set_producer(proto_batch_builder *b, int64_t producer_id,
+				      int16_t producer_epoch, int32_t base_sequence,
+				      bool transactional)
+{
+	b->producer_id = producer_id;
+	b->producer_epoch = producer_epoch;
+	b->base_sequence = base_sequence;
+	b->transactional = transactional;
 }
 
 void proto_batch_builder_add(proto_batch_builder *b, int64_t ts, const void *key, int32_t klen,
@@ -85,13 +99,13 @@ int32_t proto_batch_builder_finish(proto_batch_builder *b)
 	put32(p + PROTO_BATCH_OFF_LENGTH, (uint32_t)(size - PROTO_BATCH_LOG_OVERHEAD));
 	put32(p + PROTO_BATCH_OFF_LEADER_EPOCH, (uint32_t)-1);
 	p[PROTO_BATCH_OFF_MAGIC] = 2;
-	put16(p + PROTO_BATCH_OFF_ATTRIBUTES, 0);
+	put16(p + PROTO_BATCH_OFF_ATTRIBUTES, b->transactional ? PROTO_ATTR_TRANSACTIONAL : 0);
 	put32(p + PROTO_BATCH_OFF_LAST_OFFSET_DELTA, (uint32_t)(b->count - 1));
 	put64(p + PROTO_BATCH_OFF_BASE_TIMESTAMP, (uint64_t)b->base_timestamp);
 	put64(p + PROTO_BATCH_OFF_MAX_TIMESTAMP, (uint64_t)b->max_timestamp);
-	put64(p + PROTO_BATCH_OFF_PRODUCER_ID, (uint64_t)-1);
-	put16(p + PROTO_BATCH_OFF_PRODUCER_EPOCH, (uint16_t)-1);
-	put32(p + PROTO_BATCH_OFF_BASE_SEQUENCE, (uint32_t)-1);
+	put64(p + PROTO_BATCH_OFF_PRODUCER_ID, (uint64_t)b->producer_id);
+	put16(p + PROTO_BATCH_OFF_PRODUCER_EPOCH, (uint16_t)b->producer_epoch);
+	put32(p + PROTO_BATCH_OFF_BASE_SEQUENCE, (uint32_t)b->base_sequence);
 	put32(p + PROTO_BATCH_OFF_RECORDS_COUNT, (uint32_t)b->count);
 	uint32_t crc = proto_crc32c(0, p + PROTO_BATCH_OFF_ATTRIBUTES, size - PROTO_BATCH_OFF_ATTRIBUTES);
 	put32(p + PROTO_BATCH_OFF_CRC, crc);

@@ -15,9 +15,10 @@
  *   headers         [headerKeyLength varint, key, headerValueLength varint, value]
  *
  * Two tools: a builder writing one uncompressed batch of records (keys and
- * values, no headers, CreateTime, no producer id) with its CRC32C, used by
- * the broker for its internal topics; and an iterator over the records of a
- * batch, decompressing a compressed batch into a caller's scratch first.
+ * values, no headers, CreateTime; no producer id unless one is set, as for
+ * a transactional offset commit) with its CRC32C, used by the broker for
+ * its internal topics; and an iterator over the records of a batch,
+ * decompressing a compressed batch into a caller's scratch first.
  */
 #ifndef SAMSA_PROTOCOL_RECORDS_H
 #define SAMSA_PROTOCOL_RECORDS_H
@@ -37,6 +38,10 @@ typedef struct proto_batch_builder {
 	int32_t count;          /* records so far */
 	int64_t base_timestamp; /* ms, the first record's */
 	int64_t max_timestamp;  /* ms */
+	int64_t producer_id;    /* -1 = none (the default) */
+	int16_t producer_epoch; /* -1 = none */
+	int32_t base_sequence;  /* -1 = none */
+	bool transactional;     /* the batch's transactional attribute (bit 4) */
 } proto_batch_builder;
 
 /*
@@ -46,6 +51,19 @@ typedef struct proto_batch_builder {
  * The header is filled by proto_batch_builder_finish.
  */
 void proto_batch_builder_begin(proto_batch_builder *b, proto_writer *w);
+
+/*
+ * After begin: write producer_id, producer_epoch and base_sequence into the
+ * batch header instead of -1, and set the transactional attribute when
+ * transactional is true. Kafka's coordinators write a transactional offset
+ * commit so (MemoryRecords.builder with the request's producer id and
+ * epoch, base sequence 0, isTransactional; KIP-98): the log then checks the
+ * epoch and the batch belongs to the producer's open transaction until a
+ * marker ends it.
+ */
+void proto_batch_builder_set_producer(proto_batch_builder *b, int64_t producer_id,
+				      int16_t producer_epoch, int32_t base_sequence,
+				      bool transactional);
 
 /*
  * Append one record with timestamp ts (ms), key (klen bytes, -1 = null) and

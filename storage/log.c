@@ -226,6 +226,24 @@ int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_boun
 	return total;
 }
 
+const log_producer_entry *log_producer_find(const log_partition *lp, int64_t producer_id)
+{
+	return log_pstate_find(&lp->producers, producer_id);
+}
+
+const log_producer_entry *log_producer_next(const log_partition *lp, size_t *cursor)
+{
+	const log_producer_state *ps = &lp->producers;
+	while (*cursor < ps->cap) {
+		const log_producer_entry *e = &ps->slots[(*cursor)++];
+		if (e->producer_id >= 0)
+			return e;
+	}
+	return NULL;
+}
+
+size_t log_producer_count(const log_partition *lp) { return lp->producers.n; }
+
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
 			      int64_t *end_offset)
 {
@@ -793,6 +811,7 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 		 * LogSegment.read maxPosition). */
 		int64_t limit = p0 + max_bytes < size ? p0 + max_bytes : size;
 		int64_t end = -1;
+		int64_t next = s->next_offset; /* offset after the batch ending at end */
 		if (max_offset < s->next_offset) {
 			int64_t pm;
 			proto_batch_info hm;
@@ -802,8 +821,10 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 			rc = find_batch(&sc, mfrom, max_offset, &pm, &hm);
 			if (rc < 0)
 				return rc;
-			if (rc == 0 && pm <= limit)
+			if (rc == 0 && pm <= limit) {
 				end = pm;
+				next = hm.base_offset;
+			}
 		}
 		if (end < 0 && limit == size)
 			end = size;
@@ -816,8 +837,12 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 				rc = log_scan_header(&sc, q, &h);
 				if (rc < 0)
 					return rc;
-				if (rc == 1 || q + h.size > limit || log_batch_last_offset(&h) >= max_offset)
+				if (rc == 1)
 					break;
+				if (q + h.size > limit || log_batch_last_offset(&h) >= max_offset) {
+					next = h.base_offset;
+					break;
+				}
 				q += h.size;
 			}
 			end = q;
@@ -826,12 +851,14 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 			if (!min_one)
 				return 0;
 			end = p0 + h0.size;
+			next = log_batch_last_offset(&h0) + 1;
 		}
 		log_segment_keep(s);
 		out->segment = s;
 		out->fd = s->fd;
 		out->file_pos = p0;
 		out->len = (int32_t)(end - p0);
+		out->next_offset = next;
 		return 0;
 	}
 	return 0;

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/producer_state.h"
 #include "storage/txnindex.h"
 
 enum {
@@ -234,6 +235,10 @@ typedef struct log_read_result {
 	int fd;
 	int64_t file_pos; /* bytes */
 	int32_t len;      /* bytes, whole batches only */
+	int64_t next_offset; /* when len > 0: the offset after the last batch returned
+			      * (the base offset of the batch that follows it, or the
+			      * segment's next offset); the exclusive upper bound of a
+			      * read_committed fetch's aborted transactions */
 } log_read_result;
 
 /*
@@ -260,6 +265,20 @@ int log_offset_for_timestamp(log_partition *lp, int64_t ts, int64_t *offset, int
 /* The offset and timestamp of the record with the largest timestamp
  * (ListOffsets -3, KIP-734); -1/-1 for an empty log. */
 int log_max_timestamp(log_partition *lp, int64_t *offset, int64_t *timestamp);
+
+/*
+ * Read-only views of the producer state (KIP-664 DescribeProducers, Kafka's
+ * UnifiedLog.activeProducers and ProducerStateManager.lastEntry). The
+ * entries returned are valid until the next append, marker or close of lp.
+ *
+ * log_producer_find: the state of producer_id, NULL when the partition has
+ * none. log_producer_next: iterate every producer with state; *cursor
+ * starts at 0, each call returns the next entry (in no particular order)
+ * or NULL at the end. log_producer_count: the number of such producers.
+ */
+const log_producer_entry *log_producer_find(const log_partition *lp, int64_t producer_id);
+const log_producer_entry *log_producer_next(const log_partition *lp, size_t *cursor);
+size_t log_producer_count(const log_partition *lp);
 
 /* Leader epochs: the epoch of the last appended batch and the offset it began at. */
 int32_t log_latest_epoch(const log_partition *lp);

@@ -28,6 +28,7 @@
 #include "broker/conn.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 
@@ -177,10 +178,11 @@ grp_group *grp_get_or_create(const char *group_id, int32_t len)
 		return NULL;
 	g->group_id = dup_view(group_id, len);
 	g->offsets = grp_offsets_new();
-	if (!g->group_id || !g->offsets) {
+	g->txns = grp_txn_set_new();
+	if (!g->group_id || !g->offsets || !g->txns) {
 		free(g->group_id);
-		if (g->offsets)
-			grp_offsets_free(g->offsets);
+		grp_offsets_free(g->offsets);
+		grp_txn_set_free(g->txns);
 		free(g);
 		return NULL;
 	}
@@ -1397,6 +1399,26 @@ int grp_validate_commit(grp_group *g, proto_str member_id, int32_t generation_id
 	return KERR_NONE;
 }
 
+int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generation_id,
+			    proto_str group_instance_id)
+{
+	if (g->state == GRP_DEAD)
+		return KERR_COORDINATOR_NOT_AVAILABLE;
+	if (generation_id < 0 && g->state == GRP_EMPTY)
+		return KERR_NONE;
+	/* Without member id, generation and instance id (TxnOffsetCommit
+	 * v0-2, or a producer that does not pass the consumer's group
+	 * metadata) the commit is accepted whatever the group's state. */
+	if (generation_id >= 0 || member_id.len > 0 || !view_null(group_instance_id)) {
+		int16_t err = validate_member(g, member_id, group_instance_id);
+		if (err != KERR_NONE)
+			return err;
+		if (generation_id != g->generation_id)
+			return KERR_ILLEGAL_GENERATION;
+	}
+	return KERR_NONE;
+}
+
 /* ---- load, removal, shutdown ---- */
 
 void grp_restored(grp_group *g)
@@ -1425,6 +1447,7 @@ static void group_free(grp_group *g)
 	free(g->members);
 	if (g->offsets)
 		grp_offsets_free(g->offsets);
+	grp_txn_set_free(g->txns);
 	free(g->group_id);
 	free(g->protocol_type);
 	free(g->protocol_name);

@@ -21,6 +21,8 @@
  *   group.c          registry, state machine, members, timers, rebalance
  *                    completion (membership handlers call it)
  *   offsets.c        committed offsets of a group (grp_offsets_*)
+ *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*)
+ *                    and grp_txn_completed
  *   store.c          durability in __consumer_offsets (Kafka's key/value
  *                    layouts), creation of that topic, loading at start-up
  *   handlers/<api>.c one file per API key
@@ -78,6 +80,8 @@ typedef struct grp_offsets grp_offsets; /* offsets.c */
 
 typedef struct grp_pending grp_pending; /* group.c: MEMBER_ID_REQUIRED members */
 
+typedef struct grp_txn_set grp_txn_set; /* txn_offsets.c */
+
 typedef struct grp_group {
 	char *group_id;
 	grp_state state;
@@ -90,6 +94,8 @@ typedef struct grp_group {
 	int64_t state_timestamp_ms; /* wall clock of the last state change */
 	uint64_t rebalance_timer;   /* rebalance / initial delay timer, 0 = none */
 	grp_offsets *offsets;       /* committed offsets (never NULL) */
+	grp_txn_set *txns;          /* pending transactional offsets by producer
+				     * id (never NULL; txn_offsets.h) */
 	/* Kept by group.c: */
 	grp_state previous_state;   /* state before the last transition */
 	uint64_t sync_timer;        /* pending SyncGroup expiry, 0 = none */
@@ -130,6 +136,34 @@ grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
  */
 int grp_validate_commit(grp_group *g, proto_str member_id, int32_t generation_id,
 			proto_str group_instance_id);
+
+/*
+ * Check a transactional offset commit (TxnOffsetCommit) against the group
+ * (Kafka's ClassicGroup.validateOffsetCommit with isTransactional): Dead is
+ * COORDINATOR_NOT_AVAILABLE; generation -1 on an Empty group is accepted;
+ * when a generation, member id or group instance id is given (v3+,
+ * KIP-447) the member must exist (UNKNOWN_MEMBER_ID), a static member's
+ * instance id must map to it (FENCED_INSTANCE_ID) and the generation must
+ * match (ILLEGAL_GENERATION); without them the commit is accepted even when
+ * the group has members, and the group's state (rebalancing) is not
+ * checked. Unlike grp_validate_commit it does not count as a heartbeat.
+ * Returns a Kafka error code.
+ */
+int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generation_id,
+			    proto_str group_instance_id);
+
+/*
+ * The transaction of producer_id ended: its end transaction marker was
+ * written to partition offsets_partition of __consumer_offsets
+ * (brk_partition_write_txn_marker calls this after the marker). In every
+ * group with an open transaction of producer_id in that partition, the
+ * pending transactional offsets are applied to the committed ones (commit;
+ * a plain commit written after the transactional one keeps its value) or
+ * dropped (abort). Kafka's GroupCoordinator.onTransactionCompleted /
+ * OffsetMetadataManager.replayEndTransactionMarker. A producer without
+ * pending offsets there is ignored.
+ */
+void grp_txn_completed(int32_t offsets_partition, int64_t producer_id, bool commit);
 
 /* Kafka's partition of __consumer_offsets for a group:
  * abs(Java String.hashCode(group_id)) % offsets.topic.num.partitions. */

@@ -24,6 +24,9 @@ typedef struct grp_offset {
 	int32_t metadata_len;        /* bytes */
 	int64_t commit_timestamp_ms; /* wall clock of the commit */
 	int64_t expire_timestamp_ms; /* OffsetCommit v2-4 retention, -1 = none */
+	int64_t record_offset;       /* offset of its record in __consumer_offsets
+				      * (Kafka's OffsetAndMetadata.recordOffset), -1 = unknown;
+				      * decides which of a transactional and a plain commit wins */
 } grp_offset;
 
 /* An empty map; NULL on allocation failure. */

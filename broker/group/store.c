@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broker/group/store_codec.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/internal_topic.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
@@ -89,10 +90,19 @@ static void add_offset_record(proto_batch_builder *b, proto_str group, const grp
 #define BATCH_TOO_LARGE BRK_INTERNAL_TOO_LARGE
 static int too_large_error(void) { return KERR_UNKNOWN_SERVER_ERROR; }
 
+/* Where a batch went: the __consumer_offsets partition and the offset of
+ * its first record. */
+typedef struct appended {
+	int32_t partition;
+	int64_t base_offset;
+} appended;
+
 /* Finish the batch and append it to the group's partition
- * (brk_internal_append). Returns a Kafka error code or BATCH_TOO_LARGE;
- * a missing partition is COORDINATOR_NOT_AVAILABLE. */
-static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms)
+ * (brk_internal_append); *where (may be NULL) gets where it went.
+ * Returns a Kafka error code or BATCH_TOO_LARGE; a missing partition is
+ * COORDINATOR_NOT_AVAILABLE. */
+static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms,
+			appended *where)
 {
 	int32_t size = proto_batch_builder_finish(b);
 	if (size < 0)
@@ -100,10 +110,24 @@ static int batch_append(proto_batch_builder *b, const char *group, int32_t glen,
 	brk_topic *t = offsets_topic();
 	if (!t)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
-	brk_partition *p = brk_topic_partition(t, grp_partition_for(group, glen, t->npartitions));
+	int32_t index = grp_partition_for(group, glen, t->npartitions);
+	brk_partition *p = brk_topic_partition(t, index);
 	if (!p)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
-	return brk_internal_append(p, batch_buf.buf + b->start, size, group, glen, now_ms);
+	/* The loop is the log's only writer: the batch starts at the log end. */
+	int64_t base = p->log ? log_end_offset(p->log) : -1;
+	int err = brk_internal_append(p, batch_buf.buf + b->start, size, group, glen, now_ms);
+	if (err == KERR_NONE && where)
+		*where = (appended){ index, base };
+	return err;
+}
+
+/* items[i]'s value with the offset of its record (base + i). */
+static grp_offset with_record_offset(const grp_store_offset *it, int64_t base, int32_t i)
+{
+	grp_offset v = *it->value;
+	v.record_offset = base >= 0 ? base + i : -1;
+	return v;
 }
 
 int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms)
@@ -115,19 +139,57 @@ int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t
 	batch_begin(&b);
 	for (int32_t i = 0; i < n; i++)
 		add_offset_record(&b, group, &items[i], now_ms);
-	int err = batch_append(&b, group.ptr, group.len, now_ms);
+	appended at;
+	int err = batch_append(&b, group.ptr, group.len, now_ms, &at);
 	if (err == BATCH_TOO_LARGE)
 		return too_large_error();
 	if (err)
 		return err;
 	/* The topics may point into g->offsets: each entry's own topic is
-	 * freed only when that entry is deleted, after its last use. */
+	 * freed only when that entry is deleted, after its last use. A
+	 * tombstone also removes the partition's pending transactional
+	 * offsets (Kafka's OffsetMetadataManager.replay). */
 	for (int32_t i = 0; i < n; i++) {
 		const grp_store_offset *it = &items[i];
-		if (!it->value)
+		if (!it->value) {
+			grp_txn_forget(g->txns, it->topic.ptr, it->topic.len, it->partition);
 			grp_offsets_delete(g->offsets, it->topic.ptr, it->topic.len, it->partition);
-		else if (grp_offsets_put(g->offsets, it->topic.ptr, it->topic.len, it->partition,
-					 it->value) < 0)
+			continue;
+		}
+		grp_offset v = with_record_offset(it, at.base_offset, i);
+		if (grp_offsets_put(g->offsets, it->topic.ptr, it->topic.len, it->partition, &v) < 0)
+			err = KERR_UNKNOWN_SERVER_ERROR;
+	}
+	return err;
+}
+
+int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t producer_epoch,
+				const grp_store_offset *items, int32_t n, int64_t now_ms)
+{
+	if (n <= 0)
+		return KERR_NONE;
+	proto_str group = proto_cstr(g->group_id);
+	proto_batch_builder b;
+	batch_begin(&b);
+	/* Kafka's coordinator: the request's producer id and epoch, base
+	 * sequence 0, transactional. */
+	proto_batch_builder_set_producer(&b, producer_id, producer_epoch, 0, true);
+	for (int32_t i = 0; i < n; i++)
+		if (items[i].value)
+			add_offset_record(&b, group, &items[i], now_ms);
+	appended at;
+	int err = batch_append(&b, group.ptr, group.len, now_ms, &at);
+	if (err == BATCH_TOO_LARGE)
+		return too_large_error();
+	if (err)
+		return err;
+	for (int32_t i = 0, rec = 0; i < n; i++) {
+		const grp_store_offset *it = &items[i];
+		if (!it->value)
+			continue;
+		grp_offset v = with_record_offset(it, at.base_offset, rec++);
+		if (grp_txn_put(g->txns, producer_id, at.partition, it->topic.ptr, it->topic.len,
+				it->partition, &v) < 0)
 			err = KERR_UNKNOWN_SERVER_ERROR;
 	}
 	return err;
@@ -144,7 +206,7 @@ int grp_store_write_group(grp_group *g)
 	size_t klen = kv_buf.len;
 	grp_group_value_encode(&kv_buf, g);
 	batch_add_kv(&b, now, klen, false);
-	int err = batch_append(&b, group.ptr, group.len, now);
+	int err = batch_append(&b, group.ptr, group.len, now, NULL);
 	return err == BATCH_TOO_LARGE ? too_large_error() : err;
 }
 
@@ -160,14 +222,33 @@ int grp_store_delete_group(grp_group *g)
 		grp_store_offset it = { proto_str_of(topic, tlen), partition, NULL };
 		add_offset_record(&b, group, &it, now);
 	}
+	/* Pending transactional offsets get a tombstone too, once per
+	 * partition not committed (Kafka's OffsetMetadataManager
+	 * .deleteAllOffsets). */
+	const grp_offsets *po;
+	for (int32_t t = 0; (po = grp_txn_at(g->txns, t, NULL)) != NULL; t++) {
+		for (int32_t i = 0; grp_offsets_at(po, i, &topic, &tlen, &partition); i++) {
+			bool seen = grp_offsets_get(g->offsets, topic, tlen, partition) != NULL;
+			const grp_offsets *earlier;
+			for (int32_t u = 0; !seen && u < t; u++)
+				seen = (earlier = grp_txn_at(g->txns, u, NULL)) != NULL &&
+				       grp_offsets_get(earlier, topic, tlen, partition) != NULL;
+			if (seen)
+				continue;
+			grp_store_offset it = { proto_str_of(topic, tlen), partition, NULL };
+			add_offset_record(&b, group, &it, now);
+		}
+	}
 	proto_writer_reset(&kv_buf);
 	grp_group_key_encode(&kv_buf, group);
 	batch_add_kv(&b, now, kv_buf.len, true);
-	int err = batch_append(&b, group.ptr, group.len, now);
+	int err = batch_append(&b, group.ptr, group.len, now, NULL);
 	if (err == BATCH_TOO_LARGE)
 		err = too_large_error();
-	if (err == KERR_NONE)
+	if (err == KERR_NONE) {
 		grp_offsets_clear(g->offsets);
+		grp_txn_forget_all(g->txns);
+	}
 	return err;
 }
 
@@ -198,7 +279,10 @@ void grp_store_expire(int64_t now_ms)
 		const grp_offset *o;
 		for (int32_t i = 0; (o = grp_offsets_at(g->offsets, i, &topic, &tlen, &partition)); i++) {
 			int sub = g->state == GRP_STABLE ? grp_subscribed_to_topic(g, topic, tlen) : -1;
-			if (grp_offset_expired(o, g->state, g->state_timestamp_ms, sub, retention_ms, now_ms))
+			/* Not while a transactional offset for it is pending
+			 * (Kafka's OffsetMetadataManager.cleanupExpiredOffsets). */
+			if (grp_offset_expired(o, g->state, g->state_timestamp_ms, sub, retention_ms, now_ms) &&
+			    !grp_txn_pending(g->txns, topic, tlen, partition))
 				items[n++] = (grp_store_offset){ proto_str_of(topic, tlen), partition, NULL };
 		}
 		if (n > 0) {
@@ -207,7 +291,10 @@ void grp_store_expire(int64_t now_ms)
 				fprintf(stderr, "samsa: group %s: expiring %d offsets failed (error %d)\n",
 					g->group_id, (int)n, err);
 		}
-		if (g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0) {
+		/* A group with open transactions stays (Kafka: "we don't want
+		 * to remove the group if there are ongoing transactions"). */
+		if (g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0 &&
+		    grp_txn_set_count(g->txns) == 0) {
 			if (ndead == dead_cap) {
 				int32_t nc = dead_cap ? dead_cap * 2 : 16;
 				char **nd = realloc(dead, (size_t)nc * sizeof(*nd));
@@ -226,7 +313,7 @@ void grp_store_expire(int64_t now_ms)
 	for (int32_t i = 0; i < ndead; i++) {
 		g = grp_find(dead[i], (int32_t)strlen(dead[i]));
 		if (g && g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0 &&
-		    grp_store_delete_group(g) == KERR_NONE)
+		    grp_txn_set_count(g->txns) == 0 && grp_store_delete_group(g) == KERR_NONE)
 			grp_remove(g);
 		free(dead[i]);
 	}
@@ -252,6 +339,7 @@ typedef struct staged {
 	uint8_t *meta; /* last GroupMetadataValue (owned), NULL after a tombstone */
 	int32_t meta_len;
 	grp_offsets *offsets;
+	grp_txn_set *txns; /* pending transactional offsets */
 } staged;
 
 typedef struct stage {
@@ -311,9 +399,11 @@ static staged *stage_get(stage *st, const char *id, int32_t len)
 	memset(g, 0, sizeof(*g));
 	g->id = malloc((size_t)len + 1);
 	g->offsets = grp_offsets_new();
-	if (!g->id || !g->offsets) {
+	g->txns = grp_txn_set_new();
+	if (!g->id || !g->offsets || !g->txns) {
 		free(g->id);
 		grp_offsets_free(g->offsets);
+		grp_txn_set_free(g->txns);
 		return NULL;
 	}
 	memcpy(g->id, id, (size_t)len);
@@ -330,15 +420,54 @@ static void stage_free(stage *st)
 		free(st->g[i].id);
 		free(st->g[i].meta);
 		grp_offsets_free(st->g[i].offsets);
+		grp_txn_set_free(st->g[i].txns);
 	}
 	free(st->g);
 	free(st->slots);
 }
 
-/* Apply one record of __consumer_offsets. Returns 0, 1 when the record was
- * malformed and skipped, or -ENOMEM. */
-static int apply_record(stage *st, const proto_record *r)
+/* A producer with pending offsets in a staged group, until its marker. */
+typedef struct open_txn {
+	int64_t producer_id;
+	int32_t group; /* index into stage.g */
+} open_txn;
+
+/* What loading one partition needs: the groups staged so far, the
+ * partition being read, the transactions open in it and the count of
+ * malformed records and batches skipped. */
+typedef struct load_ctx {
+	stage *st;
+	int32_t partition;
+	open_txn *open;
+	int32_t nopen, open_cap;
+	int64_t skipped;
+} load_ctx;
+
+/* Note that producer_id has pending offsets in staged group gi. */
+static int note_open(load_ctx *c, int64_t producer_id, int32_t gi)
 {
+	for (int32_t i = 0; i < c->nopen; i++)
+		if (c->open[i].producer_id == producer_id && c->open[i].group == gi)
+			return 0;
+	if (c->nopen == c->open_cap) {
+		int32_t cap = c->open_cap ? c->open_cap * 2 : 16;
+		open_txn *n = realloc(c->open, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->open = n;
+		c->open_cap = cap;
+	}
+	c->open[c->nopen++] = (open_txn){ producer_id, gi };
+	return 0;
+}
+
+/* Apply one record of __consumer_offsets; producer_id is the producer of
+ * a transactional batch (its offsets are pending), -1 otherwise (Kafka's
+ * OffsetMetadataManager.replay). Returns 0, 1 when the record was
+ * malformed and skipped, or -ENOMEM. */
+static int apply_record(load_ctx *c, const proto_record *r, int64_t producer_id)
+{
+	stage *st = c->st;
 	grp_store_key key;
 	int rc = grp_store_key_decode(r->key, r->key_len, &key);
 	if (rc == PROTO_ERR_VERSION)
@@ -351,14 +480,22 @@ static int apply_record(stage *st, const proto_record *r)
 	if (key.version < GRP_KEY_GROUP_METADATA) {
 		if (r->value_len < 0) {
 			grp_offsets_delete(g->offsets, key.topic.ptr, key.topic.len, key.partition);
+			grp_txn_forget(g->txns, key.topic.ptr, key.topic.len, key.partition);
 			return 0;
 		}
 		grp_offset v;
 		if (grp_offset_value_decode(r->value, r->value_len, &v) != 0)
 			return 1;
-		return grp_offsets_put(g->offsets, key.topic.ptr, key.topic.len, key.partition, &v) < 0
-			       ? -ENOMEM
-			       : 0;
+		v.record_offset = r->offset;
+		if (producer_id < 0)
+			return grp_offsets_put(g->offsets, key.topic.ptr, key.topic.len, key.partition,
+					       &v) < 0
+				       ? -ENOMEM
+				       : 0;
+		if (grp_txn_put(g->txns, producer_id, c->partition, key.topic.ptr, key.topic.len,
+				key.partition, &v) < 0)
+			return -ENOMEM;
+		return note_open(c, producer_id, (int32_t)(g - st->g));
 	}
 	free(g->meta);
 	g->meta = NULL;
@@ -374,12 +511,33 @@ static int apply_record(stage *st, const proto_record *r)
 	return 0;
 }
 
-/* What loading one partition needs: the groups staged so far and the count
- * of malformed records and batches skipped. */
-typedef struct load_ctx {
-	stage *st;
-	int64_t skipped;
-} load_ctx;
+/* A control batch: an end transaction marker applies (commit) or drops
+ * (abort) the producer's pending offsets in the staged groups of this
+ * partition (Kafka's replayEndTransactionMarker while loading). */
+static int load_marker(load_ctx *c, const proto_batch_info *bi, const uint8_t *batch)
+{
+	int16_t type;
+	int32_t coordinator_epoch;
+	if (proto_control_batch_parse(batch, (size_t)bi->size, &type, &coordinator_epoch) != 0) {
+		c->skipped++;
+		return 0;
+	}
+	if (type != PROTO_CONTROL_COMMIT && type != PROTO_CONTROL_ABORT)
+		return 0; /* Kafka ignores other control records */
+	int rc = 0;
+	for (int32_t i = 0; i < c->nopen;) {
+		if (c->open[i].producer_id != bi->producer_id) {
+			i++;
+			continue;
+		}
+		staged *g = &c->st->g[c->open[i].group];
+		if (grp_txn_complete(g->txns, g->offsets, bi->producer_id, c->partition,
+				     type == PROTO_CONTROL_COMMIT) < 0)
+			rc = -ENOMEM;
+		c->open[i] = c->open[--c->nopen];
+	}
+	return rc;
+}
 
 /* brk_internal_batch_fn: apply the records of one batch. */
 static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batch,
@@ -387,7 +545,9 @@ static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batc
 {
 	load_ctx *c = arg;
 	if (bi->attributes & PROTO_ATTR_CONTROL)
-		return 0;
+		return load_marker(c, bi, batch);
+	int64_t producer_id =
+		(bi->attributes & PROTO_ATTR_TRANSACTIONAL) && bi->producer_id >= 0 ? bi->producer_id : -1;
 	proto_record_iter it;
 	if (proto_record_iter_init(&it, batch, (size_t)bi->size, scratch) != 0) {
 		c->skipped++;
@@ -396,7 +556,7 @@ static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batc
 	proto_record r;
 	int rc;
 	while ((rc = proto_record_iter_next(&it, &r)) == 1) {
-		int arc = apply_record(c->st, &r);
+		int arc = apply_record(c, &r, producer_id);
 		if (arc < 0)
 			return arc;
 		c->skipped += arc;
@@ -502,7 +662,8 @@ static int restore_groups(stage *st, int64_t *skipped)
 	int rc = 0;
 	for (int32_t i = 0; i < st->n && rc >= 0; i++) {
 		staged *sg = &st->g[i];
-		if (!sg->meta && grp_offsets_count(sg->offsets) == 0)
+		if (!sg->meta && grp_offsets_count(sg->offsets) == 0 &&
+		    grp_txn_set_count(sg->txns) == 0)
 			continue; /* deleted */
 		grp_group *g = grp_get_or_create(sg->id, sg->len);
 		if (!g) {
@@ -523,6 +684,9 @@ static int restore_groups(stage *st, int64_t *skipped)
 		grp_offsets_free(g->offsets);
 		g->offsets = sg->offsets;
 		sg->offsets = NULL;
+		grp_txn_set_free(g->txns);
+		g->txns = sg->txns;
+		sg->txns = NULL;
 		if (rc >= 0)
 			grp_restored(g);
 	}
@@ -556,8 +720,9 @@ int grp_store_open(void)
 			return -EIO;
 	}
 	stage st = { 0 };
-	load_ctx lc = { &st, 0 };
+	load_ctx lc = { .st = &st };
 	rc = 0;
+	int64_t npending = 0;
 	for (int32_t i = 0; i < t->npartitions && rc == 0; i++) {
 		brk_partition *p = brk_topic_partition(t, i);
 		if (!p || !p->log) {
@@ -565,17 +730,23 @@ int grp_store_open(void)
 				GRP_OFFSETS_TOPIC, (int)i);
 			continue;
 		}
+		/* Transactions still open at the end stay pending: the
+		 * transaction coordinator completes or aborts them. */
+		lc.partition = i;
+		lc.nopen = 0;
 		rc = brk_internal_topic_read(p, load_batch, &lc);
+		npending += lc.nopen;
 		if (rc)
 			fprintf(stderr, "samsa: loading %s-%d failed: %s\n", GRP_OFFSETS_TOPIC, (int)i,
 				strerror(-rc));
 	}
+	free(lc.open);
 	int64_t skipped = lc.skipped;
 	int32_t ngroups = 0;
 	int64_t noffsets = 0;
 	for (int32_t i = 0; i < st.n; i++) {
 		int32_t c = grp_offsets_count(st.g[i].offsets);
-		if (st.g[i].meta || c > 0)
+		if (st.g[i].meta || c > 0 || grp_txn_set_count(st.g[i].txns) > 0)
 			ngroups++;
 		noffsets += c;
 	}
@@ -590,6 +761,9 @@ int grp_store_open(void)
 	if (ngroups > 0)
 		fprintf(stderr, "samsa: loaded %d group(s) and %lld committed offset(s) from %s\n",
 			(int)ngroups, (long long)noffsets, GRP_OFFSETS_TOPIC);
+	if (npending > 0)
+		fprintf(stderr, "samsa: %lld transactional offset commit(s) in %s are still pending\n",
+			(long long)npending, GRP_OFFSETS_TOPIC);
 	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
 	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
 				     NULL);

@@ -32,7 +32,10 @@
  * committed offset from it (each partition from its log start offset to its
  * high watermark, records applied in order, tombstones remove), restore the
  * groups (Empty without members, else Stable; grp_restored) and start the
- * offset expiry timer (offsets.retention.check.interval.ms).
+ * offset expiry timer (offsets.retention.check.interval.ms). Records of a
+ * transactional batch are pending offsets of its producer until a commit
+ * (applied) or abort (dropped) marker of that producer follows in the
+ * same partition; those without a marker stay pending.
  * Returns 0, or -errno / a negative PROTO_ERR_* when the topic cannot be
  * created or a log cannot be read (the broker should not start then).
  * Malformed records are skipped with a warning, as Kafka does.
@@ -48,7 +51,8 @@ typedef struct grp_store_offset {
 
 /*
  * Write n offset commits/tombstones of group g as one batch, then apply them
- * to g->offsets. Returns a Kafka error code for every one of them
+ * to g->offsets (each with the offset of its record; a tombstone also
+ * removes the partition's pending transactional offsets). Returns a Kafka error code for every one of them
  * (Kafka's GroupCoordinatorService error mapping): NONE,
  * COORDINATOR_NOT_AVAILABLE (no __consumer_offsets partition),
  * NOT_COORDINATOR (the log failed: offline or I/O error),
@@ -61,6 +65,23 @@ typedef struct grp_store_offset {
  */
 int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t n, int64_t now_ms);
 
+/*
+ * A transactional offset commit (TxnOffsetCommit): write the n offsets of
+ * group g (values not NULL) as ONE transactional batch carrying
+ * producer_id / producer_epoch (base sequence 0; Kafka's coordinator
+ * writes it so), appended through log_append_coordinator (the producer's
+ * epoch is checked, its transaction starts in that partition so the last
+ * stable offset and the markers work), then record them as pending for
+ * producer_id in g->txns with their record offsets. They become committed
+ * offsets only when the transaction's commit marker reaches this partition
+ * (grp_txn_completed). Returns a Kafka error code for all of them: as
+ * grp_store_write_offsets, plus INVALID_PRODUCER_EPOCH (an epoch older
+ * than the producer's last one in that partition) and INVALID_TXN_STATE
+ * from the producer state.
+ */
+int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t producer_epoch,
+				const grp_store_offset *items, int32_t n, int64_t now_ms);
+
 /* Append g's GroupMetadataValue (Kafka's layout, version 3). GB calls this
  * when a rebalance completes and when the group becomes Empty (Kafka's
  * storeGroup). Returns a Kafka error code as grp_store_write_offsets: a
@@ -69,14 +90,17 @@ int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t
  * .appendGroupMetadataErrorToResponseError). */
 int grp_store_write_group(grp_group *g);
 
-/* Append tombstones for every offset of g and for its group metadata, in
- * one batch, and clear g->offsets (DeleteGroups; the caller then calls
+/* Append tombstones for every offset of g (committed, and pending
+ * transactional ones of partitions without a committed offset: Kafka's
+ * deleteAllOffsets) and for its group metadata, in one batch, and clear
+ * g->offsets and the pending offsets (DeleteGroups; the caller then calls
  * grp_remove). Returns a Kafka error code as grp_store_write_offsets. */
 int grp_store_delete_group(grp_group *g);
 
 /* Run one expiry pass now (the timer's work; exposed for tests): tombstone
- * expired offsets, then remove Empty groups left without offsets (Dead),
- * writing their group tombstone. */
+ * expired offsets (not those with a pending transactional offset), then
+ * remove Empty groups left without offsets and without open transactions
+ * (Dead), writing their group tombstone. */
 void grp_store_expire(int64_t now_ms);
 
 #endif

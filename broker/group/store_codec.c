@@ -89,6 +89,7 @@ int grp_offset_value_decode(const uint8_t *p, int32_t len, grp_offset *out)
 	memset(out, 0, sizeof(*out));
 	out->leader_epoch = -1;
 	out->expire_timestamp_ms = -1;
+	out->record_offset = -1;
 	out->metadata = "";
 	if (!p || len < 2)
 		return PROTO_ERR_UNDERFLOW;

@@ -59,7 +59,8 @@ void grp_group_key_encode(proto_writer *w, proto_str group);
 
 /* Decode an OffsetCommitValue v0-4 (len bytes): out->metadata is a view
  * into p (not NUL-terminated; the offsets map copies it), leader_epoch -1
- * below v3, expire_timestamp_ms -1 except in v1.
+ * below v3, expire_timestamp_ms -1 except in v1, record_offset -1 (the
+ * caller knows the record's offset).
  * Returns 0 or PROTO_ERR_VERSION / PROTO_ERR_UNDERFLOW / PROTO_ERR_INVALID. */
 int grp_offset_value_decode(const uint8_t *p, int32_t len, grp_offset *out);
 

@@ -1,8 +1,35 @@
-/* add_offsets_to_txn.c - placeholder, being written. */
+/*
+ * add_offsets_to_txn.c - AddOffsetsToTxn (API key 25), versions 0-4: a
+ * transactional producer tells its transaction coordinator that the
+ * transaction will commit offsets of a consumer group (KIP-98), before it
+ * sends TxnOffsetCommit to the group coordinator.
+ *
+ * As Kafka's KafkaApis.handleAddOffsetsToTxnRequest: the partition
+ * grp_partition_for(group) of __consumer_offsets joins the transaction
+ * (txn_add_offsets), so EndTxn writes its marker there too and the
+ * transaction's offsets become visible (or are dropped) with it. The group
+ * id is not checked (Kafka only authorizes it). PRODUCER_FENCED is
+ * answered INVALID_PRODUCER_EPOCH below v2, which predates it. Throttle
+ * time is always 0 (no quotas).
+ */
 #include "broker/request.h"
+#include "broker/txn/txn.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
 
 int brk_handle_add_offsets_to_txn(brk_request *req)
 {
-	(void)req;
-	return BRK_CLOSE;
+	int16_t v = req->api_version;
+	AddOffsetsToTxnRequest m;
+	AddOffsetsToTxnRequest_init(&m);
+	if (AddOffsetsToTxnRequest_decode(&req->body, req->arena, v, &m) != 0)
+		return BRK_CLOSE;
+	AddOffsetsToTxnResponse resp;
+	AddOffsetsToTxnResponse_init(&resp);
+	resp.throttle_time_ms = 0;
+	resp.error_code = txn_add_offsets(m.transactional_id, m.producer_id, m.producer_epoch,
+					  m.group_id, req->now_ms);
+	if (resp.error_code == KERR_PRODUCER_FENCED && v < 2)
+		resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
+	return AddOffsetsToTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }

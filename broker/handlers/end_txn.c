@@ -1,8 +1,38 @@
-/* end_txn.c - placeholder, being written. */
+/*
+ * end_txn.c - EndTxn (API key 26), versions 0-5: a transactional producer
+ * commits or aborts its ongoing transaction (KIP-98).
+ *
+ * As Kafka's KafkaApis.handleEndTxnRequest and
+ * TransactionCoordinator.handleEndTransaction (txn_end): the PrepareCommit /
+ * PrepareAbort record, the markers on every partition of the transaction,
+ * then CompleteCommit / CompleteAbort. v5 is transaction version 2 (KIP-890
+ * part 2; Kafka's TransactionVersion.transactionVersionForEndTxn): the
+ * epoch is bumped at every end and the response carries the producer id and
+ * epoch to use next (-1 below v5 and on errors). Clients send v5 only when
+ * the broker finalizes the transaction.version feature at 2, which Samsa
+ * does not advertise, so clients stay on version 0/1 (their produce path
+ * registers partitions with AddPartitionsToTxn); v5 is still served as
+ * Kafka serves it. PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH below
+ * v2, which predates it. Throttle time is always 0 (no quotas).
+ */
 #include "broker/request.h"
+#include "broker/txn/txn.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
 
 int brk_handle_end_txn(brk_request *req)
 {
-	(void)req;
-	return BRK_CLOSE;
+	int16_t v = req->api_version;
+	EndTxnRequest m;
+	EndTxnRequest_init(&m);
+	if (EndTxnRequest_decode(&req->body, req->arena, v, &m) != 0)
+		return BRK_CLOSE;
+	EndTxnResponse resp;
+	EndTxnResponse_init(&resp);
+	resp.throttle_time_ms = 0;
+	resp.error_code = txn_end(m.transactional_id, m.producer_id, m.producer_epoch, m.committed,
+				  v >= 5, req->now_ms, &resp.producer_id, &resp.producer_epoch);
+	if (resp.error_code == KERR_PRODUCER_FENCED && v < 2)
+		resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
+	return EndTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }

@@ -13,16 +13,33 @@
  * partition errors, current leader epoch checks (KIP-320), fetch offset
  * outside [log start offset, log end offset] -> OFFSET_OUT_OF_RANGE, else
  * the batches from the fetch offset up to the high watermark
- * (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED; equal to the
- * high watermark while there are no transactions), at most
- * PartitionMaxBytes and what is left of MaxBytes, the first batch always
- * whole (KIP-74). Aborted transactions: null for READ_UNCOMMITTED, empty
- * for READ_COMMITTED.
+ * (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED, KIP-98:
+ * below the first offset of the earliest open transaction; Kafka's
+ * FetchIsolation.TXN_COMMITTED), at most PartitionMaxBytes and what is
+ * left of MaxBytes, the first batch always whole (KIP-74). Every answered
+ * partition carries its last stable offset (v4+), whatever the isolation,
+ * as Kafka fills it.
+ *
+ * Aborted transactions (Kafka's LocalLog.read / addAbortedTransactions and
+ * KafkaApis.handleFetchRequest): null for READ_UNCOMMITTED and for a
+ * partition that failed; for READ_COMMITTED the transactions aborted by a
+ * marker at or after the fetch offset that began below the end of the data
+ * returned (log_aborted_txns with the offset after the last batch sent as
+ * the upper bound; Kafka bounds it by the next offset index entry, which
+ * can only add transactions the client ignores), an empty list when no
+ * data is returned. The consumer drops the records of these producers from
+ * their first offset up to the abort marker. The list lives in the request
+ * arena; a delayed fetch that re-reads reuses each partition's array.
  *
  * Long poll: when fewer than MinBytes are ready, no partition failed and
  * MaxWaitMs > 0, the request waits in the purgatory on each partition it
  * reads, and is answered when appends bring enough bytes or at MaxWaitMs
- * (Kafka's DelayedFetch).
+ * (Kafka's DelayedFetch). A READ_UNCOMMITTED fetch counts the bytes the
+ * appends notified before it re-reads; a READ_COMMITTED one re-reads on
+ * every notification, since only bytes below the last stable offset count
+ * (Kafka's DelayedFetch.tryComplete measures up to the isolation's end
+ * offset) and a transaction marker can make many appended bytes readable
+ * at once.
  */
 #include <string.h>
 
@@ -35,10 +52,19 @@
 
 #define READ_COMMITTED 1
 
+/* A partition's aborted transactions array (request arena), kept across
+ * the re-reads of a delayed fetch so they do not grow the arena. */
+typedef struct abort_buf {
+	FetchResponse_AbortedTransaction *v;
+	int32_t cap;
+} abort_buf;
+
 typedef struct fetch_state {
 	FetchRequest m;
 	FetchResponse resp;   /* arrays allocated once, refilled on each read */
 	int64_t first_bytes;  /* bytes found by the first read */
+	proto_arena *arena;   /* the request's */
+	abort_buf *aborts;    /* one per requested partition, in request order */
 } fetch_state;
 
 static void release_records(fetch_state *st)
@@ -70,6 +96,14 @@ static int alloc_response(brk_request *req, fetch_state *st)
 {
 	FetchResponse_init(&st->resp);
 	int32_t nt = st->m.topics_count > 0 ? st->m.topics_count : 0;
+	int64_t nparts = 0;
+	for (int32_t i = 0; i < nt; i++)
+		nparts += st->m.topics[i].partitions_count > 0 ? st->m.topics[i].partitions_count : 0;
+	st->arena = req->arena;
+	st->aborts = proto_arena_alloc(req->arena, (size_t)(nparts ? nparts : 1) * sizeof(*st->aborts));
+	if (!st->aborts)
+		return -1;
+	memset(st->aborts, 0, (size_t)(nparts ? nparts : 1) * sizeof(*st->aborts));
 	st->resp.responses_count = nt;
 	st->resp.responses = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) *
 								  sizeof(*st->resp.responses));
@@ -95,6 +129,54 @@ static int alloc_response(brk_request *req, fetch_state *st)
 	return 0;
 }
 
+typedef struct abort_fill {
+	abort_buf *buf;
+	int32_t n;
+} abort_fill;
+
+static int add_aborted(void *arg, const log_aborted_txn *a)
+{
+	abort_fill *f = arg;
+	if (f->n < f->buf->cap) {
+		f->buf->v[f->n].producer_id = a->producer_id;
+		f->buf->v[f->n].first_offset = a->first_offset;
+	}
+	if (f->n == INT32_MAX)
+		return -1;
+	f->n++;
+	return 0;
+}
+
+/*
+ * Fill pd's aborted transactions for a read_committed read of lp from
+ * fetch_offset whose data ends before upper (exclusive). Counts first into
+ * the array already there and grows it from the arena only when it is too
+ * small. Returns 0, or -1 on an error (pd keeps an empty list then).
+ */
+static int collect_aborted(fetch_state *st, abort_buf *buf, log_partition *lp, int64_t fetch_offset,
+			   int64_t upper, FetchResponse_PartitionData *pd)
+{
+	abort_fill f = { .buf = buf, .n = 0 };
+	int rc = log_aborted_txns(lp, fetch_offset, upper, add_aborted, &f);
+	if (rc >= 0 && f.n > buf->cap) {
+		FetchResponse_AbortedTransaction *v =
+			proto_arena_alloc(st->arena, (size_t)f.n * sizeof(*v));
+		if (!v)
+			return -1;
+		buf->v = v;
+		buf->cap = f.n;
+		f.n = 0;
+		rc = log_aborted_txns(lp, fetch_offset, upper, add_aborted, &f);
+		if (f.n > buf->cap) /* cannot change between the two calls */
+			f.n = buf->cap;
+	}
+	if (rc < 0)
+		return -1;
+	pd->aborted_transactions = buf->v;
+	pd->aborted_transactions_count = f.n;
+	return 0;
+}
+
 static brk_topic *lookup_topic(int16_t v, const FetchRequest_FetchTopic *ft)
 {
 	if (v >= 13)
@@ -112,6 +194,8 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 	int64_t left = m->max_bytes > 0 ? m->max_bytes : 0;
 	bool min_one = true;
 	bool failed = false;
+	bool committed = m->isolation_level == READ_COMMITTED;
+	int64_t k = 0; /* partition number in request order */
 	*bytes = 0;
 	for (int32_t i = 0; i < st->resp.responses_count; i++) {
 		const FetchRequest_FetchTopic *ft = &m->topics[i];
@@ -120,6 +204,7 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 		for (int32_t j = 0; j < tr->partitions_count; j++) {
 			const FetchRequest_FetchPartition *fp = &ft->partitions[j];
 			FetchResponse_PartitionData *pd = &tr->partitions[j];
+			abort_buf *ab = &st->aborts[k++];
 			FetchResponse_PartitionData_init(pd);
 			empty_records(&pd->records);
 			pd->partition_index = fp->partition;
@@ -152,18 +237,22 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 			}
 			log_partition *lp = p->log;
 			int64_t hw = log_high_watermark(lp);
-			int64_t lso = hw; /* no transactions yet: last stable offset = high watermark */
+			int64_t lso = log_last_stable_offset(lp);
 			pd->high_watermark = hw;
 			pd->last_stable_offset = lso;
 			pd->log_start_offset = log_start_offset(lp);
-			if (m->isolation_level == READ_COMMITTED)
-				pd->aborted_transactions_count = 0;
 			if (fp->fetch_offset < log_start_offset(lp) || fp->fetch_offset > log_end_offset(lp)) {
 				pd->error_code = KERR_OFFSET_OUT_OF_RANGE;
 				failed = true;
 				continue;
 			}
-			int64_t max_offset = m->isolation_level == READ_COMMITTED ? lso : hw;
+			if (committed) {
+				/* empty until data is returned (Kafka: an empty
+				 * list, not null, for TXN_COMMITTED) */
+				pd->aborted_transactions_count = 0;
+				pd->aborted_transactions = NULL;
+			}
+			int64_t max_offset = committed ? lso : hw;
 			int64_t want = fp->partition_max_bytes < left ? fp->partition_max_bytes : left;
 			if (want < 0)
 				want = 0;
@@ -178,6 +267,18 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 			}
 			if (rc) {
 				pd->error_code = KERR_KAFKA_STORAGE_ERROR;
+				failed = true;
+				continue;
+			}
+			if (rr.len > 0 && committed &&
+			    collect_aborted(st, ab, lp, fp->fetch_offset, rr.next_offset, pd) != 0) {
+				/* The .txnindex cannot be read: the records without
+				 * their aborted list would pass aborted data off as
+				 * committed. */
+				log_segment_release(rr.segment);
+				pd->error_code = KERR_KAFKA_STORAGE_ERROR;
+				pd->aborted_transactions_count = -1;
+				pd->aborted_transactions = NULL;
 				failed = true;
 				continue;
 			}
@@ -262,8 +363,12 @@ static void on_delayed(brk_delayed *d, bool expired)
 {
 	fetch_state *st = d->arg;
 	brk_request *req = d->req;
-	if (!expired && !d->detached && st->first_bytes + d->bytes < st->m.min_bytes)
-		return; /* not enough appended yet */
+	/* read_uncommitted: not enough appended yet. read_committed always
+	 * re-reads: what counts is the bytes below the last stable offset,
+	 * which a marker can move past many appended bytes at once. */
+	if (!expired && !d->detached && st->m.isolation_level != READ_COMMITTED &&
+	    st->first_bytes + d->bytes < st->m.min_bytes)
+		return;
 	int64_t bytes;
 	bool failed = read_all(req->api_version, st, &bytes);
 	if (!expired && !failed && !d->detached && bytes < st->m.min_bytes) {

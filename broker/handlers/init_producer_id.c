@@ -1,10 +1,9 @@
 /*
  * init_producer_id.c - InitProducerId (API key 22), versions 0-5: hands an
- * idempotent producer its producer id (KIP-98).
+ * idempotent or transactional producer its producer id and epoch (KIP-98).
  *
  * As Kafka's KafkaApis.handleInitProducerIdRequest and
- * TransactionCoordinator.handleInitProducerId for a producer without a
- * transactional id:
+ * TransactionCoordinator.handleInitProducerId:
  *  - v3+ (KIP-360): a producer id without an epoch, or an epoch without a
  *    producer id, is INVALID_REQUEST;
  *  - transactional id null: a new producer id from the controller
@@ -12,18 +11,18 @@
  *    The producer id and epoch a v3+ request carries are ignored, as Kafka
  *    ignores them for a non-transactional producer (the KIP-360 epoch bump
  *    exists only for transactional ids): the answer is always a new id;
- *  - transactional id empty: INVALID_REQUEST (as Kafka).
- * Transactions are not served yet: a non-empty transactional id is answered
- * TRANSACTIONAL_ID_AUTHORIZATION_FAILED. Kafka without a usable transaction
- * coordinator answers COORDINATOR_NOT_AVAILABLE / NOT_COORDINATOR, which
- * clients retry until their transaction timeout; this error is fatal in
- * librdkafka (rd_kafka_init_transactions fails at once) and in the Java
- * client, so a transactional producer fails clearly instead of hanging.
+ *  - transactional id empty: INVALID_REQUEST (as Kafka);
+ *  - a transactional id goes to the transaction coordinator
+ *    (txn_init_producer_id, txn/txn.h): transaction timeout, epoch bump or
+ *    a new producer id, fencing of an ongoing transaction, KIP-360 checks.
+ *    PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH below v4, which
+ *    predates it (KafkaApis.handleInitProducerIdRequest).
  * Errors carry producer id -1 and epoch -1 (InitProducerIdRequest's
  * getErrorResponse). Throttle time is always 0 (no quotas).
  */
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/txn.h"
 #include "controller/ctl.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -41,12 +40,16 @@ int brk_handle_init_producer_id(brk_request *req)
 	resp.throttle_time_ms = 0;
 	resp.producer_id = -1;
 	resp.producer_epoch = -1;
-	if (m.transactional_id.len > 0) {
-		resp.error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-	} else if ((m.producer_id == -1) != (m.producer_epoch == -1)) {
+	if ((m.producer_id == -1) != (m.producer_epoch == -1)) {
 		resp.error_code = KERR_INVALID_REQUEST;
 	} else if (m.transactional_id.len == 0) { /* empty, not null */
 		resp.error_code = KERR_INVALID_REQUEST;
+	} else if (m.transactional_id.len > 0) {
+		resp.error_code = txn_init_producer_id(m.transactional_id, m.transaction_timeout_ms,
+						       m.producer_id, m.producer_epoch, req->now_ms,
+						       &resp.producer_id, &resp.producer_epoch);
+		if (resp.error_code == KERR_PRODUCER_FENCED && v < 4)
+			resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
 	} else {
 		int64_t id;
 		resp.error_code = (int16_t)ctl_next_producer_id(server.ctl, &id);

@@ -4,7 +4,7 @@
  * UnifiedLog.fetchOffsetByTimestamp):
  *   -2 EARLIEST          log start offset
  *   -1 LATEST            high watermark (READ_UNCOMMITTED) or last stable
- *                        offset (READ_COMMITTED)
+ *                        offset (READ_COMMITTED, KIP-98)
  *   -3 MAX_TIMESTAMP     offset of the record with the largest timestamp (KIP-734)
  *   -4 EARLIEST_LOCAL    local log start offset (KIP-405; = log start, no tiering)
  *   -5 LATEST_TIERED     -1: nothing is tiered (KIP-1005)
@@ -12,6 +12,12 @@
  *   anything else        first offset whose batch max timestamp >= it, below
  *                        the high watermark / last stable offset (other
  *                        negative values are searched as timestamps, as Kafka does)
+ * The last fetchable offset (Kafka's Partition.fetchOffsetForTimestamp,
+ * lastFetchableOffset) is the high watermark for READ_UNCOMMITTED (0) and
+ * the last stable offset for READ_COMMITTED (1): LATEST answers it, and an
+ * offset found for MAX_TIMESTAMP or a timestamp at or above it is not
+ * answered (offset and timestamp -1), so a read_committed consumer never
+ * starts inside an open transaction.
  * Leader epoch answered (Kafka's Partition.fetchOffsetForTimestamp and
  * UnifiedLog.fetchOffsetByTimestamp): LATEST the partition's current leader
  * epoch; EARLIEST the epoch of the log start offset (leader epoch cache,
@@ -56,8 +62,8 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 	if (r->error_code != KERR_NONE)
 		return;
 	log_partition *lp = p->log;
-	int64_t hw = log_high_watermark(lp);
-	int64_t fetchable = hw; /* last stable offset = high watermark without transactions */
+	int64_t fetchable = m->isolation_level == READ_COMMITTED ? log_last_stable_offset(lp)
+								  : log_high_watermark(lp);
 	switch (q->timestamp) {
 	case EARLIEST_TIMESTAMP:
 	case EARLIEST_LOCAL_TIMESTAMP:
@@ -65,7 +71,7 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		r->leader_epoch = log_leader_epoch_for_offset(lp, r->offset);
 		return;
 	case LATEST_TIMESTAMP:
-		r->offset = m->isolation_level == READ_COMMITTED ? fetchable : hw;
+		r->offset = fetchable;
 		r->leader_epoch = brk_partition_leader_epoch(p);
 		return;
 	case LATEST_TIERED_TIMESTAMP:

@@ -17,7 +17,8 @@
  *    the members' ConsumerProtocolSubscription of the chosen protocol):
  *    GROUP_SUBSCRIBED_TO_TOPIC;
  *  - otherwise NONE, and a tombstone is written when the partition has a
- *    committed offset (all tombstones in one batch). A failed write answers
+ *    committed or a pending transactional offset (all tombstones in one
+ *    batch; the tombstone also drops the pending ones). A failed write answers
  *    its error at the top level.
  */
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
 #include "broker/group/store_codec.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "protocol/err.h"
@@ -89,7 +91,8 @@ int brk_handle_offset_delete(brk_request *req)
 					pr->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				else if (subscribed == 1)
 					pr->error_code = KERR_GROUP_SUBSCRIBED_TO_TOPIC;
-				else if (grp_offsets_get(g->offsets, rt->name.ptr, rt->name.len, part))
+				else if (grp_offsets_get(g->offsets, rt->name.ptr, rt->name.len, part) ||
+					 grp_txn_pending(g->txns, rt->name.ptr, rt->name.len, part))
 					items[n++] = (grp_store_offset){ rt->name, part, NULL };
 			}
 		}

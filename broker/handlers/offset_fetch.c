@@ -14,15 +14,20 @@
  *    group: offset -1, leader epoch -1, metadata "", error NONE;
  *  - v10: a topic id that does not exist answers UNKNOWN_TOPIC_ID for its
  *    partitions; offsets of deleted topics are left out of "all";
- *  - require_stable (v7+) would answer UNSTABLE_OFFSET_COMMIT for pending
- *    transactional offsets; this broker has no transactional offset commits,
- *    so there are none.
+ *  - require_stable (v7+): a partition with a pending transactional offset
+ *    in the group (TxnOffsetCommit of a transaction not ended yet, also
+ *    after a restart) answers UNSTABLE_OFFSET_COMMIT at partition level
+ *    with offset -1, leader epoch -1 and metadata "", so the consumer
+ *    retries; without require_stable the committed offset is answered and
+ *    pending ones are ignored. With topics null only committed partitions
+ *    are listed (OffsetMetadataManager.fetchOffsets / fetchAllOffsets).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "protocol/err.h"
@@ -88,16 +93,39 @@ static fetch_entry *sorted_offsets(proto_arena *a, const grp_group *g, bool by_i
 	return e;
 }
 
-/* The answer for one partition: committed offset or -1 / -1 / "". */
-static void lookup(const grp_group *g, proto_str topic, int32_t partition, int64_t *offset,
-		   int32_t *epoch, proto_str *metadata)
+/* Whether (topic, partition) must answer UNSTABLE_OFFSET_COMMIT. */
+static bool unstable(const grp_group *g, bool require_stable, const char *topic, int32_t tlen,
+		     int32_t partition)
 {
-	const grp_offset *o = g && topic.len >= 0
+	return require_stable && g && tlen >= 0 && grp_txn_pending(g->txns, topic, tlen, partition);
+}
+
+/* The answer for one partition: committed offset or -1 / -1 / "";
+ * *error UNSTABLE_OFFSET_COMMIT (with -1 / -1 / "") when require_stable
+ * and a transactional offset is pending. */
+static void lookup(const grp_group *g, bool require_stable, proto_str topic, int32_t partition,
+		   int64_t *offset, int32_t *epoch, proto_str *metadata, int16_t *error)
+{
+	bool pend = unstable(g, require_stable, topic.ptr, topic.len, partition);
+	const grp_offset *o = g && topic.len >= 0 && !pend
 				      ? grp_offsets_get(g->offsets, topic.ptr, topic.len, partition)
 				      : NULL;
 	*offset = o ? o->offset : -1;
 	*epoch = o ? o->leader_epoch : -1;
 	*metadata = o ? proto_str_of(o->metadata, o->metadata_len) : proto_str_of("", 0);
+	*error = pend ? KERR_UNSTABLE_OFFSET_COMMIT : KERR_NONE;
+}
+
+/* The answer for a listed committed offset (topics null): its value, or
+ * UNSTABLE_OFFSET_COMMIT with -1 / -1 / "". */
+static void listed(const grp_group *g, bool require_stable, const fetch_entry *e, int64_t *offset,
+		   int32_t *epoch, proto_str *metadata, int16_t *error)
+{
+	bool pend = unstable(g, require_stable, e->topic, e->tlen, e->partition);
+	*offset = pend ? -1 : e->o->offset;
+	*epoch = pend ? -1 : e->o->leader_epoch;
+	*metadata = pend ? proto_str_of("", 0) : proto_str_of(e->o->metadata, e->o->metadata_len);
+	*error = pend ? KERR_UNSTABLE_OFFSET_COMMIT : KERR_NONE;
 }
 
 static grp_group *find_group(proto_str id, int *err)
@@ -144,9 +172,8 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 				&tr->partitions[tr->partitions_count++];
 			OffsetFetchResponse_OffsetFetchResponsePartition_init(pr);
 			pr->partition_index = e[i].partition;
-			pr->committed_offset = e[i].o->offset;
-			pr->committed_leader_epoch = e[i].o->leader_epoch;
-			pr->metadata = proto_str_of(e[i].o->metadata, e[i].o->metadata_len);
+			listed(g, m->require_stable, &e[i], &pr->committed_offset,
+			       &pr->committed_leader_epoch, &pr->metadata, &pr->error_code);
 		}
 		return 0;
 	}
@@ -169,8 +196,8 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 			OffsetFetchResponse_OffsetFetchResponsePartition *pr = &tr->partitions[j];
 			OffsetFetchResponse_OffsetFetchResponsePartition_init(pr);
 			pr->partition_index = rt->partition_indexes[j];
-			lookup(g, rt->name, pr->partition_index, &pr->committed_offset,
-			       &pr->committed_leader_epoch, &pr->metadata);
+			lookup(g, m->require_stable, rt->name, pr->partition_index, &pr->committed_offset,
+			       &pr->committed_leader_epoch, &pr->metadata, &pr->error_code);
 		}
 	}
 	return 0;
@@ -178,7 +205,7 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 
 /* v8+: one entry of the Groups array. Returns 0 or -1. */
 static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchRequestGroup *rg,
-		       OffsetFetchResponse_OffsetFetchResponseGroup *out)
+		       bool require_stable, OffsetFetchResponse_OffsetFetchResponseGroup *out)
 {
 	bool by_id = req->api_version >= 10;
 	OffsetFetchResponse_OffsetFetchResponseGroup_init(out);
@@ -216,9 +243,8 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 				&tr->partitions[tr->partitions_count++];
 			OffsetFetchResponse_OffsetFetchResponsePartitions_init(pr);
 			pr->partition_index = e[i].partition;
-			pr->committed_offset = e[i].o->offset;
-			pr->committed_leader_epoch = e[i].o->leader_epoch;
-			pr->metadata = proto_str_of(e[i].o->metadata, e[i].o->metadata_len);
+			listed(g, require_stable, &e[i], &pr->committed_offset,
+			       &pr->committed_leader_epoch, &pr->metadata, &pr->error_code);
 		}
 		return 0;
 	}
@@ -251,9 +277,10 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 			OffsetFetchResponse_OffsetFetchResponsePartitions *pr = &tr->partitions[j];
 			OffsetFetchResponse_OffsetFetchResponsePartitions_init(pr);
 			pr->partition_index = rt->partition_indexes[j];
-			lookup(perr ? NULL : g, name, pr->partition_index, &pr->committed_offset,
-			       &pr->committed_leader_epoch, &pr->metadata);
-			pr->error_code = (int16_t)perr;
+			int16_t lerr;
+			lookup(perr ? NULL : g, require_stable, name, pr->partition_index,
+			       &pr->committed_offset, &pr->committed_leader_epoch, &pr->metadata, &lerr);
+			pr->error_code = perr ? (int16_t)perr : lerr;
 		}
 	}
 	return 0;
@@ -277,7 +304,7 @@ int brk_handle_offset_fetch(brk_request *req)
 		if (!resp.groups)
 			return BRK_CLOSE;
 		for (int32_t i = 0; i < ng; i++)
-			if (fetch_group(req, &m.groups[i], &resp.groups[i]) < 0)
+			if (fetch_group(req, &m.groups[i], m.require_stable, &resp.groups[i]) < 0)
 				return BRK_CLOSE;
 	}
 	if (OffsetFetchResponse_encode(req->out, req->api_version, &resp) != 0)

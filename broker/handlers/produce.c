@@ -8,16 +8,24 @@
  * ProduceRequest.validateRecords, Partition.appendRecordsToLeader,
  * UnifiedLog.append):
  *  - acks not in {0, 1, -1}: INVALID_REQUIRED_ACKS for every partition;
- *  - transactional batches without a transactional id:
- *    TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition;
+ *  - a first batch with the transactional attribute in a request without a
+ *    transactional id: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every
+ *    partition (KafkaApis.handleProduceRequest with
+ *    RequestUtils.hasTransactionalRecords: Kafka authorizes the
+ *    transactional id, and a null one never passes);
  *  - topic unknown: UNKNOWN_TOPIC_OR_PARTITION (v13, by id: UNKNOWN_TOPIC_ID);
  *    Produce never creates topics;
- *  - a request with a transactional id: this broker has no transaction
- *    coordinator yet, so no producer id is mapped to any transactional id
- *    and the partition cannot be part of a transaction. Kafka's partition
- *    verification (KIP-890) answers such a produce with
- *    INVALID_PRODUCER_ID_MAPPING; so do we, and nothing is appended.
- *    Idempotent (non-transactional) batches are served;
+ *  - a request with a transactional id (KIP-98): its transactional batches
+ *    go through the producer state like any idempotent batch and, the
+ *    first one of the producer in this partition, start its transaction
+ *    there (the last stable offset stays at its first offset until the
+ *    coordinator's marker, WriteTxnMarkers). Non-transactional batches in
+ *    such a request are appended as usual, as Kafka does (it only looks at
+ *    the transactional ones). A plain batch from a producer whose
+ *    transaction is open here: INVALID_TXN_STATE. Partition verification
+ *    (KIP-890, transaction.partition.verification.enable) would check
+ *    with the transaction coordinator that the partition was added to the
+ *    transaction first: see the marked place in produce_one;
  *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS;
  *  - the records: exactly one v2 batch (INVALID_RECORD), then
  *    proto_batches_validate (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
@@ -25,7 +33,8 @@
  *  - a batch larger than segment.bytes: RECORD_LIST_TOO_LARGE;
  *  - idempotent producer (producer id >= 0; the partition's producer state,
  *    log_append_checked): an epoch older than the partition knows:
- *    INVALID_PRODUCER_EPOCH; a sequence gap, or a new epoch not starting at
+ *    INVALID_PRODUCER_EPOCH (a transactional producer fenced by a newer
+ *    epoch included); a sequence gap, or a new epoch not starting at
  *    0: OUT_OF_ORDER_SEQUENCE_NUMBER; a retry of one of the producer's last
  *    5 batches: nothing is written and the answer is NONE with the original
  *    batch's base offset, its max timestamp as log_append_time_ms and the
@@ -95,11 +104,6 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "The partition's log is offline");
 		return;
 	}
-	if (m->transactional_id.len >= 0) {
-		partition_error(pr, KERR_INVALID_PRODUCER_ID_MAPPING,
-				"Transactions are not served by this broker");
-		return;
-	}
 	const ctl_topic *meta = t->meta;
 	int32_t isr = p->index < meta->npartitions ? meta->partitions[p->index].nisr : 0;
 	if (m->acks == -1 && t->cfg.min_insync_replicas > isr) {
@@ -139,6 +143,14 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 				"The batch is larger than the topic's segment.bytes");
 		return;
 	}
+	/*
+	 * KIP-890 partition verification goes here: when the request has a
+	 * transactional id and the batch is transactional, ask the
+	 * transaction coordinator whether this partition is part of the
+	 * producer's ongoing transaction before anything is appended
+	 * (INVALID_PRODUCER_ID_MAPPING / INVALID_TXN_STATE when not).
+	 */
+
 	/* The records are a view into the request frame, which the
 	 * connection owns and does not reuse until the response: patch it
 	 * in place instead of copying. */
@@ -156,6 +168,17 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	if (rc == LOG_ERR_OUT_OF_ORDER_SEQUENCE) {
 		partition_error(pr, KERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
 				"The base sequence does not follow the producer's last sequence");
+		return;
+	}
+	if (rc == LOG_ERR_INVALID_TXN_STATE) {
+		partition_error(pr, KERR_INVALID_TXN_STATE,
+				"A non-transactional batch from a producer with an open transaction");
+		return;
+	}
+	if (rc == LOG_ERR_TRANSACTION_COORDINATOR_FENCED) {
+		/* only markers are checked against the coordinator epoch;
+		 * mapped in case the storage rules change */
+		partition_error(pr, KERR_TRANSACTION_COORDINATOR_FENCED, NULL);
 		return;
 	}
 	if (rc) {

@@ -7,7 +7,11 @@
  * the two-step join (MEMBER_ID_REQUIRED), a rebalance of two members with
  * the leader's assignment, heartbeats during a rebalance, a static member
  * rejoining without a rebalance (old id fenced), session expiry, a closed
- * connection's JoinGroup, group.max.size and inconsistent protocols.
+ * connection's JoinGroup, group.max.size and inconsistent protocols; the
+ * transactional offset commit rules (grp_validate_txn_commit) and pending
+ * transactional offsets (txn_offsets.c): commit and abort markers through
+ * grp_txn_completed, which of a plain and a transactional commit wins,
+ * tombstones.
  *
  * The store is replaced by counters (store.c has its own tests), and
  * brk_request_complete / brk_conn_client_host by recorders.
@@ -17,7 +21,9 @@
 #include <string.h>
 
 #include "broker/group/group.h"
+#include "broker/group/offsets.h"
 #include "broker/group/store.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -277,6 +283,187 @@ START_TEST(test_validate_commit)
 	g->state = GRP_COMPLETING_REBALANCE;
 	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none),
 			 KERR_REBALANCE_IN_PROGRESS);
+}
+END_TEST
+
+
+/* ---- transactional offset commits ---- */
+
+START_TEST(test_validate_txn_commit)
+{
+	proto_str none = proto_str_of(NULL, -1);
+	grp_group *g = grp_get_or_create("t", 1);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr(""), -1, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("x"), 1, none),
+			 KERR_UNKNOWN_MEMBER_ID);
+	grp_member *m = member_with("m1", "range", NULL);
+	m->group_instance_id = strdup("inst");
+	grp_member_add(g, m);
+	g->generation_id = 3;
+	g->state = GRP_STABLE;
+	/* Without member id and generation (v0-2) a group with members
+	 * accepts it, where a plain commit is UNKNOWN_MEMBER_ID. */
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr(""), -1, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr(""), -1, none), KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("zz"), 3, none),
+			 KERR_UNKNOWN_MEMBER_ID);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("m1"), 2, none),
+			 KERR_ILLEGAL_GENERATION);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("m1"), 3, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("old"), 3, proto_cstr("inst")),
+			 KERR_FENCED_INSTANCE_ID);
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("m1"), 3, proto_cstr("other")),
+			 KERR_UNKNOWN_MEMBER_ID);
+	/* The group's state is not enforced for transactional commits. */
+	g->state = GRP_COMPLETING_REBALANCE;
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("m1"), 3, none), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none),
+			 KERR_REBALANCE_IN_PROGRESS);
+	g->state = GRP_DEAD;
+	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("m1"), 3, none),
+			 KERR_COORDINATOR_NOT_AVAILABLE);
+}
+END_TEST
+
+static grp_offset off_at(int64_t offset, int64_t record_offset)
+{
+	return (grp_offset){ .offset = offset, .leader_epoch = -1, .metadata = "md", .metadata_len = 2,
+			     .commit_timestamp_ms = 1000, .expire_timestamp_ms = -1,
+			     .record_offset = record_offset };
+}
+
+static int64_t committed(grp_group *g, const char *topic, int32_t partition)
+{
+	const grp_offset *o = grp_offsets_get(g->offsets, topic, (int32_t)strlen(topic), partition);
+	return o ? o->offset : -1;
+}
+
+START_TEST(test_txn_commit_and_abort)
+{
+	grp_group *g = grp_get_or_create("g1", 2);
+	grp_group *h = grp_get_or_create("g2", 2);
+	grp_group *other = grp_get_or_create("g3", 2);
+	grp_offset v;
+	v = off_at(10, 50);
+	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 0, &v), 0);
+	v = off_at(11, 51);
+	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 1, &v), 0);
+	v = off_at(20, 52);
+	ck_assert_int_eq(grp_txn_put(g->txns, 200, 5, "t", 1, 0, &v), 0);
+	v = off_at(30, 53);
+	ck_assert_int_eq(grp_txn_put(h->txns, 100, 5, "u", 1, 0, &v), 0);
+	/* The same producer in a group of another __consumer_offsets
+	 * partition (one transaction, two coordinators' partitions). */
+	v = off_at(40, 7);
+	ck_assert_int_eq(grp_txn_put(other->txns, 100, 9, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
+
+	/* Pending offsets are not committed. */
+	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
+	ck_assert(grp_txn_pending(g->txns, "t", 1, 1));
+	ck_assert(!grp_txn_pending(g->txns, "t", 1, 2));
+	ck_assert(!grp_txn_pending(g->txns, "u", 1, 0));
+	ck_assert_int_eq(grp_offsets_count(g->offsets), 0);
+	ck_assert_int_eq(grp_txn_get(g->txns, 200, "t", 1, 0)->offset, 20);
+	ck_assert_ptr_null(grp_txn_get(g->txns, 300, "t", 1, 0));
+
+	/* A marker in another partition, or of another producer: nothing. */
+	grp_txn_completed(4, 100, true);
+	grp_txn_completed(5, 999, true);
+	ck_assert_int_eq(grp_offsets_count(g->offsets), 0);
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
+
+	/* Commit of producer 100 in partition 5: every group of it there. */
+	grp_txn_completed(5, 100, true);
+	ck_assert_int_eq(committed(g, "t", 0), 10);
+	ck_assert_int_eq(committed(g, "t", 1), 11);
+	ck_assert_str_eq(grp_offsets_get(g->offsets, "t", 1, 0)->metadata, "md");
+	ck_assert_int_eq(committed(h, "u", 0), 30);
+	ck_assert_int_eq(grp_txn_set_count(h->txns), 0);
+	/* Producer 200 is still open on t-0; t-1 no longer pending. */
+	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
+	ck_assert(!grp_txn_pending(g->txns, "t", 1, 1));
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 1);
+	/* The other partition's transaction is untouched. */
+	ck_assert_int_eq(grp_offsets_count(other->offsets), 0);
+	ck_assert_int_eq(grp_txn_set_count(other->txns), 1);
+
+	/* Abort of producer 200: dropped, committed unchanged. */
+	grp_txn_completed(5, 200, false);
+	ck_assert_int_eq(committed(g, "t", 0), 10);
+	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 0);
+	/* A second marker for the same producer: ignored. */
+	grp_txn_completed(5, 200, true);
+	ck_assert_int_eq(committed(g, "t", 0), 10);
+
+	grp_txn_completed(9, 100, false);
+	ck_assert_int_eq(grp_offsets_count(other->offsets), 0);
+	ck_assert_int_eq(grp_txn_set_count(other->txns), 0);
+}
+END_TEST
+
+/* Kafka's rule when a plain commit and a transactional one meet: the
+ * offset whose record came later in __consumer_offsets wins. */
+START_TEST(test_txn_commit_record_order)
+{
+	grp_group *g = grp_get_or_create("ord", 3);
+	grp_offset v = off_at(100, 10); /* transactional, record 10 */
+	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	v = off_at(200, 20); /* transactional, record 20 */
+	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 1, &v), 0);
+	/* Plain commits: t-0 written after the transactional one (record
+	 * 15), t-1 before it (record 5). */
+	v = off_at(150, 15);
+	ck_assert_int_eq(grp_offsets_put(g->offsets, "t", 1, 0, &v), 0);
+	v = off_at(50, 5);
+	ck_assert_int_eq(grp_offsets_put(g->offsets, "t", 1, 1, &v), 0);
+	grp_txn_completed(0, 7, true);
+	ck_assert_int_eq(committed(g, "t", 0), 150);
+	ck_assert_int_eq(committed(g, "t", 1), 200);
+	ck_assert_int_eq(grp_offsets_get(g->offsets, "t", 1, 1)->record_offset, 20);
+
+	/* A later transactional commit of the same partition replaces the
+	 * earlier pending one of that producer. */
+	v = off_at(300, 30);
+	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	v = off_at(301, 31);
+	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	grp_txn_completed(0, 7, true);
+	ck_assert_int_eq(committed(g, "t", 0), 301);
+}
+END_TEST
+
+/* An offset tombstone (OffsetDelete, expiry) drops the partition's pending
+ * offsets of every producer; the transactions stay open. */
+START_TEST(test_txn_tombstone)
+{
+	grp_group *g = grp_get_or_create("tomb", 4);
+	grp_offset v = off_at(1, 1);
+	ck_assert_int_eq(grp_txn_put(g->txns, 1, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 1, &v), 0);
+	grp_txn_forget(g->txns, "t", 1, 0);
+	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
+	ck_assert(grp_txn_pending(g->txns, "t", 1, 1));
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
+	grp_txn_completed(0, 1, true);
+	grp_txn_completed(0, 2, true);
+	ck_assert_int_eq(committed(g, "t", 0), -1);
+	ck_assert_int_eq(committed(g, "t", 1), 1);
+
+	/* DeleteGroups: every pending offset goes, transactions stay open. */
+	ck_assert_int_eq(grp_txn_put(g->txns, 3, 0, "t", 1, 5, &v), 0);
+	grp_txn_forget_all(g->txns);
+	ck_assert(!grp_txn_pending(g->txns, "t", 1, 5));
+	ck_assert_int_eq(grp_txn_set_count(g->txns), 1);
+	int64_t pid = 0;
+	ck_assert_ptr_nonnull(grp_txn_at(g->txns, 0, &pid));
+	ck_assert_int_eq(pid, 3);
+	ck_assert_ptr_null(grp_txn_at(g->txns, 1, &pid));
+	/* grp_remove frees what is left (the fixture's grp_shutdown too). */
+	grp_remove(g);
+	ck_assert_ptr_null(grp_find("tomb", 4));
 }
 END_TEST
 
@@ -631,6 +818,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_partition_for);
 	tcase_add_test(tc, test_select_protocol);
 	tcase_add_test(tc, test_validate_commit);
+	tcase_add_test(tc, test_validate_txn_commit);
+	tcase_add_test(tc, test_txn_commit_and_abort);
+	tcase_add_test(tc, test_txn_commit_record_order);
+	tcase_add_test(tc, test_txn_tombstone);
 	tcase_add_test(tc, test_rebalance_two_members);
 	tcase_add_test(tc, test_static_member_rejoin);
 	tcase_add_test(tc, test_session_expiry);

@@ -1,1 +1,951 @@
-/* txn/coordinator.c - placeholder, being written. */
+/*
+ * coordinator.c - the transaction coordinator (txn.h): the registry of
+ * transactional ids, the state machine of Kafka's TransactionCoordinator /
+ * TransactionMetadata, the markers, and the two timers of Kafka's
+ * TransactionStateManager (abort of timed-out transactions, expiry of idle
+ * transactional ids).
+ *
+ * A change is computed as a "transit" (Kafka's TxnTransitMetadata) from
+ * the current metadata, appended to __transaction_state (txn_store_append)
+ * and applied only when that append succeeded.
+ */
+#include "broker/txn/txn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/group/group.h"
+#include "broker/group/store.h"
+#include "broker/loop.h"
+#include "broker/partitions.h"
+#include "broker/server.h"
+#include "broker/txn/store.h"
+#include "controller/ctl.h"
+#include "protocol/err.h"
+
+/* Kafka's TransactionMetadata.isEpochExhausted: epochs at or above
+ * Short.MaxValue - 1 are kept for fencing. */
+#define EPOCH_EXHAUSTED (INT16_MAX - 1)
+
+static bool epoch_exhausted(int16_t e) { return e >= EPOCH_EXHAUSTED; }
+
+static const char *const state_names[TXN_STATE_COUNT] = {
+	"Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
+	"CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence",
+};
+
+const char *txn_state_name(txn_state s)
+{
+	return (unsigned)s < TXN_STATE_COUNT ? state_names[s] : "Unknown";
+}
+
+int txn_state_from_name(proto_str name)
+{
+	for (int i = 0; i < TXN_STATE_COUNT; i++)
+		if (proto_str_eq(name, state_names[i]))
+			return i;
+	return -1;
+}
+
+/* ---- registry ---- */
+
+static struct {
+	txn_meta **all;       /* dense, for iteration */
+	int32_t n, cap;
+	txn_meta **buckets;   /* hash chains; nbuckets is a power of two */
+	uint32_t nbuckets;
+	uint64_t abort_timer, expire_timer;
+} reg;
+
+static uint32_t id_hash(const char *s, int32_t len)
+{
+	uint32_t h = 2166136261u;
+	for (int32_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+txn_meta *txn_find(const char *id, int32_t len)
+{
+	if (!reg.nbuckets || len < 0)
+		return NULL;
+	uint32_t h = id_hash(id, len);
+	for (txn_meta *m = reg.buckets[h & (reg.nbuckets - 1)]; m; m = m->next)
+		if (m->hash == h && m->id_len == len && memcmp(m->id, id, (size_t)len) == 0)
+			return m;
+	return NULL;
+}
+
+txn_meta *txn_at(int32_t i)
+{
+	return i >= 0 && i < reg.n ? reg.all[i] : NULL;
+}
+
+int32_t txn_count(void)
+{
+	return reg.n;
+}
+
+void txn_meta_free(txn_meta *m)
+{
+	if (!m)
+		return;
+	for (int32_t i = 0; i < m->ntps; i++)
+		free(m->tps[i].topic);
+	free(m->tps);
+	free(m->id);
+	free(m);
+}
+
+static int grow(void)
+{
+	if (reg.n == reg.cap) {
+		int32_t cap = reg.cap ? reg.cap * 2 : 64;
+		txn_meta **na = realloc(reg.all, (size_t)cap * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		reg.all = na;
+		reg.cap = cap;
+	}
+	if ((uint32_t)(reg.n + 1) > reg.nbuckets) {
+		uint32_t nb = reg.nbuckets ? reg.nbuckets * 2 : 64;
+		txn_meta **b = calloc(nb, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		for (int32_t i = 0; i < reg.n; i++) {
+			txn_meta *m = reg.all[i];
+			m->next = b[m->hash & (nb - 1)];
+			b[m->hash & (nb - 1)] = m;
+		}
+		free(reg.buckets);
+		reg.buckets = b;
+		reg.nbuckets = nb;
+	}
+	return 0;
+}
+
+/* Add m (not known yet). Returns 0 or -ENOMEM. */
+static int insert(txn_meta *m)
+{
+	if (grow() < 0)
+		return -ENOMEM;
+	m->hash = id_hash(m->id, m->id_len);
+	m->pos = reg.n;
+	reg.all[reg.n++] = m;
+	txn_meta **b = &reg.buckets[m->hash & (reg.nbuckets - 1)];
+	m->next = *b;
+	*b = m;
+	return 0;
+}
+
+/* Take m out of the registry and free it. */
+static void remove_meta(txn_meta *m)
+{
+	for (txn_meta **pp = &reg.buckets[m->hash & (reg.nbuckets - 1)]; *pp; pp = &(*pp)->next) {
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	}
+	txn_meta *last = reg.all[--reg.n];
+	reg.all[m->pos] = last;
+	last->pos = m->pos;
+	txn_meta_free(m);
+}
+
+int txn_restore(txn_meta *m)
+{
+	txn_meta *old = txn_find(m->id, m->id_len);
+	if (old)
+		remove_meta(old);
+	if (insert(m) < 0) {
+		txn_meta_free(m);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void txn_forget(const char *id, int32_t len)
+{
+	txn_meta *m = txn_find(id, len);
+	if (m)
+		remove_meta(m);
+}
+
+void txn_shutdown(void)
+{
+	if (server.loop) {
+		if (reg.abort_timer)
+			brk_timer_cancel(server.loop, reg.abort_timer);
+		if (reg.expire_timer)
+			brk_timer_cancel(server.loop, reg.expire_timer);
+	}
+	for (int32_t i = 0; i < reg.n; i++)
+		txn_meta_free(reg.all[i]);
+	free(reg.all);
+	free(reg.buckets);
+	memset(&reg, 0, sizeof(reg));
+}
+
+/* A new metadata for id (Kafka's handleInitProducerId for an unknown id):
+ * Empty, epoch -1, not in the registry yet. NULL on ENOMEM. */
+static txn_meta *meta_new(proto_str id, int64_t producer_id, int32_t timeout_ms, int64_t now_ms)
+{
+	txn_meta *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->id = malloc((size_t)id.len + 1);
+	if (!m->id) {
+		free(m);
+		return NULL;
+	}
+	memcpy(m->id, id.ptr, (size_t)id.len);
+	m->id[id.len] = '\0';
+	m->id_len = id.len;
+	m->producer_id = producer_id;
+	m->prev_producer_id = -1;
+	m->next_producer_id = -1;
+	m->producer_epoch = -1;
+	m->last_producer_epoch = -1;
+	m->timeout_ms = timeout_ms;
+	m->state = TXN_EMPTY;
+	m->start_ms = -1;
+	m->last_update_ms = now_ms;
+	m->client_tv = TXN_TV0;
+	return m;
+}
+
+/* ---- partitions ---- */
+
+static int name_cmp(const char *a, int32_t alen, const char *b, int32_t blen)
+{
+	int c = memcmp(a, b, (size_t)(alen < blen ? alen : blen));
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen;
+}
+
+static int ref_cmp(const void *x, const void *y)
+{
+	const txn_tp_ref *a = x, *b = y;
+	int c = name_cmp(a->topic.ptr, a->topic.len, b->topic.ptr, b->topic.len);
+	if (c)
+		return c;
+	return a->partition < b->partition ? -1 : a->partition > b->partition;
+}
+
+static int ref_tp_cmp(const txn_tp_ref *a, const txn_tp *b)
+{
+	int c = name_cmp(a->topic.ptr, a->topic.len, b->topic, b->topic_len);
+	if (c)
+		return c;
+	return a->partition < b->partition ? -1 : a->partition > b->partition;
+}
+
+/* Whether m's (sorted) partitions hold r. */
+static bool has_tp(const txn_meta *m, const txn_tp_ref *r)
+{
+	int32_t lo = 0, hi = m->ntps;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		int c = ref_tp_cmp(r, &m->tps[mid]);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/* ---- transitions ---- */
+
+enum { TPS_KEEP, TPS_CLEAR, TPS_SET };
+
+/* Kafka's TxnTransitMetadata: the metadata a change leads to. */
+typedef struct transit {
+	int64_t producer_id, prev_producer_id, next_producer_id;
+	int16_t producer_epoch, last_producer_epoch;
+	int32_t timeout_ms;
+	txn_state state;
+	int64_t start_ms, last_update_ms;
+	int16_t client_tv;
+	int tps_mode;
+	txn_tp *tps;     /* TPS_SET: the new partitions (topics moved from m or fresh) */
+	int32_t ntps;
+	uint8_t *fresh;  /* TPS_SET: 1 where the topic string is new */
+} transit;
+
+/* A transit to the same metadata; prev_producer_id becomes the current
+ * producer id, as Kafka's TransactionMetadata.prepareTransitionTo. */
+static void transit_init(transit *t, const txn_meta *m)
+{
+	memset(t, 0, sizeof(*t));
+	t->producer_id = m->producer_id;
+	t->prev_producer_id = m->producer_id;
+	t->next_producer_id = m->next_producer_id;
+	t->producer_epoch = m->producer_epoch;
+	t->last_producer_epoch = m->last_producer_epoch;
+	t->timeout_ms = m->timeout_ms;
+	t->state = m->state;
+	t->start_ms = m->start_ms;
+	t->last_update_ms = m->last_update_ms;
+	t->client_tv = m->client_tv;
+	t->tps_mode = TPS_KEEP;
+}
+
+static void transit_drop(transit *t)
+{
+	if (t->tps_mode != TPS_SET)
+		return;
+	for (int32_t i = 0; i < t->ntps; i++)
+		if (t->fresh[i])
+			free(t->tps[i].topic);
+	free(t->tps);
+	free(t->fresh);
+	t->tps = NULL;
+	t->fresh = NULL;
+}
+
+/* Scratch for the flattened partitions of a record (loop thread only). */
+static txn_log_tp *log_tps;
+static int32_t log_tps_cap;
+
+/*
+ * Append the record of t for m, then apply t to m (Kafka's
+ * appendTransactionToLog + completeTransitionTo). Returns a Kafka error;
+ * on error m is unchanged and t's own allocations are freed.
+ */
+static int16_t apply(txn_meta *m, transit *t, int64_t now_ms)
+{
+	const txn_tp *tps = t->tps_mode == TPS_SET ? t->tps : m->tps;
+	int32_t ntps = t->tps_mode == TPS_SET ? t->ntps : t->tps_mode == TPS_CLEAR ? 0 : m->ntps;
+	if (ntps > log_tps_cap) {
+		txn_log_tp *n = realloc(log_tps, (size_t)ntps * sizeof(*n));
+		if (!n) {
+			transit_drop(t);
+			return KERR_UNKNOWN_SERVER_ERROR;
+		}
+		log_tps = n;
+		log_tps_cap = ntps;
+	}
+	for (int32_t i = 0; i < ntps; i++) {
+		log_tps[i].topic = proto_str_of(tps[i].topic, tps[i].topic_len);
+		log_tps[i].partition = tps[i].partition;
+	}
+	/* Kafka writes value v1 (flexible, with the tagged fields) only with
+	 * transaction version 2; an Empty transaction has null partitions. */
+	txn_log_value v = {
+		.version = t->client_tv >= TXN_TV2 ? 1 : 0,
+		.producer_id = t->producer_id,
+		.prev_producer_id = t->prev_producer_id,
+		.next_producer_id = t->next_producer_id,
+		.producer_epoch = t->producer_epoch,
+		.timeout_ms = t->timeout_ms,
+		.status = (int8_t)t->state,
+		.partitions_null = t->state == TXN_EMPTY,
+		.ntps = ntps,
+		.tps = log_tps,
+		.last_update_ms = t->last_update_ms,
+		.start_ms = t->start_ms,
+		.client_tv = t->client_tv,
+	};
+	int16_t err = txn_store_append(proto_str_of(m->id, m->id_len), &v, now_ms);
+	if (err) {
+		transit_drop(t);
+		return err;
+	}
+	m->producer_id = t->producer_id;
+	m->prev_producer_id = t->prev_producer_id;
+	m->next_producer_id = t->next_producer_id;
+	m->producer_epoch = t->producer_epoch;
+	m->last_producer_epoch = t->last_producer_epoch;
+	m->timeout_ms = t->timeout_ms;
+	m->state = t->state;
+	m->start_ms = t->start_ms;
+	m->last_update_ms = t->last_update_ms;
+	m->client_tv = t->client_tv;
+	if (t->tps_mode == TPS_CLEAR) {
+		for (int32_t i = 0; i < m->ntps; i++)
+			free(m->tps[i].topic);
+		m->ntps = 0;
+	} else if (t->tps_mode == TPS_SET) {
+		free(m->tps); /* the strings moved into t->tps */
+		m->tps = t->tps;
+		m->ntps = m->tps_cap = t->ntps;
+		free(t->fresh);
+		t->tps = NULL;
+		t->fresh = NULL;
+	}
+	return KERR_NONE;
+}
+
+/* ---- markers ---- */
+
+/*
+ * Write the markers of m (PrepareCommit/PrepareAbort) to its partitions
+ * at its producer id and epoch and the coordinator epoch; partitions done
+ * (or gone) leave m->tps, as Kafka's TransactionMetadata.removePartition.
+ * Returns true when none is left.
+ */
+static bool write_markers(txn_meta *m, int64_t now_ms)
+{
+	bool commit = m->state == TXN_PREPARE_COMMIT;
+	int32_t coordinator_epoch = txn_store_coordinator_epoch(proto_str_of(m->id, m->id_len));
+	int32_t k = 0;
+	for (int32_t i = 0; i < m->ntps; i++) {
+		txn_tp *tp = &m->tps[i];
+		brk_topic *t = brk_topic_find(tp->topic, tp->topic_len);
+		brk_partition *p = t ? brk_topic_partition(t, tp->partition) : NULL;
+		bool done = true;
+		if (p) {
+			int16_t err = brk_partition_write_txn_marker(p, m->producer_id, m->producer_epoch,
+								     coordinator_epoch, commit, now_ms);
+			if (err == KERR_INVALID_PRODUCER_EPOCH ||
+			    err == KERR_TRANSACTION_COORDINATOR_FENCED) {
+				/* Kafka stops sending this transaction's markers
+				 * (the partition knows a newer epoch); here the
+				 * partition is given up so the transaction still
+				 * completes. */
+				fprintf(stderr,
+					"samsa: transactional id %s: the %s marker for %s-%d was refused "
+					"(error %d): skipped\n",
+					m->id, commit ? "commit" : "abort", tp->topic, (int)tp->partition,
+					err);
+			} else if (err != KERR_NONE) {
+				done = false; /* offline or I/O error: retried by the timer */
+			}
+		}
+		if (done)
+			free(tp->topic);
+		else
+			m->tps[k++] = *tp;
+	}
+	m->ntps = k;
+	return k == 0;
+}
+
+/*
+ * Finish a transaction in Prepare*: markers, then the Complete* record
+ * (Kafka's TransactionMarkerChannelManager then prepareComplete: with
+ * transaction version 2 and a next producer id, the producer id rotates to
+ * it at epoch 0). Returns NONE when complete, CONCURRENT_TRANSACTIONS while
+ * a marker is pending, or the error of the record.
+ */
+static int16_t complete(txn_meta *m, int64_t now_ms)
+{
+	if (!write_markers(m, now_ms))
+		return KERR_CONCURRENT_TRANSACTIONS;
+	transit t;
+	transit_init(&t, m);
+	t.state = m->state == TXN_PREPARE_COMMIT ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
+	if (m->client_tv >= TXN_TV2 && m->next_producer_id != -1) {
+		t.producer_id = m->next_producer_id;
+		t.producer_epoch = 0;
+	}
+	t.next_producer_id = -1;
+	t.tps_mode = TPS_CLEAR;
+	t.last_update_ms = now_ms;
+	int16_t err = apply(m, &t, now_ms);
+	if (err)
+		fprintf(stderr, "samsa: transactional id %s: writing %s failed (error %d): retried later\n",
+			m->id, txn_state_name(t.state), err);
+	return err;
+}
+
+static bool is_prepare(const txn_meta *m)
+{
+	return m->state == TXN_PREPARE_COMMIT || m->state == TXN_PREPARE_ABORT;
+}
+
+/*
+ * Fence the producer of an Ongoing transaction and abort it (Kafka's
+ * prepareFenceProducerEpoch, then endTransaction(ABORT, isFromClient =
+ * false) with the server's transaction version): PrepareAbort at epoch + 1
+ * with no last epoch, markers at that epoch, CompleteAbort. Returns the
+ * error of the PrepareAbort record (the completion may stay pending).
+ */
+static int16_t fence_and_abort(txn_meta *m, int64_t now_ms)
+{
+	transit t;
+	transit_init(&t, m);
+	if (m->producer_epoch != INT16_MAX)
+		t.producer_epoch = (int16_t)(m->producer_epoch + 1);
+	t.last_producer_epoch = -1;
+	t.state = TXN_PREPARE_ABORT;
+	t.next_producer_id = -1;
+	t.last_update_ms = now_ms;
+	t.client_tv = TXN_TV0;
+	int16_t err = apply(m, &t, now_ms);
+	if (err == KERR_NONE)
+		(void)complete(m, now_ms);
+	return err;
+}
+
+/* ---- InitProducerId ---- */
+
+/* KIP-360's producer id check (Kafka's prepareInitProducerIdTransit
+ * isValidProducerId). */
+static bool valid_producer_id(const txn_meta *m, int64_t pid, int16_t epoch)
+{
+	return m->producer_epoch == -1 || pid == m->producer_id ||
+	       (pid == m->prev_producer_id && epoch_exhausted(epoch));
+}
+
+/* The Empty transit of InitProducerId for m in Empty/Complete* (Kafka's
+ * prepareProducerIdRotation / prepareIncrementProducerEpoch). */
+static int16_t init_transit(txn_meta *m, bool expected, int16_t exp_epoch, int32_t timeout_ms,
+			    int64_t now_ms, transit *t)
+{
+	transit_init(t, m);
+	if (epoch_exhausted(m->producer_epoch) && (!expected || exp_epoch == m->producer_epoch)) {
+		int64_t pid;
+		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &pid);
+		if (err)
+			return err;
+		t->producer_id = pid;
+		t->producer_epoch = 0;
+		t->last_producer_epoch = expected ? m->producer_epoch : -1;
+	} else if (!expected) {
+		t->producer_epoch = (int16_t)(m->producer_epoch + 1);
+		t->last_producer_epoch = -1;
+	} else if (!epoch_exhausted(m->producer_epoch) &&
+		   (m->producer_epoch == -1 || exp_epoch == m->producer_epoch)) {
+		t->producer_epoch = (int16_t)(m->producer_epoch + 1);
+		t->last_producer_epoch = m->producer_epoch;
+	} else if (exp_epoch == m->last_producer_epoch) {
+		/* A retry of a bump that succeeded: the current epoch again. */
+	} else {
+		return KERR_PRODUCER_FENCED;
+	}
+	t->state = TXN_EMPTY;
+	t->timeout_ms = timeout_ms;
+	t->tps_mode = TPS_CLEAR;
+	t->start_ms = -1;
+	t->last_update_ms = now_ms;
+	return KERR_NONE;
+}
+
+int16_t txn_init_producer_id(proto_str id, int32_t timeout_ms, int64_t expected_pid,
+			     int16_t expected_epoch, int64_t now_ms, int64_t *pid, int16_t *epoch)
+{
+	*pid = -1;
+	*epoch = -1;
+	if (id.len <= 0)
+		return KERR_INVALID_REQUEST;
+	if (timeout_ms <= 0 || timeout_ms > server.cfg.transaction_max_timeout_ms)
+		return KERR_INVALID_TRANSACTION_TIMEOUT;
+	bool expected = expected_pid != -1;
+	txn_meta *m = txn_find(id.ptr, id.len);
+	txn_meta *fresh = NULL;
+	if (!m) {
+		int64_t np;
+		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &np);
+		if (err)
+			return err;
+		fresh = m = meta_new(id, np, timeout_ms, now_ms);
+		if (!m)
+			return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	int16_t err = KERR_NONE;
+	for (int round = 0;; round++) {
+		if (expected && !valid_producer_id(m, expected_pid, expected_epoch)) {
+			err = KERR_PRODUCER_FENCED;
+			break;
+		}
+		if (is_prepare(m)) {
+			/* Markers left from an earlier end: try them again. */
+			if (round == 0 && complete(m, now_ms) == KERR_NONE)
+				continue;
+			err = KERR_CONCURRENT_TRANSACTIONS;
+			break;
+		}
+		if (m->state == TXN_ONGOING) {
+			/* Kafka fences and aborts, answers CONCURRENT_TRANSACTIONS
+			 * and bumps again on the client's retry; the markers
+			 * are local, so the retry happens here at once. */
+			if (round > 0) {
+				err = KERR_CONCURRENT_TRANSACTIONS;
+				break;
+			}
+			err = fence_and_abort(m, now_ms);
+			if (err)
+				break;
+			continue;
+		}
+		if (m->state != TXN_EMPTY && m->state != TXN_COMPLETE_COMMIT &&
+		    m->state != TXN_COMPLETE_ABORT) {
+			err = KERR_UNKNOWN_SERVER_ERROR; /* Dead / PrepareEpochFence: never kept */
+			break;
+		}
+		transit t;
+		err = init_transit(m, expected, expected_epoch, timeout_ms, now_ms, &t);
+		if (err == KERR_NONE)
+			err = apply(m, &t, now_ms);
+		break;
+	}
+	if (err == KERR_NONE && fresh && insert(fresh) < 0)
+		err = KERR_UNKNOWN_SERVER_ERROR; /* written, but forgotten: the next init redoes it */
+	else if (err == KERR_NONE)
+		fresh = NULL;
+	if (fresh)
+		txn_meta_free(fresh);
+	if (err == KERR_NONE) {
+		*pid = m->producer_id;
+		*epoch = m->producer_epoch;
+	}
+	return err;
+}
+
+/* ---- AddPartitionsToTxn / AddOffsetsToTxn ---- */
+
+/* The checks shared by adding and verifying (Kafka's
+ * handleAddPartitionsToTransaction / handleVerifyPartitionsInTransaction). */
+static int16_t check_producer(txn_meta *m, int64_t pid, int16_t epoch, int64_t now_ms)
+{
+	if (!m || m->producer_id != pid)
+		return KERR_INVALID_PRODUCER_ID_MAPPING;
+	if (m->producer_epoch != epoch)
+		return KERR_PRODUCER_FENCED;
+	if (is_prepare(m) && complete(m, now_ms) != KERR_NONE)
+		return KERR_CONCURRENT_TRANSACTIONS;
+	return KERR_NONE;
+}
+
+/* Scratch for sorted request partitions (loop thread only). */
+static txn_tp_ref *refs;
+static int32_t refs_cap;
+
+int16_t txn_add_partitions(proto_str id, int64_t pid, int16_t epoch, const txn_tp_ref *tps,
+			   int32_t n, int16_t client_tv, int64_t now_ms)
+{
+	if (id.len <= 0)
+		return KERR_INVALID_REQUEST;
+	txn_meta *m = txn_find(id.ptr, id.len);
+	int16_t err = check_producer(m, pid, epoch, now_ms);
+	if (err)
+		return err;
+	if (m->state != TXN_EMPTY && m->state != TXN_ONGOING && m->state != TXN_COMPLETE_COMMIT &&
+	    m->state != TXN_COMPLETE_ABORT)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	if (n > refs_cap) {
+		txn_tp_ref *r = realloc(refs, (size_t)n * sizeof(*r));
+		if (!r)
+			return KERR_UNKNOWN_SERVER_ERROR;
+		refs = r;
+		refs_cap = n;
+	}
+	/* The partitions not in the transaction yet, sorted, once each. */
+	int32_t nnew = 0;
+	if (n > 0) {
+		memcpy(refs, tps, (size_t)n * sizeof(*refs));
+		qsort(refs, (size_t)n, sizeof(*refs), ref_cmp);
+	}
+	for (int32_t i = 0; i < n; i++) {
+		if (nnew > 0 && ref_cmp(&refs[i], &refs[nnew - 1]) == 0)
+			continue;
+		if (!has_tp(m, &refs[i]))
+			refs[nnew++] = refs[i];
+	}
+	/* Already all in an Ongoing transaction: nothing to write (Kafka's
+	 * shortcut). */
+	if (m->state == TXN_ONGOING && nnew == 0)
+		return KERR_NONE;
+
+	transit t;
+	transit_init(&t, m);
+	t.tps_mode = TPS_SET;
+	int32_t total = m->ntps + nnew;
+	t.tps = malloc((size_t)(total ? total : 1) * sizeof(*t.tps));
+	t.fresh = calloc((size_t)(total ? total : 1), 1);
+	if (!t.tps || !t.fresh) {
+		free(t.tps);
+		free(t.fresh);
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	/* Merge the current partitions with the new ones. */
+	int32_t a = 0, b = 0;
+	for (int32_t k = 0; k < total; k++) {
+		if (b >= nnew || (a < m->ntps && ref_tp_cmp(&refs[b], &m->tps[a]) > 0)) {
+			t.tps[k] = m->tps[a++];
+		} else {
+			txn_tp *tp = &t.tps[k];
+			tp->topic = malloc((size_t)refs[b].topic.len + 1);
+			tp->topic_len = refs[b].topic.len;
+			tp->partition = refs[b].partition;
+			if (!tp->topic) {
+				t.ntps = k;
+				transit_drop(&t);
+				return KERR_UNKNOWN_SERVER_ERROR;
+			}
+			memcpy(tp->topic, refs[b].topic.ptr, (size_t)refs[b].topic.len);
+			tp->topic[refs[b].topic.len] = '\0';
+			t.fresh[k] = 1;
+			b++;
+		}
+		t.ntps = k + 1;
+	}
+	/* Kafka's prepareAddPartitions: the transaction starts now unless
+	 * it is already Ongoing. */
+	if (m->state != TXN_ONGOING)
+		t.start_ms = now_ms;
+	t.state = TXN_ONGOING;
+	t.last_update_ms = now_ms;
+	t.client_tv = client_tv;
+	return apply(m, &t, now_ms);
+}
+
+int16_t txn_verify_partitions(proto_str id, int64_t pid, int16_t epoch, const txn_tp_ref *tps,
+			      int32_t n, int16_t missing, int16_t *errs)
+{
+	if (id.len <= 0)
+		return KERR_INVALID_REQUEST;
+	txn_meta *m = txn_find(id.ptr, id.len);
+	int16_t err = check_producer(m, pid, epoch, brk_wall_ms());
+	if (err)
+		return err;
+	for (int32_t i = 0; i < n; i++)
+		errs[i] = has_tp(m, &tps[i]) ? KERR_NONE : missing;
+	return KERR_NONE;
+}
+
+int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str group, int64_t now_ms)
+{
+	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	if (!t || t->npartitions <= 0)
+		return KERR_COORDINATOR_NOT_AVAILABLE;
+	txn_tp_ref r = {
+		proto_cstr(GRP_OFFSETS_TOPIC),
+		grp_partition_for(group.ptr, group.len > 0 ? group.len : 0, t->npartitions),
+	};
+	return txn_add_partitions(id, pid, epoch, &r, 1, TXN_TV0, now_ms);
+}
+
+/* ---- EndTxn ---- */
+
+/* Write the Prepare* record of t, then complete at once (the answer does
+ * not wait for the markers, as in Kafka). */
+static int16_t prepare_and_complete(txn_meta *m, transit *t, int64_t now_ms)
+{
+	int16_t err = apply(m, t, now_ms);
+	if (err == KERR_NONE)
+		(void)complete(m, now_ms);
+	return err;
+}
+
+/* Transaction version 0/1 (Kafka's endTransactionWithTV1, from a client). */
+static int16_t end_tv1(txn_meta *m, int16_t epoch, bool commit, int64_t now_ms)
+{
+	if (m->producer_epoch != epoch)
+		return KERR_PRODUCER_FENCED;
+	switch (m->state) {
+	case TXN_ONGOING: {
+		transit t;
+		transit_init(&t, m);
+		t.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+		t.next_producer_id = -1;
+		t.last_update_ms = now_ms;
+		t.client_tv = TXN_TV0;
+		return prepare_and_complete(m, &t, now_ms);
+	}
+	case TXN_COMPLETE_COMMIT:
+		return commit ? KERR_NONE : KERR_INVALID_TXN_STATE;
+	case TXN_COMPLETE_ABORT:
+		return commit ? KERR_INVALID_TXN_STATE : KERR_NONE;
+	case TXN_PREPARE_COMMIT:
+		return commit ? KERR_CONCURRENT_TRANSACTIONS : KERR_INVALID_TXN_STATE;
+	case TXN_PREPARE_ABORT:
+		return commit ? KERR_INVALID_TXN_STATE : KERR_CONCURRENT_TRANSACTIONS;
+	case TXN_EMPTY:
+		return KERR_INVALID_TXN_STATE;
+	default:
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+}
+
+/* The Prepare* transit of transaction version 2 (Kafka's
+ * prepareAbortOrCommit with epoch bump; a new producer id is reserved when
+ * the epoch is exhausted). */
+static int16_t end_tv2_prepare(txn_meta *m, bool commit, bool no_partition_added, int64_t now_ms)
+{
+	int64_t next_pid = -1;
+	if (epoch_exhausted(m->producer_epoch)) {
+		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &next_pid);
+		if (err)
+			return err;
+	}
+	transit t;
+	transit_init(&t, m);
+	t.state = commit ? TXN_PREPARE_COMMIT : TXN_PREPARE_ABORT;
+	if (m->producer_epoch != INT16_MAX)
+		t.producer_epoch = (int16_t)(m->producer_epoch + 1);
+	t.last_producer_epoch = m->producer_epoch;
+	if (no_partition_added)
+		t.start_ms = now_ms;
+	t.next_producer_id = next_pid;
+	t.last_update_ms = now_ms;
+	t.client_tv = TXN_TV2;
+	return prepare_and_complete(m, &t, now_ms);
+}
+
+/* Transaction version 2 (Kafka's endTransaction for EndTxn v5+, from a
+ * client): the retry rules of its state table. */
+static int16_t end_tv2(txn_meta *m, int64_t pid, int16_t epoch, bool commit, int64_t now_ms)
+{
+	bool retry_on_overflow = m->prev_producer_id == pid && epoch == EPOCH_EXHAUSTED &&
+				 m->producer_epoch == 0;
+	bool retry_on_bump = m->producer_epoch == epoch + 1;
+	bool valid_epoch;
+	switch (m->state) {
+	case TXN_PREPARE_COMMIT:
+	case TXN_PREPARE_ABORT:
+		valid_epoch = retry_on_bump;
+		break;
+	case TXN_COMPLETE_COMMIT:
+	case TXN_COMPLETE_ABORT:
+		valid_epoch = retry_on_bump || retry_on_overflow || epoch == m->producer_epoch;
+		break;
+	default:
+		valid_epoch = epoch == m->producer_epoch;
+	}
+	bool retry = retry_on_bump || retry_on_overflow;
+	if (m->producer_id != pid && !retry_on_overflow)
+		return KERR_INVALID_PRODUCER_ID_MAPPING;
+	if (!valid_epoch)
+		return KERR_PRODUCER_FENCED;
+	switch (m->state) {
+	case TXN_ONGOING:
+		return end_tv2_prepare(m, commit, false, now_ms);
+	case TXN_COMPLETE_COMMIT:
+		if (commit)
+			return retry ? KERR_NONE : KERR_INVALID_TXN_STATE;
+		return retry ? KERR_INVALID_TXN_STATE : end_tv2_prepare(m, false, true, now_ms);
+	case TXN_COMPLETE_ABORT:
+		if (!commit)
+			return retry ? KERR_NONE : end_tv2_prepare(m, false, true, now_ms);
+		return KERR_INVALID_TXN_STATE;
+	case TXN_PREPARE_COMMIT:
+		return commit ? KERR_CONCURRENT_TRANSACTIONS : KERR_INVALID_TXN_STATE;
+	case TXN_PREPARE_ABORT:
+		return commit ? KERR_INVALID_TXN_STATE : KERR_CONCURRENT_TRANSACTIONS;
+	case TXN_EMPTY:
+		return commit ? KERR_INVALID_TXN_STATE : end_tv2_prepare(m, false, true, now_ms);
+	default:
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+}
+
+int16_t txn_end(proto_str id, int64_t pid, int16_t epoch, bool commit, bool tv2, int64_t now_ms,
+		int64_t *next_pid, int16_t *next_epoch)
+{
+	*next_pid = -1;
+	*next_epoch = -1;
+	if (id.len <= 0)
+		return KERR_INVALID_REQUEST;
+	txn_meta *m = txn_find(id.ptr, id.len);
+	if (!m)
+		return KERR_INVALID_PRODUCER_ID_MAPPING;
+	/* Markers left from an earlier end: try them again first. */
+	if (is_prepare(m))
+		(void)complete(m, now_ms);
+	if (!tv2) {
+		if (m->producer_id != pid)
+			return KERR_INVALID_PRODUCER_ID_MAPPING;
+		return end_tv1(m, epoch, commit, now_ms);
+	}
+	int16_t err = end_tv2(m, pid, epoch, commit, now_ms);
+	if (err == KERR_NONE) {
+		/* The producer id and epoch to go on with: after an epoch
+		 * overflow still pending in Prepare*, the next id at 0. */
+		bool rotating = is_prepare(m) && m->next_producer_id != -1;
+		*next_pid = rotating ? m->next_producer_id : m->producer_id;
+		*next_epoch = rotating ? 0 : m->producer_epoch;
+	}
+	return err;
+}
+
+/* ---- timers ---- */
+
+void txn_abort_timed_out(int64_t now_ms)
+{
+	for (int32_t i = 0; i < reg.n; i++) {
+		txn_meta *m = reg.all[i];
+		if (is_prepare(m)) {
+			(void)complete(m, now_ms);
+		} else if (m->state == TXN_ONGOING && m->start_ms + m->timeout_ms < now_ms) {
+			int16_t err = fence_and_abort(m, now_ms);
+			if (err)
+				fprintf(stderr,
+					"samsa: transactional id %s: aborting the timed-out transaction "
+					"failed (error %d)\n",
+					m->id, err);
+			else
+				fprintf(stderr,
+					"samsa: transactional id %s: transaction timed out after %d ms: "
+					"aborted, producer %lld fenced at epoch %d\n",
+					m->id, (int)m->timeout_ms, (long long)m->producer_id,
+					(int)m->producer_epoch);
+		}
+	}
+}
+
+void txn_expire_ids(int64_t now_ms)
+{
+	int64_t horizon = now_ms - server.cfg.transactional_id_expiration_ms;
+	/* Backwards: removal moves the last entry into the freed slot. */
+	for (int32_t i = reg.n - 1; i >= 0; i--) {
+		txn_meta *m = reg.all[i];
+		bool idle = m->state == TXN_EMPTY || m->state == TXN_COMPLETE_COMMIT ||
+			    m->state == TXN_COMPLETE_ABORT;
+		if (!idle || m->last_update_ms > horizon)
+			continue;
+		int16_t err = txn_store_append(proto_str_of(m->id, m->id_len), NULL, now_ms);
+		if (err)
+			fprintf(stderr, "samsa: transactional id %s: writing its tombstone failed (error %d)\n",
+				m->id, err);
+		else
+			remove_meta(m);
+	}
+}
+
+static void on_abort_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	txn_abort_timed_out(brk_wall_ms());
+	reg.abort_timer = brk_timer_add(loop,
+					server.cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+					on_abort_timer, NULL);
+}
+
+static void on_expire_timer(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	txn_expire_ids(brk_wall_ms());
+	reg.expire_timer = brk_timer_add(
+		loop, server.cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
+		on_expire_timer, NULL);
+}
+
+void txn_coordinator_start(int64_t now_ms)
+{
+	int32_t completed = 0;
+	for (int32_t i = 0; i < reg.n; i++) {
+		txn_meta *m = reg.all[i];
+		if (is_prepare(m) && complete(m, now_ms) == KERR_NONE)
+			completed++;
+	}
+	if (completed > 0)
+		fprintf(stderr, "samsa: completed %d transaction(s) found prepared in %s\n",
+			(int)completed, TXN_STATE_TOPIC);
+	if (!server.loop)
+		return;
+	reg.abort_timer = brk_timer_add(
+		server.loop, server.cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+		on_abort_timer, NULL);
+	reg.expire_timer = brk_timer_add(
+		server.loop, server.cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
+		on_expire_timer, NULL);
+}

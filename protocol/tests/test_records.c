@@ -1,7 +1,8 @@
 /*
  * test_records.c - unit tests for protocol/records.c: a batch built with
  * the builder passes Kafka's produce validation and iterates back to the
- * same records (null keys, tombstones, timestamps, offsets); a hand-checked
+ * same records (null keys, tombstones, timestamps, offsets); a batch with a
+ * producer id, epoch, base sequence and the transactional attribute; a hand-checked
  * byte layout of one record; a gzip- and a zstd-compressed batch through the
  * iterator; corrupt input (CRC, magic, record lengths) is refused.
  */
@@ -105,6 +106,82 @@ START_TEST(test_build_validates_and_iterates)
 	ck_assert_int_eq(proto_record_iter_next(&it, &r), 0);
 	ck_assert_int_eq(proto_record_iter_next(&it, &r), 0);
 	free(copy);
+	proto_scratch_free(&s);
+	proto_writer_free(&w);
+}
+END_TEST
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A transactional batch (a transactional offset commit): the producer
+ * fields and attribute land in the header bytes, inside the CRC. */
+START_TEST(test_build_with_producer)
+{
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_batch_builder b;
+	proto_batch_builder_begin(&b, &w);
+	proto_batch_builder_set_producer(&b, 0x123456789aLL, 7, 0, true);
+	proto_batch_builder_add(&b, NOW, "k", 1, "v", 1);
+	proto_batch_builder_add(&b, NOW, "k2", 2, "v2", 2);
+	int32_t size = proto_batch_builder_finish(&b);
+	ck_assert_int_gt(size, PROTO_BATCH_HEADER_SIZE);
+	const uint8_t *p = w.buf;
+	ck_assert_uint_eq(get_be(p + PROTO_BATCH_OFF_PRODUCER_ID, 8), 0x123456789aULL);
+	ck_assert_uint_eq(get_be(p + PROTO_BATCH_OFF_PRODUCER_EPOCH, 2), 7);
+	ck_assert_uint_eq(get_be(p + PROTO_BATCH_OFF_BASE_SEQUENCE, 4), 0);
+	ck_assert_uint_eq(get_be(p + PROTO_BATCH_OFF_ATTRIBUTES, 2), PROTO_ATTR_TRANSACTIONAL);
+
+	proto_batch_info bi;
+	ck_assert_int_eq(proto_batch_header(p, (size_t)size, &bi), 0);
+	ck_assert_int_eq(bi.producer_id, 0x123456789aLL);
+	ck_assert_int_eq(bi.producer_epoch, 7);
+	ck_assert_int_eq(bi.base_sequence, 0);
+	ck_assert(bi.attributes & PROTO_ATTR_TRANSACTIONAL);
+	ck_assert(!(bi.attributes & PROTO_ATTR_CONTROL));
+	ck_assert_int_eq(bi.last_offset_delta, 1);
+
+	/* The CRC covers the producer fields: the batch iterates, and a
+	 * changed epoch breaks it. */
+	proto_scratch s;
+	proto_scratch_init(&s, 1 << 20);
+	proto_record_iter it;
+	ck_assert_int_eq(proto_record_iter_init(&it, p, (size_t)size, &s), 0);
+	proto_record r;
+	ck_assert_int_eq(proto_record_iter_next(&it, &r), 1);
+	ck_assert_int_eq(proto_record_iter_next(&it, &r), 1);
+	ck_assert_int_eq(proto_record_iter_next(&it, &r), 0);
+	w.buf[PROTO_BATCH_OFF_PRODUCER_EPOCH + 1] ^= 1;
+	ck_assert_int_eq(proto_record_iter_init(&it, w.buf, (size_t)size, &s), PROTO_ERR_INVALID);
+
+	/* An idempotent, non-transactional batch: producer fields only. */
+	proto_writer_reset(&w);
+	proto_batch_builder_begin(&b, &w);
+	proto_batch_builder_set_producer(&b, 5, 1, 10, false);
+	proto_batch_builder_add(&b, NOW, "k", 1, "v", 1);
+	size = proto_batch_builder_finish(&b);
+	ck_assert_int_eq(proto_batch_header(w.buf, (size_t)size, &bi), 0);
+	ck_assert_int_eq(bi.producer_id, 5);
+	ck_assert_int_eq(bi.producer_epoch, 1);
+	ck_assert_int_eq(bi.base_sequence, 10);
+	ck_assert_int_eq(bi.attributes, 0);
+
+	/* begin resets to the default after a producer batch. */
+	proto_writer_reset(&w);
+	proto_batch_builder_begin(&b, &w);
+	proto_batch_builder_add(&b, NOW, "k", 1, "v", 1);
+	size = proto_batch_builder_finish(&b);
+	ck_assert_int_eq(proto_batch_header(w.buf, (size_t)size, &bi), 0);
+	ck_assert_int_eq(bi.producer_id, -1);
+	ck_assert_int_eq(bi.producer_epoch, -1);
+	ck_assert_int_eq(bi.base_sequence, -1);
+	ck_assert_int_eq(bi.attributes, 0);
 	proto_scratch_free(&s);
 	proto_writer_free(&w);
 }
@@ -261,6 +338,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_build_validates_and_iterates);
 	tcase_add_test(tc, test_record_bytes);
+	tcase_add_test(tc, test_build_with_producer);
 	tcase_add_test(tc, test_gzip_batch);
 	tcase_add_test(tc, test_zstd_batch);
 	tcase_add_test(tc, test_corrupt);
