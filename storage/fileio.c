@@ -73,7 +73,9 @@ int log_io_remove_dir(const char *dir)
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && rc == 0)
+		/* gone meanwhile (a deleted segment file unlinked by the
+		 * broker's worker thread) is fine */
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT && rc == 0)
 			rc = -errno;
 	}
 	closedir(d);

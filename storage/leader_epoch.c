@@ -148,6 +148,19 @@ int log_epoch_truncate_from_end(log_epoch_cache *c, int64_t end_offset)
 	return c->n != n ? write_file(c) : 0;
 }
 
+int log_epoch_truncate_from_start(log_epoch_cache *c, int64_t start_offset)
+{
+	size_t k = 0; /* entries starting at or below start_offset */
+	while (k < c->n && c->e[k].start_offset <= start_offset)
+		k++;
+	if (k == 0 || (k == 1 && c->e[0].start_offset == start_offset))
+		return 0;
+	c->e[k - 1].start_offset = start_offset;
+	memmove(c->e, c->e + (k - 1), (c->n - (k - 1)) * sizeof *c->e);
+	c->n -= k - 1;
+	return write_file(c);
+}
+
 void log_epoch_end_offset_for(const log_epoch_cache *c, int32_t epoch, int64_t log_end_offset,
 			      int32_t *out_epoch, int64_t *out_end_offset)
 {

@@ -43,6 +43,13 @@ void log_epoch_free(log_epoch_cache *c);
 int log_epoch_assign(log_epoch_cache *c, int32_t epoch, int64_t start_offset);
 /* Remove entries starting at or after end_offset (after a truncation). */
 int log_epoch_truncate_from_end(log_epoch_cache *c, int64_t end_offset);
+/* After the log start offset moved up to start_offset (retention,
+ * DeleteRecords): drop the entries starting at or below it but keep the
+ * last of them, moved to start at start_offset, so the epoch of the first
+ * offset kept stays known (Kafka's LeaderEpochFileCache.truncateFromStart).
+ * Rewrites the file when it changes (fsynced by the next log flush).
+ * Returns 0 or -errno. */
+int log_epoch_truncate_from_start(log_epoch_cache *c, int64_t start_offset);
 /* Latest epoch, -1 when none. */
 int32_t log_epoch_latest(const log_epoch_cache *c);
 /* The epoch of the entry covering offset (Kafka's

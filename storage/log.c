@@ -17,6 +17,7 @@
 
 #include "protocol/batch.h"
 #include "protocol/records.h"
+#include "storage/cleaner.h"
 #include "storage/fileio.h"
 #include "storage/partition.h"
 #include "storage/timeindex.h"
@@ -95,6 +96,9 @@ static void free_partition(log_partition *lp)
 	}
 	free(lp->segs);
 	free(lp->tix);
+	for (size_t i = 0; i < lp->ndeleted; i++)
+		free(lp->deleted[i]);
+	free(lp->deleted);
 	log_epoch_free(&lp->epochs);
 	log_pstate_free(&lp->producers);
 	free(lp->dir);
@@ -106,6 +110,10 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
+	/* a cleaner's swap cut by a crash: finish or roll back (cleaner.h) */
+	int swap_rc = log_clean_recover_swaps(dir);
+	if (swap_rc < 0)
+		return swap_rc;
 	log_partition *lp = calloc(1, sizeof *lp);
 	if (!lp)
 		return -ENOMEM;
@@ -298,6 +306,13 @@ static int roll(log_partition *lp, int64_t now_ms)
 	lp->producers.map_end_offset = s->base_offset;
 	log_snapshot_producers(lp, s->base_offset, false);
 	return 0;
+}
+
+int log_roll(log_partition *lp, int64_t now_ms)
+{
+	if (log_active(lp)->size == 0)
+		return 0;
+	return roll(lp, now_ms);
 }
 
 void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
@@ -861,5 +876,101 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 		out->next_offset = next;
 		return 0;
 	}
+	return 0;
+}
+
+/* ---- segment replacement (the cleaner) ---- */
+
+int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold, const int64_t *bases,
+			 size_t nnew, log_replace_files_fn files, void *arg, int64_t now_ms)
+{
+	if (nold == 0 || nnew == 0 || bases[0] != old[0]->base_offset)
+		return -EINVAL;
+	size_t at = lp->nseg;
+	for (size_t i = 0; i < lp->nseg; i++)
+		if (lp->segs[i] == old[0]) {
+			at = i;
+			break;
+		}
+	if (at == lp->nseg || at + nold >= lp->nseg)
+		return -ESTALE;
+	for (size_t j = 0; j < nold; j++)
+		if (lp->segs[at + j] != old[j])
+			return -ESTALE;
+	int64_t limit = lp->segs[at + nold]->base_offset;
+	for (size_t k = 0; k < nnew; k++)
+		if ((k > 0 && bases[k] <= bases[k - 1]) || bases[k] >= limit)
+			return -EINVAL;
+	size_t n = lp->nseg - nold + nnew;
+	log_segment **segs = calloc(n > lp->cap ? n : lp->cap, sizeof *segs);
+	log_txnindex *tix = calloc(n > lp->cap ? n : lp->cap, sizeof *tix);
+	log_segment **fresh = calloc(nnew, sizeof *fresh);
+	if (!segs || !tix || !fresh) {
+		free(segs);
+		free(tix);
+		free(fresh);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nnew; k++)
+		tix[at + k].fd = -1; /* destroyable before init */
+	int rc = files(arg);
+	size_t opened = 0;
+	for (; rc == 0 && opened < nnew; opened++) {
+		log_segment *s;
+		rc = log_seg_open(lp->dir, bases[opened], now_ms, &s);
+		if (rc < 0)
+			break;
+		fresh[opened] = s;
+		int64_t size = s->size;
+		rc = log_seg_load_indexes(s, &size);
+		if (rc == 0)
+			rc = log_txnindex_init(&tix[at + opened], lp->dir, bases[opened]);
+		if (rc < 0) {
+			opened++;
+			break;
+		}
+		s->next_offset = opened + 1 < nnew ? bases[opened + 1] : limit;
+		int64_t ts;
+		int32_t rel;
+		if (log_timeindex_last(&s->tidx, &ts, &rel)) {
+			s->max_ts = ts;
+			s->max_ts_offset = s->base_offset + rel;
+		}
+	}
+	if (rc < 0) {
+		for (size_t k = 0; k < opened; k++) {
+			log_segment_release(fresh[k]);
+			log_txnindex_destroy(&tix[at + k]);
+		}
+		free(segs);
+		free(tix);
+		free(fresh);
+		return rc;
+	}
+	int64_t removed = 0, added = 0;
+	memcpy(segs, lp->segs, at * sizeof *segs);
+	memcpy(tix, lp->tix, at * sizeof *tix);
+	for (size_t k = 0; k < nnew; k++) {
+		segs[at + k] = fresh[k];
+		added += fresh[k]->size;
+	}
+	for (size_t j = 0; j < nold; j++) {
+		removed += lp->segs[at + j]->size;
+		log_txnindex_destroy(&lp->tix[at + j]);
+		log_segment_release(lp->segs[at + j]);
+	}
+	size_t rest = lp->nseg - at - nold;
+	memcpy(segs + at + nnew, lp->segs + at + nold, rest * sizeof *segs);
+	memcpy(tix + at + nnew, lp->tix + at + nold, rest * sizeof *tix);
+	free(lp->segs);
+	free(lp->tix);
+	lp->segs = segs;
+	lp->tix = tix;
+	if (n > lp->cap)
+		lp->cap = n;
+	lp->nseg = n;
+	lp->size_bytes += added - removed;
+	lp->dir_unsynced = true;
+	free(fresh);
 	return 0;
 }

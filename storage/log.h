@@ -280,6 +280,55 @@ const log_producer_entry *log_producer_find(const log_partition *lp, int64_t pro
 const log_producer_entry *log_producer_next(const log_partition *lp, size_t *cursor);
 size_t log_producer_count(const log_partition *lp);
 
+/*
+ * Move the log start offset up to offset and remove the segments wholly
+ * below it (shared contract 1; Kafka's UnifiedLog.maybeIncrementLogStartOffset
+ * then deleteLogStartOffsetBreachedSegments): a no-op when offset is not
+ * above the current log start offset; LOG_ERR_OFFSET_OUT_OF_RANGE (nothing
+ * changes) when it is above the high watermark. Otherwise the leader epoch
+ * cache loses the entries before it (log_epoch_truncate_from_start), then
+ * every segment whose next segment begins at or below offset leaves the log
+ * (never the active segment): its files are renamed *.deleted at once (so
+ * a crash does not bring them back; log_open removes leftovers) and are
+ * handed out by log_take_deleted_files (storage/retention.h) for unlinking
+ * after file.delete.delay.ms; producer snapshots below the new first
+ * segment go the same way. A fetch still sending from a removed segment
+ * keeps its reference and fd. Loop thread only (shared contract 2).
+ * Returns 0, LOG_ERR_OFFSET_OUT_OF_RANGE or -errno (a failed rename: the
+ * start offset moved, the segments from the failed one on stay and the
+ * next log_delete_old_segments retries them). Implemented in retention.c.
+ */
+int log_advance_start_offset(log_partition *lp, int64_t offset);
+
+/*
+ * Close the active segment and start a new one at the log end offset, as
+ * an append would when segment.bytes/segment.ms say so (Kafka's
+ * UnifiedLog.roll): the time index gets its closing entry and the producer
+ * state its snapshot named after the new segment. No-op when the active
+ * segment is empty. now_ms (wall clock) is the new segment's creation
+ * time. Returns 0 or -errno.
+ */
+int log_roll(log_partition *lp, int64_t now_ms);
+
+/*
+ * Replace closed segments by others (Kafka's UnifiedLog.replaceSegments,
+ * used by the cleaner, storage/cleaner.h; the log's thread only). old
+ * (nold, in log order) must still be consecutive segments of lp, none of
+ * them the active one; otherwise -ESTALE and nothing happens (retention or
+ * DeleteRecords removed some meanwhile). Then files(arg) moves the files
+ * into place (the new segments' files <base>.log/.index/.timeindex/
+ * .txnindex for each of bases[0..nnew), ascending, the first equal to
+ * old[0]'s base), its error returned as is; then the new segments are
+ * opened and their indexes loaded, and they take the old ones' place
+ * (the old references are dropped: fetches holding one keep reading the
+ * old file). When opening fails the log keeps the old segments in memory
+ * (their files stay readable through the open descriptors) and the error
+ * is returned. Returns 0, -ESTALE, -EINVAL or -errno.
+ */
+typedef int (*log_replace_files_fn)(void *arg);
+int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold, const int64_t *bases,
+			 size_t nnew, log_replace_files_fn files, void *arg, int64_t now_ms);
+
 /* Leader epochs: the epoch of the last appended batch and the offset it began at. */
 int32_t log_latest_epoch(const log_partition *lp);
 

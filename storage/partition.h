@@ -34,6 +34,9 @@ struct log_partition {
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */
+	char **deleted;             /* files of removed segments, renamed *.deleted and not
+				     * yet handed out by log_take_deleted_files (retention.c) */
+	size_t ndeleted, deleted_cap;
 };
 
 static inline log_segment *log_active(const log_partition *lp) { return lp->segs[lp->nseg - 1]; }
