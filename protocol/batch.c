@@ -171,6 +171,8 @@ static int check_records(const uint8_t *p, size_t len, const proto_batch_info *b
 		int32_t klen = proto_read_varint(&rec);
 		if (klen < -1)
 			FAIL(KERR_INVALID_RECORD, "negative record key length");
+		if (klen < 0 && rules->compacted)
+			FAIL(KERR_INVALID_RECORD, "Compacted topic cannot accept message without key");
 		if (klen > 0)
 			proto_skip(&rec, (size_t)klen);
 		int32_t vlen = proto_read_varint(&rec);

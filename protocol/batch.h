@@ -97,6 +97,8 @@ typedef struct proto_batch_rules {
 	int64_t timestamp_after_max_ms;     /* log.message.timestamp.after.max.ms */
 	bool log_append_time;               /* topic uses LogAppendTime */
 	bool allow_zstd;                    /* Produce v7+ */
+	bool compacted;                     /* cleanup.policy has compact: every
+					     * record needs a key (INVALID_RECORD) */
 } proto_batch_rules;
 
 /* Scratch memory reused across validations (decompression output). */
@@ -139,7 +141,10 @@ void proto_scratch_trim(proto_scratch *s, size_t keep_bytes);
  *   INVALID_RECORD     no batch (len 0), magic other than 2, baseOffset not
  *                      0, records count / lastOffsetDelta / offset deltas
  *                      wrong, malformed record, control batch, producer id
- *                      without a base sequence;
+ *                      without a base sequence, a record without a key
+ *                      when rules->compacted (Kafka's LogValidator
+ *                      validateKey: "Compacted topic cannot accept message
+ *                      without key");
  *   INVALID_TIMESTAMP  a record (or maxTimestamp) outside the window, or a
  *                      producer that set the LogAppendTime type;
  *   UNSUPPORTED_COMPRESSION_TYPE  zstd when !allow_zstd.
