@@ -5,9 +5,11 @@
  * File format (text, one record per line, written to a .tmp, fsynced,
  * renamed, directory fsynced):
  *
- *   samsa-metadata 2
+ *   samsa-metadata 3
  *   producer-ids <end of the reserved producer id block, exclusive>
- *                                                    (version 2; optional)
+ *                                                    (version 2+; optional)
+ *   broker-config <broker id | default> <name, %XX-escaped> <value, %XX-escaped>
+ *                                                    (version 3+; any number)
  *   topic <name> <id: 32 hex digits> <internal 0|1> <partitions> <replication factor> <nconfigs>
  *   config <name> <value, %XX-escaped>              (nconfigs lines)
  *   partition <index> <leader> <leader epoch> <nreplicas> <id>... <nisr> <id>...
@@ -16,7 +18,9 @@
  *
  * Topic names and config names never hold spaces (name rules / config names);
  * config values are escaped so any byte survives. Version 1 files (no
- * producer-ids line) are still read; version 2 is written.
+ * producer-ids line) and version 2 files (no broker-config lines) are still
+ * read; version 3 is written. broker-config lines hold the dynamic broker
+ * configs (KIP-226) of one broker or of the cluster-wide default.
  */
 #include "controller/ctl.h"
 
@@ -33,12 +37,19 @@
 #include "protocol/err.h"
 
 #define CTL_FILE "__samsa_metadata"
-#define CTL_FILE_VERSION 2
+#define CTL_FILE_VERSION 3
 #define CTL_FILE_VERSION_MIN 1
 /* Producer ids are reserved (persisted) this many at a time. */
 #define CTL_PRODUCER_ID_BLOCK 1000
 /* Upper bound on partitions of one topic (also bounds memory on bad input). */
 #define CTL_MAX_PARTITIONS 100000
+
+/* The dynamic broker configs of one broker (or CTL_BROKER_DEFAULT). */
+typedef struct ctl_broker_config_set {
+	int32_t broker_id;
+	ctl_config_entry *configs;
+	int32_t nconfigs;
+} ctl_broker_config_set;
 
 struct ctl {
 	char dir[4096];
@@ -53,6 +64,8 @@ struct ctl {
 	 * reserved in the file. next == pid_block_end: reserve a new block. */
 	int64_t pid_next;
 	int64_t pid_block_end;
+	ctl_broker_config_set *broker_configs; /* one per broker id with any */
+	int32_t nbroker_configs;
 };
 
 /* ---- helpers ---- */
@@ -247,6 +260,19 @@ static int ctl_save(const ctl *c)
 	fprintf(f, "samsa-metadata %d\n", CTL_FILE_VERSION);
 	if (c->pid_block_end > 0)
 		fprintf(f, "producer-ids %lld\n", (long long)c->pid_block_end);
+	for (int32_t i = 0; i < c->nbroker_configs; i++) {
+		const ctl_broker_config_set *bs = &c->broker_configs[i];
+		for (int32_t k = 0; k < bs->nconfigs; k++) {
+			if (bs->broker_id == CTL_BROKER_DEFAULT)
+				fputs("broker-config default ", f);
+			else
+				fprintf(f, "broker-config %d ", bs->broker_id);
+			write_escaped(f, bs->configs[k].name);
+			fputc(' ', f);
+			write_escaped(f, bs->configs[k].value);
+			fputc('\n', f);
+		}
+	}
 	for (int32_t i = 0; i < c->ntopics; i++) {
 		const ctl_topic *t = c->topics[i];
 		char hex[33];
@@ -343,6 +369,96 @@ static int ctl_append(ctl *c, ctl_topic *t)
 	return 0;
 }
 
+static void entries_free(ctl_config_entry *e, int32_t n)
+{
+	for (int32_t i = 0; i < n && e; i++) {
+		free(e[i].name);
+		free(e[i].value);
+	}
+	free(e);
+}
+
+/* A copy of configs[0..n) (NULL values become ""); NULL when out of memory.
+ * An empty set is a 1-entry allocation so NULL always means failure. */
+static ctl_config_entry *entries_copy(const ctl_config_entry *configs, int32_t n)
+{
+	ctl_config_entry *e = calloc(n > 0 ? (size_t)n : 1, sizeof(*e));
+	if (!e)
+		return NULL;
+	for (int32_t i = 0; i < n; i++) {
+		e[i].name = strdup(configs[i].name ? configs[i].name : "");
+		e[i].value = strdup(configs[i].value ? configs[i].value : "");
+		if (!e[i].name || !e[i].value) {
+			entries_free(e, n);
+			return NULL;
+		}
+	}
+	return e;
+}
+
+static ctl_broker_config_set *broker_set_find(const ctl *c, int32_t broker_id)
+{
+	for (int32_t i = 0; i < c->nbroker_configs; i++)
+		if (c->broker_configs[i].broker_id == broker_id)
+			return &c->broker_configs[i];
+	return NULL;
+}
+
+/* The set of broker_id, added empty when absent; NULL when out of memory. */
+static ctl_broker_config_set *broker_set_get(ctl *c, int32_t broker_id)
+{
+	ctl_broker_config_set *bs = broker_set_find(c, broker_id);
+	if (bs)
+		return bs;
+	ctl_broker_config_set *n = realloc(c->broker_configs,
+					   (size_t)(c->nbroker_configs + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	c->broker_configs = n;
+	bs = &n[c->nbroker_configs++];
+	memset(bs, 0, sizeof(*bs));
+	bs->broker_id = broker_id;
+	return bs;
+}
+
+/* One "broker-config <scope> <name> <value>" line (after the keyword). */
+static int load_broker_config(ctl *c, char **save)
+{
+	char *scope = strtok_r(NULL, " \n", save);
+	char *name = strtok_r(NULL, " \n", save);
+	char *val = strtok_r(NULL, " \n", save);
+	if (!scope || !name || !val || strtok_r(NULL, " \n", save))
+		return -1;
+	int32_t id;
+	if (strcmp(scope, "default") == 0) {
+		id = CTL_BROKER_DEFAULT;
+	} else {
+		char *end;
+		errno = 0;
+		long v = strtol(scope, &end, 10);
+		if (errno || *end || end == scope || v < 0 || v > INT32_MAX)
+			return -1;
+		id = (int32_t)v;
+	}
+	ctl_broker_config_set *bs = broker_set_get(c, id);
+	if (!bs)
+		return -1;
+	ctl_config_entry *n = realloc(bs->configs, (size_t)(bs->nconfigs + 1) * sizeof(*n));
+	if (!n)
+		return -1;
+	bs->configs = n;
+	ctl_config_entry *e = &n[bs->nconfigs];
+	e->name = unescape(name);
+	e->value = unescape(val);
+	if (!e->name || !e->value) {
+		free(e->name);
+		free(e->value);
+		return -1;
+	}
+	bs->nconfigs++;
+	return 0;
+}
+
 static int ctl_load(ctl *c)
 {
 	char path[4200];
@@ -380,6 +496,13 @@ static int ctl_load(ctl *c)
 			c->pid_block_end = v;
 			c->pid_next = v;
 			seen_pids = true;
+			continue;
+		}
+		if (strcmp(kw, "broker-config") == 0) {
+			if (version < 3 || t)
+				goto out;
+			if (load_broker_config(c, &save) != 0)
+				goto out;
 			continue;
 		}
 		if (strcmp(kw, "end") == 0) {
@@ -500,6 +623,9 @@ void ctl_close(ctl *c)
 		topic_free(c->topics[i]);
 	free(c->topics);
 	free(c->index);
+	for (int32_t i = 0; i < c->nbroker_configs; i++)
+		entries_free(c->broker_configs[i].configs, c->broker_configs[i].nconfigs);
+	free(c->broker_configs);
 	free(c);
 }
 
@@ -714,4 +840,220 @@ const char *ctl_topic_config(const ctl_topic *t, const char *name)
 		if (strcmp(t->configs[i].name, name) == 0)
 			return t->configs[i].value;
 	return NULL;
+}
+
+int ctl_set_topic_configs(ctl *c, const char *name, const ctl_config_entry *configs,
+			  int32_t nconfigs)
+{
+	int32_t len = name ? (int32_t)strnlen(name, CTL_TOPIC_NAME_MAX + 1) : 0;
+	ctl_topic *t = (ctl_topic *)ctl_find_topic(c, name, len);
+	if (!t)
+		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	if (nconfigs < 0 || (nconfigs > 0 && !configs))
+		return KERR_INVALID_CONFIG;
+	ctl_config_entry *fresh = entries_copy(configs, nconfigs);
+	if (!fresh)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	ctl_config_entry *old = t->configs;
+	int32_t nold = t->nconfigs;
+	t->configs = fresh;
+	t->nconfigs = nconfigs;
+	if (ctl_save(c) != 0) {
+		/* Not persisted: keep memory and disk in agreement. */
+		t->configs = old;
+		t->nconfigs = nold;
+		entries_free(fresh, nconfigs);
+		return KERR_KAFKA_STORAGE_ERROR;
+	}
+	entries_free(old, nold);
+	return KERR_NONE;
+}
+
+int ctl_set_broker_configs(ctl *c, int32_t broker_id, const ctl_config_entry *configs,
+			   int32_t nconfigs)
+{
+	if (nconfigs < 0 || (nconfigs > 0 && !configs) ||
+	    (broker_id < 0 && broker_id != CTL_BROKER_DEFAULT))
+		return KERR_INVALID_REQUEST;
+	ctl_config_entry *fresh = entries_copy(configs, nconfigs);
+	if (!fresh)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	ctl_broker_config_set *bs = broker_set_get(c, broker_id);
+	if (!bs) {
+		entries_free(fresh, nconfigs);
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	ctl_config_entry *old = bs->configs;
+	int32_t nold = bs->nconfigs;
+	bs->configs = fresh;
+	bs->nconfigs = nconfigs;
+	if (ctl_save(c) != 0) {
+		bs->configs = old;
+		bs->nconfigs = nold;
+		entries_free(fresh, nconfigs);
+		return KERR_KAFKA_STORAGE_ERROR;
+	}
+	entries_free(old, nold);
+	return KERR_NONE;
+}
+
+const ctl_config_entry *ctl_broker_configs(const ctl *c, int32_t broker_id, int32_t *n)
+{
+	const ctl_broker_config_set *bs = broker_set_find(c, broker_id);
+	*n = bs ? bs->nconfigs : 0;
+	return bs && bs->nconfigs > 0 ? bs->configs : NULL;
+}
+
+/* ---- adding partitions ---- */
+
+static int cmp_int32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool broker_registered(const ctl *c, int32_t id)
+{
+	for (int32_t k = 0; k < ctl_broker_count(c); k++)
+		if (ctl_broker_id_at(c, k) == id)
+			return true;
+	return false;
+}
+
+/* Kafka's ReplicationControlManager.validateManualPartitionAssignment: the
+ * ids are checked in ascending order, each registered and once only, then
+ * their number against the replication factor. */
+static int check_replica_list(const ctl *c, const ctl_replica_list *rl, int32_t rf, char *msg,
+			      size_t msgsize)
+{
+	if (rl->n <= 0 || !rl->ids) {
+		snprintf(msg, msgsize, "The manual partition assignment includes an empty replica list.");
+		return KERR_INVALID_REPLICA_ASSIGNMENT;
+	}
+	int32_t *sorted = malloc((size_t)rl->n * sizeof(*sorted));
+	if (!sorted)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	memcpy(sorted, rl->ids, (size_t)rl->n * sizeof(*sorted));
+	qsort(sorted, (size_t)rl->n, sizeof(*sorted), cmp_int32);
+	int err = KERR_NONE;
+	for (int32_t i = 0; i < rl->n && !err; i++) {
+		if (!broker_registered(c, sorted[i])) {
+			snprintf(msg, msgsize, "The manual partition assignment includes broker %d, but "
+				 "no such broker is registered.", (int)sorted[i]);
+			err = KERR_INVALID_REPLICA_ASSIGNMENT;
+		} else if (i > 0 && sorted[i] == sorted[i - 1]) {
+			snprintf(msg, msgsize, "The manual partition assignment includes the broker %d "
+				 "more than once.", (int)sorted[i]);
+			err = KERR_INVALID_REPLICA_ASSIGNMENT;
+		}
+	}
+	free(sorted);
+	if (!err && rl->n != rf) {
+		snprintf(msg, msgsize, "The manual partition assignment includes a partition with %d "
+			 "replica(s), but this is not consistent with previous partitions, which have "
+			 "%d replica(s).", (int)rl->n, (int)rf);
+		err = KERR_INVALID_REPLICA_ASSIGNMENT;
+	}
+	return err;
+}
+
+/* Fill p (index idx) with replicas (given, or rf brokers round robin from
+ * idx), ISR = the replicas (every registered broker is alive here), leader
+ * the first of the ISR, leader epoch 0. Returns 0 or -ENOMEM. */
+static int fill_new_partition(const ctl *c, ctl_partition *p, int32_t idx, const ctl_replica_list *rl,
+			      int32_t rf)
+{
+	int32_t n = rl ? rl->n : rf;
+	memset(p, 0, sizeof(*p));
+	p->partition = idx;
+	p->leader_epoch = 0;
+	p->replicas = malloc((size_t)n * sizeof(int32_t));
+	p->isr = malloc((size_t)n * sizeof(int32_t));
+	if (!p->replicas || !p->isr) {
+		free(p->replicas);
+		free(p->isr);
+		p->replicas = p->isr = NULL;
+		return -ENOMEM;
+	}
+	int32_t brokers = ctl_broker_count(c);
+	for (int32_t r = 0; r < n; r++)
+		p->replicas[r] = rl ? rl->ids[r] : ctl_broker_id_at(c, (idx + r) % brokers);
+	memcpy(p->isr, p->replicas, (size_t)n * sizeof(int32_t));
+	p->nreplicas = n;
+	p->nisr = n;
+	p->leader = p->isr[0];
+	return 0;
+}
+
+int ctl_add_partitions(ctl *c, const char *name, int32_t count, const ctl_replica_list *assignments,
+		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize)
+{
+	if (msgsize)
+		msg[0] = '\0';
+	int32_t len = name ? (int32_t)strnlen(name, CTL_TOPIC_NAME_MAX + 1) : 0;
+	ctl_topic *t = (ctl_topic *)ctl_find_topic(c, name, len); /* ctl owns it */
+	if (!t)
+		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	int32_t cur = t->npartitions;
+	if (count == cur) {
+		snprintf(msg, msgsize, "Topic already has %d partition(s).", (int)cur);
+		return KERR_INVALID_PARTITIONS;
+	}
+	if (count < cur) {
+		snprintf(msg, msgsize, "The topic %s currently has %d partition(s); %d would not be an "
+			 "increase.", t->name, (int)cur, (int)count);
+		return KERR_INVALID_PARTITIONS;
+	}
+	if (count > CTL_MAX_PARTITIONS) {
+		snprintf(msg, msgsize, "Unable to create %d partition(s): a topic has at most %d.",
+			 (int)count, CTL_MAX_PARTITIONS);
+		return KERR_INVALID_PARTITIONS;
+	}
+	int32_t add = count - cur;
+	if (assignments && nassignments != add) {
+		snprintf(msg, msgsize, "Attempted to add %d additional partition(s), but only %d "
+			 "assignment(s) were specified.", (int)add, (int)nassignments);
+		return KERR_INVALID_REPLICA_ASSIGNMENT;
+	}
+	/* The new partitions get the replica count of the existing ones. */
+	int32_t rf = cur > 0 ? t->partitions[0].nreplicas : t->replication_factor;
+	if (assignments) {
+		for (int32_t i = 0; i < nassignments; i++) {
+			int err = check_replica_list(c, &assignments[i], rf, msg, msgsize);
+			if (err)
+				return err;
+		}
+	} else if (rf < 1 || rf > ctl_broker_count(c)) {
+		snprintf(msg, msgsize, "Unable to replicate the partition %d time(s): The target "
+			 "replication factor of %d cannot be reached because only %d broker(s) are "
+			 "registered.", (int)rf, (int)rf, (int)ctl_broker_count(c));
+		return KERR_INVALID_REPLICATION_FACTOR;
+	}
+	if (validate_only)
+		return KERR_NONE;
+
+	ctl_partition *parts = realloc(t->partitions, (size_t)count * sizeof(*parts));
+	if (!parts)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	t->partitions = parts;
+	int32_t i;
+	for (i = cur; i < count; i++)
+		if (fill_new_partition(c, &parts[i], i, assignments ? &assignments[i - cur] : NULL, rf))
+			break;
+	if (i == count) {
+		t->npartitions = count;
+		if (ctl_save(c) == 0)
+			return KERR_NONE;
+		t->npartitions = cur;
+	}
+	/* Out of memory or not persisted: forget the new partitions so memory
+	 * and disk agree (the array keeps its larger size). */
+	for (int32_t k = cur; k < i; k++) {
+		free(parts[k].replicas);
+		free(parts[k].isr);
+	}
+	if (i < count)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	snprintf(msg, msgsize, "The topic's metadata could not be written.");
+	return KERR_KAFKA_STORAGE_ERROR;
 }

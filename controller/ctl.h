@@ -12,6 +12,7 @@
 #define SAMSA_CONTROLLER_CTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CTL_TOPIC_NAME_MAX 249
@@ -87,6 +88,38 @@ int32_t ctl_topic_count(const ctl *c);
 const char *ctl_topic_config(const ctl_topic *t, const char *name);
 
 /*
+ * Replace the whole set of overrides of topic name (Kafka's
+ * ConfigurationControlManager applying the ConfigRecords of a TOPIC
+ * resource) with a copy of configs[0..nconfigs). The values are not
+ * validated here (brk_topic_config_check does that). The metadata file is
+ * rewritten before returning. Returns KERR_NONE,
+ * UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR when the file could not be
+ * written or UNKNOWN_SERVER_ERROR when out of memory (nothing changed in
+ * both cases). On success the topic's previous configs array is freed.
+ */
+int ctl_set_topic_configs(ctl *c, const char *name, const ctl_config_entry *configs,
+			  int32_t nconfigs);
+
+/* The resource of the cluster-wide dynamic broker configs (Kafka's BROKER
+ * resource with an empty name, "<default>"). */
+#define CTL_BROKER_DEFAULT (-1)
+
+/*
+ * Replace the dynamic broker configs (KIP-226) of broker broker_id, or the
+ * cluster-wide defaults with CTL_BROKER_DEFAULT, with a copy of
+ * configs[0..nconfigs) (not validated here). Kept in the metadata file as
+ * Kafka keeps them in its metadata log; rewritten before returning.
+ * Returns KERR_NONE, KAFKA_STORAGE_ERROR or UNKNOWN_SERVER_ERROR (nothing
+ * changed then). Pointers from ctl_broker_configs become invalid.
+ */
+int ctl_set_broker_configs(ctl *c, int32_t broker_id, const ctl_config_entry *configs,
+			   int32_t nconfigs);
+
+/* The dynamic broker configs of broker_id (or CTL_BROKER_DEFAULT): an array
+ * of *n entries owned by ctl (NULL when none). */
+const ctl_config_entry *ctl_broker_configs(const ctl *c, int32_t broker_id, int32_t *n);
+
+/*
  * A new producer id (KIP-98) into *out (-1 on error): ids count up from 0
  * and never repeat, also across restarts and kill -9. As Kafka's
  * ProducerIdManager, ids are reserved in blocks (1000 here): the end of the
@@ -97,5 +130,34 @@ const char *ctl_topic_config(const ctl_topic *t, const char *name);
  * KERR_UNKNOWN_SERVER_ERROR when the id space is exhausted.
  */
 int ctl_next_producer_id(ctl *c, int64_t *out);
+
+/* The replicas (broker ids) of one partition, a view the caller owns. */
+typedef struct ctl_replica_list {
+	const int32_t *ids;
+	int32_t n;
+} ctl_replica_list;
+
+/*
+ * Raise the partition count of topic name to count (CreatePartitions,
+ * KIP-195; Kafka's ReplicationControlManager.createPartitions, with its
+ * errors and messages, written to msg, "" when there is none):
+ *  - no such topic: UNKNOWN_TOPIC_OR_PARTITION (no message);
+ *  - count equal to the current count, or below it, or above the limit of
+ *    partitions per topic: INVALID_PARTITIONS;
+ *  - assignments (NULL: automatic placement) not one per new partition, or
+ *    one that is empty, names an unregistered broker or one broker twice,
+ *    or has another number of replicas than the existing partitions:
+ *    INVALID_REPLICA_ASSIGNMENT;
+ *  - automatic placement with more replicas than brokers:
+ *    INVALID_REPLICATION_FACTOR.
+ * New partition i gets its replicas (given, else round robin over the
+ * brokers), ISR = its replicas, leader = the first of them, leader epoch 0.
+ * With validate_only only the checks run. Otherwise the metadata file is
+ * rewritten before returning: KAFKA_STORAGE_ERROR if that fails (nothing
+ * changed then). The topic's partitions array may move: do not keep
+ * ctl_partition pointers across this call (ctl_topic pointers stay valid).
+ */
+int ctl_add_partitions(ctl *c, const char *name, int32_t count, const ctl_replica_list *assignments,
+		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize);
 
 #endif

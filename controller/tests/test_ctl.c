@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "controller/ctl.h"
@@ -297,7 +298,10 @@ START_TEST(test_producer_ids_file)
 		"samsa-metadata 2\nproducer-ids x\nend\n",
 		"samsa-metadata 2\nproducer-ids 1000\nproducer-ids 2000\nend\n",
 		"samsa-metadata 2\nproducer-ids\nend\n",
-		"samsa-metadata 3\nend\n",
+		"samsa-metadata 4\nend\n",                            /* a future version */
+		"samsa-metadata 2\nbroker-config default a b\nend\n", /* v2 has none */
+		"samsa-metadata 3\nbroker-config x a b\nend\n",
+		"samsa-metadata 3\nbroker-config default a\nend\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		FILE *f = fopen(path, "w");
@@ -329,6 +333,206 @@ START_TEST(test_producer_ids_file)
 }
 END_TEST
 
+/* ---- ctl_add_partitions (CreatePartitions) ---- */
+
+START_TEST(test_add_partitions_errors)
+{
+	ctl *c;
+	char msg[512];
+	ck_assert_int_eq(ctl_open(dir, 4, &c), 0);
+	const ctl_topic *t;
+	ck_assert_int_eq(ctl_create_topic(c, "grow", 3, 1, NULL, 0, false, &t), 0);
+
+	ck_assert_int_eq(ctl_add_partitions(c, "nope", 5, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_str_eq(msg, "");
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 3, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_INVALID_PARTITIONS);
+	ck_assert_str_eq(msg, "Topic already has 3 partition(s).");
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 2, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_INVALID_PARTITIONS);
+	ck_assert_str_eq(msg, "The topic grow currently has 3 partition(s); 2 would not be an increase.");
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", -1, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", INT32_MAX, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_INVALID_PARTITIONS);
+
+	int32_t ok[] = { 4 }, unknown[] = { 9 }, twice[] = { 4, 4 }, two[] = { 4, 9 };
+	ctl_replica_list one_ok[] = { { ok, 1 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, one_ok, 1, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "Attempted to add 2 additional partition(s), but only 1 assignment(s) "
+			 "were specified.");
+	ctl_replica_list too_many[] = { { ok, 1 }, { ok, 1 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, too_many, 2, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "Attempted to add 1 additional partition(s), but only 2 assignment(s) "
+			 "were specified.");
+	ctl_replica_list empty[] = { { ok, 0 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, empty, 1, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "The manual partition assignment includes an empty replica list.");
+	ctl_replica_list bad[] = { { unknown, 1 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, bad, 1, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "The manual partition assignment includes broker 9, but no such broker "
+			 "is registered.");
+	ctl_replica_list dup[] = { { twice, 2 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, dup, 1, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "The manual partition assignment includes the broker 4 more than once.");
+	/* ids are checked in ascending order: 4 passes, 9 is unknown */
+	ctl_replica_list mixed[] = { { two, 2 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, mixed, 1, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(msg, "The manual partition assignment includes broker 9, but no such broker "
+			 "is registered.");
+	/* the second of two lists is wrong: nothing is added */
+	ctl_replica_list second_bad[] = { { ok, 1 }, { unknown, 1 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, second_bad, 2, false, msg, sizeof(msg)),
+			 KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_int_eq(t->npartitions, 3);
+
+	/* validate_only: every check, no change */
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 6, NULL, 0, true, msg, sizeof(msg)), KERR_NONE);
+	ck_assert_str_eq(msg, "");
+	ck_assert_int_eq(t->npartitions, 3);
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 2, NULL, 0, true, msg, sizeof(msg)),
+			 KERR_INVALID_PARTITIONS);
+	ctl_close(c);
+	ck_assert_int_eq(ctl_open(dir, 4, &c), 0);
+	ck_assert_int_eq(ctl_find_topic(c, "grow", 4)->npartitions, 3);
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_add_partitions_persist)
+{
+	ctl *c;
+	char msg[512];
+	ck_assert_int_eq(ctl_open(dir, 6, &c), 0);
+	const ctl_topic *t, *other;
+	ck_assert_int_eq(ctl_create_topic(c, "before", 1, 1, NULL, 0, false, &other), 0);
+	ck_assert_int_eq(ctl_create_topic(c, "grow", 2, 1,
+					  (ctl_config_entry[]){ { "retention.ms", "5000" } }, 1, false,
+					  &t), 0);
+	uint8_t id[16];
+	memcpy(id, t->id, 16);
+	/* automatic placement */
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, NULL, 0, false, msg, sizeof(msg)), KERR_NONE);
+	ck_assert_str_eq(msg, "");
+	ck_assert_ptr_eq(ctl_find_topic(c, "grow", 4), t); /* the topic itself does not move */
+	ck_assert_int_eq(t->npartitions, 5);
+	/* a manual assignment for the next one */
+	int32_t ids[] = { 6 };
+	ctl_replica_list as[] = { { ids, 1 } };
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 6, as, 1, false, msg, sizeof(msg)), KERR_NONE);
+	ck_assert_int_eq(t->npartitions, 6);
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(t->npartitions, 6);
+		ck_assert(memcmp(t->id, id, 16) == 0);
+		ck_assert_str_eq(ctl_topic_config(t, "retention.ms"), "5000");
+		for (int32_t p = 0; p < 6; p++) {
+			const ctl_partition *cp = &t->partitions[p];
+			ck_assert_int_eq(cp->partition, p);
+			ck_assert_int_eq(cp->leader, 6);
+			ck_assert_int_eq(cp->leader_epoch, 0);
+			ck_assert_int_eq(cp->nreplicas, 1);
+			ck_assert_int_eq(cp->replicas[0], 6);
+			ck_assert_int_eq(cp->nisr, 1);
+			ck_assert_int_eq(cp->isr[0], 6);
+		}
+		ck_assert_int_eq(ctl_find_topic(c, "before", 6)->npartitions, 1);
+		/* the metadata file has them: reopen */
+		ctl_close(c);
+		ck_assert_int_eq(ctl_open(dir, 6, &c), 0);
+		t = ctl_find_topic(c, "grow", 4);
+		ck_assert_ptr_nonnull(t);
+	}
+	ctl_close(c);
+}
+END_TEST
+
+START_TEST(test_add_partitions_storage_error)
+{
+	ctl *c;
+	char msg[512], tmp[PATH_MAX + 64];
+	ck_assert_int_eq(ctl_open(dir, 1, &c), 0);
+	const ctl_topic *t;
+	ck_assert_int_eq(ctl_create_topic(c, "grow", 2, 1, NULL, 0, false, &t), 0);
+	/* The metadata file cannot be rewritten: its .tmp is a directory. */
+	snprintf(tmp, sizeof(tmp), "%s/__samsa_metadata.tmp", dir);
+	ck_assert_int_eq(mkdir(tmp, 0755), 0);
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, NULL, 0, false, msg, sizeof(msg)),
+			 KERR_KAFKA_STORAGE_ERROR);
+	ck_assert_int_eq(t->npartitions, 2);
+	ck_assert_int_eq(rmdir(tmp), 0);
+	/* memory and disk agree; a retry works */
+	ctl_close(c);
+	ck_assert_int_eq(ctl_open(dir, 1, &c), 0);
+	t = ctl_find_topic(c, "grow", 4);
+	ck_assert_int_eq(t->npartitions, 2);
+	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, NULL, 0, false, msg, sizeof(msg)), KERR_NONE);
+	ck_assert_int_eq(t->npartitions, 4);
+	ctl_close(c);
+}
+END_TEST
+
+/* ctl_set_topic_configs and the dynamic broker configs: replaced as a
+ * whole, persisted, read back after a reopen (helper E). */
+START_TEST(test_set_configs_persist)
+{
+	ctl *c;
+	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
+	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 1,
+					  (ctl_config_entry[]){ { "retention.ms", "1" } }, 1, false,
+					  NULL), 0);
+	ck_assert_int_eq(ctl_set_topic_configs(c, "nope", NULL, 0), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(ctl_set_topic_configs(c, "t",
+					       (ctl_config_entry[]){ { "segment.ms", "5" },
+								     { "cleanup.policy", "a b%\n" } },
+					       2), 0);
+	int32_t n;
+	ck_assert_ptr_null(ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n));
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(ctl_set_broker_configs(c, CTL_BROKER_DEFAULT,
+						(ctl_config_entry[]){ { "log.retention.ms", "7" },
+								      { "odd key", "" } },
+						2), 0);
+	ck_assert_int_eq(ctl_set_broker_configs(c, 2,
+						(ctl_config_entry[]){ { "message.max.bytes", "9" } }, 1),
+			 0);
+	ck_assert_int_eq(ctl_set_broker_configs(c, -5, NULL, 0), KERR_INVALID_REQUEST);
+	ctl_close(c);
+
+	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
+	const ctl_topic *t = ctl_find_topic(c, "t", 1);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->nconfigs, 2);
+	ck_assert_ptr_null(ctl_topic_config(t, "retention.ms"));
+	ck_assert_str_eq(ctl_topic_config(t, "segment.ms"), "5");
+	ck_assert_str_eq(ctl_topic_config(t, "cleanup.policy"), "a b%\n");
+	const ctl_config_entry *d = ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(d[0].name, "log.retention.ms");
+	ck_assert_str_eq(d[0].value, "7");
+	ck_assert_str_eq(d[1].name, "odd key");
+	ck_assert_str_eq(d[1].value, "");
+	d = ctl_broker_configs(c, 2, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(d[0].value, "9");
+	/* Emptied sets stay empty after a reopen. */
+	ck_assert_int_eq(ctl_set_broker_configs(c, 2, NULL, 0), 0);
+	ck_assert_int_eq(ctl_set_topic_configs(c, "t", NULL, 0), 0);
+	ctl_close(c);
+	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
+	ck_assert_ptr_null(ctl_broker_configs(c, 2, &n));
+	ck_assert_int_eq(ctl_find_topic(c, "t", 1)->nconfigs, 0);
+	ck_assert_ptr_nonnull(ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n));
+	ctl_close(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ctl");
@@ -341,6 +545,10 @@ int main(void)
 	tcase_add_test(tc, test_corrupt_file);
 	tcase_add_test(tc, test_producer_ids);
 	tcase_add_test(tc, test_producer_ids_file);
+	tcase_add_test(tc, test_set_configs_persist);
+	tcase_add_test(tc, test_add_partitions_errors);
+	tcase_add_test(tc, test_add_partitions_persist);
+	tcase_add_test(tc, test_add_partitions_storage_error);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
