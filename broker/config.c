@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include "controller/ctl.h"
 
 #define MS_PER_MINUTE INT64_C(60000)
 #define MS_PER_HOUR INT64_C(3600000)
@@ -73,9 +76,33 @@ void brk_config_defaults(brk_config *cfg)
 	cfg->transactional_id_expiration_ms = 604800000;
 	cfg->transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
 	cfg->transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;
+	cfg->transaction_partition_verification_enable = true;
 	cfg->producer_id_expiration_ms = 86400000;
 	cfg->zookeeper_connect[0] = '\0';
 	cfg->zookeeper_connection_timeout_ms = 18000;
+	snprintf(cfg->log_cleanup_policy, sizeof(cfg->log_cleanup_policy), "delete");
+	cfg->log_cleaner_delete_retention_ms = 86400000;
+	cfg->log_cleaner_min_compaction_lag_ms = 0;
+	cfg->log_cleaner_max_compaction_lag_ms = INT64_MAX;
+	cfg->log_cleaner_min_cleanable_ratio = 0.5;
+	cfg->log_cleaner_enable = true;
+	cfg->log_cleaner_threads = 1;
+	cfg->log_cleaner_backoff_ms = 15000;
+	cfg->log_cleaner_dedupe_buffer_size = 134217728;
+	cfg->log_cleaner_io_buffer_size = 524288;
+	cfg->log_cleaner_io_buffer_load_factor = 0.9;
+	cfg->log_segment_delete_delay_ms = 60000;
+	cfg->log_roll_jitter_ms = 0;
+	cfg->log_preallocate = false;
+	snprintf(cfg->compression_type, sizeof(cfg->compression_type), "producer");
+	cfg->compression_gzip_level = -1;
+	cfg->compression_lz4_level = 9;
+	cfg->compression_zstd_level = 3;
+	cfg->unclean_leader_election_enable = false;
+	cfg->log_local_retention_ms = -2;
+	cfg->log_local_retention_bytes = -2;
+	cfg->given.log_roll_hours = 168;
+	cfg->given.log_retention_hours = 168;
 }
 
 /* ---- value parsing ---- */
@@ -333,7 +360,50 @@ static const int_key int_keys[] = {
 	    transaction_remove_expired_transaction_cleanup_interval_ms, 1),
 	I32("producer.id.expiration.ms", producer_id_expiration_ms, 1),
 	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),
+	/* Broker defaults of topic configs (Kafka's ServerLogConfigs,
+	 * CleanerConfig, RemoteLogManagerConfig validators). */
+	I64("log.cleaner.delete.retention.ms", log_cleaner_delete_retention_ms, 0),
+	I64("log.cleaner.min.compaction.lag.ms", log_cleaner_min_compaction_lag_ms, 0),
+	I64("log.cleaner.max.compaction.lag.ms", log_cleaner_max_compaction_lag_ms, 1),
+	/* The cleaner itself (Kafka's CleanerConfig validators). */
+	I32("log.cleaner.threads", log_cleaner_threads, 0),
+	I64("log.cleaner.backoff.ms", log_cleaner_backoff_ms, 0),
+	I64("log.cleaner.dedupe.buffer.size", log_cleaner_dedupe_buffer_size, 0),
+	I32("log.cleaner.io.buffer.size", log_cleaner_io_buffer_size, 0),
+	I64("log.segment.delete.delay.ms", log_segment_delete_delay_ms, 0),
+	I64("log.local.retention.ms", log_local_retention_ms, -2),
+	I64("log.local.retention.bytes", log_local_retention_bytes, -2),
+	{ "compression.gzip.level", offsetof(brk_config, compression_gzip_level), F_I32, -1, 9 },
+	{ "compression.lz4.level", offsetof(brk_config, compression_lz4_level), F_I32, 1, 17 },
+	{ "compression.zstd.level", offsetof(brk_config, compression_zstd_level), F_I32, -131072, 22 },
 };
+
+/* log.cleanup.policy: a non-empty list of compact and delete (Kafka's
+ * ConfigDef.ValidList.in("compact", "delete")), kept as given, trimmed. */
+static int set_cleanup_policy(brk_config *cfg, const char *key, const char *value, char *err,
+			      size_t errsize)
+{
+	char buf[64], out[32] = "";
+	if (trim_copy(value, buf, sizeof(buf)) < 0)
+		return fail(err, errsize, "%s: value too long", key);
+	char *save = NULL;
+	int n = 0;
+	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char one[16];
+		if (trim_copy(item, one, sizeof(one)) < 0 ||
+		    (strcmp(one, "compact") != 0 && strcmp(one, "delete") != 0))
+			return fail(err, errsize, "%s=%s: each item must be compact or delete", key, value);
+		size_t used = strlen(out);
+		if (used + strlen(one) + 2 > sizeof(out))
+			return fail(err, errsize, "%s=%s: too many items", key, value);
+		snprintf(out + used, sizeof(out) - used, "%s%s", n ? "," : "", one);
+		n++;
+	}
+	if (n == 0)
+		return fail(err, errsize, "%s: at least one of compact, delete is required", key);
+	memcpy(cfg->log_cleanup_policy, out, sizeof(out));
+	return 0;
+}
 
 static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FILE *warn,
 			char *err, size_t errsize)
@@ -363,8 +433,8 @@ static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FIL
 	return 0;
 }
 
-int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *warn,
-		   char *err, size_t errsize)
+static int config_set_one(brk_config *cfg, const char *key, const char *value, FILE *warn,
+			  char *err, size_t errsize)
 {
 	int64_t v;
 
@@ -436,9 +506,30 @@ int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *wa
 	if (strcmp(key, "log.roll.hours") == 0) {
 		if (parse_int(key, value, 1, INT32_MAX, &v, err, errsize) < 0)
 			return -1;
+		cfg->given.log_roll_hours = (int32_t)v;
 		if (cfg->given.log_roll <= 1) {
 			cfg->log_roll_ms = v * MS_PER_HOUR;
 			cfg->given.log_roll = 1;
+		}
+		return 0;
+	}
+
+	/* log.roll.jitter.ms overrides log.roll.jitter.hours (Kafka has no
+	 * validator on the ms key; the hours key is atLeast(0)). */
+	if (strcmp(key, "log.roll.jitter.ms") == 0) {
+		if (parse_int(key, value, INT64_MIN, INT64_MAX, &v, err, errsize) < 0)
+			return -1;
+		cfg->log_roll_jitter_ms = v;
+		cfg->given.log_roll_jitter = 2;
+		return 0;
+	}
+	if (strcmp(key, "log.roll.jitter.hours") == 0) {
+		if (parse_int(key, value, 0, INT32_MAX, &v, err, errsize) < 0)
+			return -1;
+		cfg->given.log_roll_jitter_hours = (int32_t)v;
+		if (cfg->given.log_roll_jitter <= 1) {
+			cfg->log_roll_jitter_ms = v * MS_PER_HOUR;
+			cfg->given.log_roll_jitter = 1;
 		}
 		return 0;
 	}
@@ -452,6 +543,10 @@ int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *wa
 		if (parse_int(key, value, level == 3 ? INT64_MIN : INT32_MIN,
 			      level == 3 ? INT64_MAX : INT32_MAX, &v, err, errsize) < 0)
 			return -1;
+		if (level == 2)
+			cfg->given.log_retention_minutes = (int32_t)v;
+		else if (level == 1)
+			cfg->given.log_retention_hours = (int32_t)v;
 		if (level >= cfg->given.log_retention) {
 			int64_t ms = v * unit;
 			cfg->log_retention_ms = ms < 0 ? -1 : ms;
@@ -498,9 +593,73 @@ int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *wa
 		return 0;
 	}
 
+	if (strcmp(key, "log.cleanup.policy") == 0)
+		return set_cleanup_policy(cfg, key, value, err, errsize);
+	if (strcmp(key, "compression.type") == 0) {
+		static const char *const types[] = { "uncompressed", "zstd", "lz4", "snappy", "gzip",
+						     "producer" };
+		char buf[32];
+		if (trim_copy(value, buf, sizeof(buf)) >= 0)
+			for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+				if (strcmp(buf, types[i]) == 0) {
+					snprintf(cfg->compression_type, sizeof(cfg->compression_type), "%s",
+						 types[i]);
+					return 0;
+				}
+		return fail(err, errsize, "%s=%s: must be one of uncompressed, zstd, lz4, snappy, gzip, producer",
+			    key, value);
+	}
+	if (strcmp(key, "log.preallocate") == 0)
+		return parse_bool(key, value, &cfg->log_preallocate, err, errsize);
+	if (strcmp(key, "unclean.leader.election.enable") == 0)
+		return parse_bool(key, value, &cfg->unclean_leader_election_enable, err, errsize);
+	if (strcmp(key, "log.cleaner.min.cleanable.ratio") == 0) {
+		char buf[64], *end;
+		if (trim_copy(value, buf, sizeof(buf)) > 0) {
+			errno = 0;
+			double d = strtod(buf, &end);
+			if (!errno && !*end && d >= 0 && d <= 1) {
+				cfg->log_cleaner_min_cleanable_ratio = d;
+				return 0;
+			}
+		}
+		return fail(err, errsize, "%s=%s: must be a number between 0 and 1", key, value);
+	}
+	if (strcmp(key, "log.cleaner.enable") == 0)
+		return parse_bool(key, value, &cfg->log_cleaner_enable, err, errsize);
+	if (strcmp(key, "transaction.partition.verification.enable") == 0)
+		return parse_bool(key, value, &cfg->transaction_partition_verification_enable, err,
+				  errsize);
+	if (strcmp(key, "log.cleaner.io.buffer.load.factor") == 0) {
+		char buf[64], *end;
+		if (trim_copy(value, buf, sizeof(buf)) > 0) {
+			errno = 0;
+			double d = strtod(buf, &end);
+			if (!errno && !*end && d > 0 && d <= 1) {
+				cfg->log_cleaner_io_buffer_load_factor = d;
+				return 0;
+			}
+		}
+		return fail(err, errsize, "%s=%s: must be a number above 0 and at most 1", key, value);
+	}
+
 	if (!is_known_ignored(key) && warn)
 		fprintf(warn, "samsa: warning: unknown configuration key %s (ignored)\n", key);
 	return 0;
+}
+
+static int key_index(const char *name);
+
+int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *warn,
+		   char *err, size_t errsize)
+{
+	int rc = config_set_one(cfg, key, value, warn, err, errsize);
+	if (rc == 0) {
+		int i = key_index(key);
+		if (i >= 0)
+			cfg->given.keys[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	return rc;
 }
 
 /* ---- properties files ---- */
@@ -741,4 +900,436 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 				    "use a routable address", a->name, a->host);
 	}
 	return 0;
+}
+
+/* ---- describing (DescribeConfigs) and dynamic configs (KIP-226) ---- */
+
+/* How a described key's value is read from brk_config. */
+enum { V_I16, V_I32, V_I64, V_BOOL, V_DOUBLE, V_STR, V_LISTENERS, V_ADVERTISED, V_TS_TYPE };
+
+typedef struct key_def {
+	brk_config_key k;
+	int kind;
+	size_t offset;
+} key_def;
+
+#define T_BOOL BRK_CONFIG_TYPE_BOOLEAN
+#define T_STR BRK_CONFIG_TYPE_STRING
+#define T_INT BRK_CONFIG_TYPE_INT
+#define T_SHORT BRK_CONFIG_TYPE_SHORT
+#define T_LONG BRK_CONFIG_TYPE_LONG
+#define T_DOUBLE BRK_CONFIG_TYPE_DOUBLE
+#define T_LIST BRK_CONFIG_TYPE_LIST
+#define KD(name, type, dyn, dflt, kind, field, doc) \
+	{ { name, type, dyn, dflt, doc }, kind, offsetof(brk_config, field) }
+
+/*
+ * Every broker key this broker reads, sorted by name. dynamic: Kafka can
+ * change it at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and so can
+ * we, at once: the defaults of topic configs (DynamicLogConfig) and
+ * producer.id.expiration.ms. Keys Kafka changes at runtime but we cannot
+ * (listeners, thread counts) are read-only here.
+ */
+static const key_def key_defs[] = {
+	KD("advertised.listeners", T_STR, false, false, V_ADVERTISED, advertised,
+	   "The listeners clients are told to connect to, NAME://host:port separated by commas; "
+	   "the listeners themselves when not set."),
+	KD("auto.create.topics.enable", T_BOOL, false, true, V_BOOL, auto_create_topics_enable,
+	   "Create a topic when a client asks for its metadata and it does not exist."),
+	KD("broker.id", T_INT, false, true, V_I32, broker_id,
+	   "The id of this broker in the cluster (a synonym of node.id)."),
+	KD("compression.gzip.level", T_INT, true, true, V_I32, compression_gzip_level,
+	   "Default gzip level of topics whose compression.type is gzip."),
+	KD("compression.lz4.level", T_INT, true, true, V_I32, compression_lz4_level,
+	   "Default lz4 level of topics whose compression.type is lz4."),
+	KD("compression.type", T_STR, true, true, V_STR, compression_type,
+	   "Default compression of topics: uncompressed, zstd, lz4, snappy, gzip, or producer "
+	   "(keep what the producer sent)."),
+	KD("compression.zstd.level", T_INT, true, true, V_I32, compression_zstd_level,
+	   "Default zstd level of topics whose compression.type is zstd."),
+	KD("default.replication.factor", T_INT, false, true, V_I16, default_replication_factor,
+	   "Replication factor of topics created without one."),
+	KD("delete.topic.enable", T_BOOL, false, true, V_BOOL, delete_topic_enable,
+	   "Whether DeleteTopics may delete topics."),
+	KD("group.initial.rebalance.delay.ms", T_INT, false, true, V_I32,
+	   group_initial_rebalance_delay_ms,
+	   "How long the coordinator waits for more members before the first rebalance of a new group."),
+	KD("group.max.session.timeout.ms", T_INT, false, true, V_I32, group_max_session_timeout_ms,
+	   "The largest session timeout a group member may ask for."),
+	KD("group.max.size", T_INT, false, true, V_I32, group_max_size,
+	   "The most members a consumer group may have."),
+	KD("group.min.session.timeout.ms", T_INT, false, true, V_I32, group_min_session_timeout_ms,
+	   "The smallest session timeout a group member may ask for."),
+	KD("listeners", T_STR, false, true, V_LISTENERS, listeners,
+	   "The addresses the broker listens on, NAME://host:port separated by commas."),
+	KD("log.cleaner.backoff.ms", T_LONG, false, true, V_I64, log_cleaner_backoff_ms,
+	   "How long the cleaner sleeps when no log needs cleaning."),
+	KD("log.cleaner.dedupe.buffer.size", T_LONG, false, true, V_I64,
+	   log_cleaner_dedupe_buffer_size,
+	   "Bytes of the cleaner's offset map (key hash to latest offset), shared by its threads."),
+	KD("log.cleaner.delete.retention.ms", T_LONG, true, true, V_I64,
+	   log_cleaner_delete_retention_ms,
+	   "Default delete.retention.ms of topics: how long tombstones stay in a compacted log."),
+	KD("log.cleaner.enable", T_BOOL, false, true, V_BOOL, log_cleaner_enable,
+	   "Run the log cleaner, which compacts topics whose cleanup.policy has compact."),
+	KD("log.cleaner.io.buffer.load.factor", T_DOUBLE, false, true, V_DOUBLE,
+	   log_cleaner_io_buffer_load_factor,
+	   "How full the cleaner's offset map may get before a round stops early."),
+	KD("log.cleaner.io.buffer.size", T_INT, false, true, V_I32, log_cleaner_io_buffer_size,
+	   "Bytes of the cleaner's read and write buffers."),
+	KD("log.cleaner.max.compaction.lag.ms", T_LONG, true, true, V_I64,
+	   log_cleaner_max_compaction_lag_ms,
+	   "Default max.compaction.lag.ms of topics: the longest a record stays uncompacted."),
+	KD("log.cleaner.min.cleanable.ratio", T_DOUBLE, true, true, V_DOUBLE,
+	   log_cleaner_min_cleanable_ratio,
+	   "Default min.cleanable.dirty.ratio of topics: the share of uncleaned log that makes "
+	   "a log worth cleaning."),
+	KD("log.cleaner.min.compaction.lag.ms", T_LONG, true, true, V_I64,
+	   log_cleaner_min_compaction_lag_ms,
+	   "Default min.compaction.lag.ms of topics: the shortest a record stays uncompacted."),
+	KD("log.cleaner.threads", T_INT, false, true, V_I32, log_cleaner_threads,
+	   "Cleaner threads (rounds run one at a time; more threads only split the offset map)."),
+	KD("log.cleanup.policy", T_LIST, true, true, V_STR, log_cleanup_policy,
+	   "Default cleanup.policy of topics: delete (retention), compact, or both."),
+	KD("log.dir", T_STR, false, true, V_STR, log_dir,
+	   "The directory of the logs, when log.dirs is not set."),
+	KD("log.dirs", T_STR, false, false, V_STR, log_dir,
+	   "The directories of the logs (only the first one is used)."),
+	KD("log.flush.interval.messages", T_LONG, true, true, V_I64, log_flush_interval_messages,
+	   "Default flush.messages of topics: fsync a log after this many messages."),
+	KD("log.flush.interval.ms", T_LONG, true, false, V_I64, log_flush_interval_ms,
+	   "Default flush.ms of topics: fsync a log when its oldest unflushed message is this old; "
+	   "log.flush.scheduler.interval.ms when not set."),
+	KD("log.flush.scheduler.interval.ms", T_LONG, false, true, V_I64,
+	   log_flush_scheduler_interval_ms,
+	   "How often the flusher checks whether a log needs to be flushed."),
+	KD("log.index.interval.bytes", T_INT, true, true, V_I32, log_index_interval_bytes,
+	   "Default index.interval.bytes of topics: bytes of log between two offset index entries."),
+	KD("log.index.size.max.bytes", T_INT, true, true, V_I32, log_index_size_max_bytes,
+	   "Default segment.index.bytes of topics: the size of a segment's offset index."),
+	KD("log.local.retention.bytes", T_LONG, true, true, V_I64, log_local_retention_bytes,
+	   "Default local.retention.bytes of topics (tiered storage; -2 means retention.bytes)."),
+	KD("log.local.retention.ms", T_LONG, true, true, V_I64, log_local_retention_ms,
+	   "Default local.retention.ms of topics (tiered storage; -2 means retention.ms)."),
+	KD("log.message.timestamp.after.max.ms", T_LONG, true, true, V_I64,
+	   log_message_timestamp_after_max_ms,
+	   "Default message.timestamp.after.max.ms of topics: how far in the future a record's "
+	   "timestamp may be."),
+	KD("log.message.timestamp.before.max.ms", T_LONG, true, true, V_I64,
+	   log_message_timestamp_before_max_ms,
+	   "Default message.timestamp.before.max.ms of topics: how far in the past a record's "
+	   "timestamp may be."),
+	KD("log.message.timestamp.type", T_STR, true, true, V_TS_TYPE, log_append_time,
+	   "Default message.timestamp.type of topics: CreateTime or LogAppendTime."),
+	KD("log.preallocate", T_BOOL, true, true, V_BOOL, log_preallocate,
+	   "Default preallocate of topics: create segment files at their full size."),
+	KD("log.retention.bytes", T_LONG, true, true, V_I64, log_retention_bytes,
+	   "Default retention.bytes of topics: the most bytes a partition keeps (-1: no limit)."),
+	KD("log.retention.check.interval.ms", T_LONG, false, true, V_I64,
+	   log_retention_check_interval_ms,
+	   "How often logs are checked for segments to delete."),
+	KD("log.retention.hours", T_INT, false, true, V_I32, given.log_retention_hours,
+	   "Default retention of topics in hours, below log.retention.minutes and log.retention.ms."),
+	KD("log.retention.minutes", T_INT, false, false, V_I32, given.log_retention_minutes,
+	   "Default retention of topics in minutes, below log.retention.ms."),
+	KD("log.retention.ms", T_LONG, true, false, V_I64, log_retention_ms,
+	   "Default retention.ms of topics: how long a record is kept (-1: forever)."),
+	KD("log.roll.hours", T_INT, false, true, V_I32, given.log_roll_hours,
+	   "Default segment age in hours before a new segment is rolled, below log.roll.ms."),
+	KD("log.roll.jitter.hours", T_INT, false, true, V_I32, given.log_roll_jitter_hours,
+	   "Default segment roll jitter in hours, below log.roll.jitter.ms."),
+	KD("log.roll.jitter.ms", T_LONG, true, false, V_I64, log_roll_jitter_ms,
+	   "Default segment.jitter.ms of topics: a random amount taken off the segment age."),
+	KD("log.roll.ms", T_LONG, true, false, V_I64, log_roll_ms,
+	   "Default segment.ms of topics: the age at which a segment is rolled."),
+	KD("log.segment.bytes", T_INT, true, true, V_I64, log_segment_bytes,
+	   "Default segment.bytes of topics: the size at which a segment is rolled."),
+	KD("log.segment.delete.delay.ms", T_LONG, true, true, V_I64, log_segment_delete_delay_ms,
+	   "Default file.delete.delay.ms of topics: how long a deleted segment's files stay on disk."),
+	KD("message.max.bytes", T_INT, true, true, V_I32, message_max_bytes,
+	   "Default max.message.bytes of topics: the largest record batch accepted."),
+	KD("min.insync.replicas", T_INT, true, true, V_I16, min_insync_replicas,
+	   "Default min.insync.replicas of topics: replicas that must have a write acknowledged "
+	   "with acks=all."),
+	KD("node.id", T_INT, false, false, V_I32, broker_id,
+	   "The id of this node in the cluster."),
+	KD("num.io.threads", T_INT, false, true, V_I32, num_io_threads,
+	   "Accepted for compatibility; samsa sizes its threads itself."),
+	KD("num.network.threads", T_INT, false, true, V_I32, num_network_threads,
+	   "Accepted for compatibility; samsa sizes its threads itself."),
+	KD("num.partitions", T_INT, false, true, V_I32, num_partitions,
+	   "Partition count of topics created without one."),
+	KD("offset.metadata.max.bytes", T_INT, false, true, V_I32, offset_metadata_max_bytes,
+	   "The longest metadata string of a committed offset."),
+	KD("offsets.retention.check.interval.ms", T_LONG, false, true, V_I64,
+	   offsets_retention_check_interval_ms,
+	   "How often expired committed offsets are looked for."),
+	KD("offsets.retention.minutes", T_INT, false, true, V_I32, offsets_retention_minutes,
+	   "How long the committed offsets of an empty group are kept."),
+	KD("offsets.topic.num.partitions", T_INT, false, true, V_I32, offsets_topic_num_partitions,
+	   "Partition count of __consumer_offsets."),
+	KD("offsets.topic.replication.factor", T_SHORT, false, true, V_I16,
+	   offsets_topic_replication_factor,
+	   "Replication factor of __consumer_offsets (capped to the live brokers)."),
+	KD("offsets.topic.segment.bytes", T_INT, false, true, V_I32, offsets_topic_segment_bytes,
+	   "Segment size of __consumer_offsets."),
+	KD("producer.id.expiration.ms", T_INT, true, true, V_I32, producer_id_expiration_ms,
+	   "How long the state of an idle producer id is kept."),
+	KD("socket.receive.buffer.bytes", T_INT, false, true, V_I32, socket_receive_buffer_bytes,
+	   "SO_RCVBUF of client connections (-1: the OS default)."),
+	KD("socket.request.max.bytes", T_INT, false, true, V_I32, socket_request_max_bytes,
+	   "The largest request accepted."),
+	KD("socket.send.buffer.bytes", T_INT, false, true, V_I32, socket_send_buffer_bytes,
+	   "SO_SNDBUF of client connections (-1: the OS default)."),
+	KD("transaction.abort.timed.out.transaction.cleanup.interval.ms", T_INT, false, true, V_I32,
+	   transaction_abort_timed_out_transaction_cleanup_interval_ms,
+	   "How often transactions past their timeout are looked for and aborted."),
+	KD("transaction.max.timeout.ms", T_INT, false, true, V_I32, transaction_max_timeout_ms,
+	   "The longest transaction timeout a producer may ask for."),
+	KD("transaction.partition.verification.enable", T_BOOL, false, true, V_BOOL,
+	   transaction_partition_verification_enable,
+	   "Whether a transactional write is first verified with the transaction coordinator."),
+	KD("transaction.remove.expired.transaction.cleanup.interval.ms", T_INT, false, true, V_I32,
+	   transaction_remove_expired_transaction_cleanup_interval_ms,
+	   "How often expired transactional ids are looked for."),
+	KD("transaction.state.log.min.isr", T_INT, false, true, V_I16, transaction_state_log_min_isr,
+	   "min.insync.replicas of __transaction_state."),
+	KD("transaction.state.log.num.partitions", T_INT, false, true, V_I32,
+	   transaction_state_log_num_partitions,
+	   "Partition count of __transaction_state."),
+	KD("transaction.state.log.replication.factor", T_SHORT, false, true, V_I16,
+	   transaction_state_log_replication_factor,
+	   "Replication factor of __transaction_state (capped to the live brokers)."),
+	KD("transaction.state.log.segment.bytes", T_INT, false, true, V_I32,
+	   transaction_state_log_segment_bytes,
+	   "Segment size of __transaction_state."),
+	KD("transactional.id.expiration.ms", T_INT, false, true, V_I32,
+	   transactional_id_expiration_ms,
+	   "How long an idle transactional id is kept."),
+	KD("unclean.leader.election.enable", T_BOOL, true, true, V_BOOL,
+	   unclean_leader_election_enable,
+	   "Default unclean.leader.election.enable of topics."),
+	KD("zookeeper.connect", T_STR, false, false, V_STR, zookeeper_connect,
+	   "The ZooKeeper ensemble of a cluster; empty for a single node."),
+	KD("zookeeper.connection.timeout.ms", T_INT, false, true, V_I32,
+	   zookeeper_connection_timeout_ms,
+	   "How long to wait for the ZooKeeper connection."),
+};
+#define NKEYS ((int)(sizeof(key_defs) / sizeof(key_defs[0])))
+_Static_assert(NKEYS <= BRK_CONFIG_MAX_KEYS, "raise BRK_CONFIG_MAX_KEYS");
+
+static int key_index(const char *name)
+{
+	int lo = 0, hi = NKEYS - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		int c = strcmp(name, key_defs[mid].k.name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+int brk_config_key_count(void)
+{
+	return NKEYS;
+}
+
+const brk_config_key *brk_config_key_at(int i)
+{
+	return i >= 0 && i < NKEYS ? &key_defs[i].k : NULL;
+}
+
+const brk_config_key *brk_config_key_find(const char *name)
+{
+	int i = key_index(name);
+	return i >= 0 ? &key_defs[i].k : NULL;
+}
+
+static void format_listeners(const brk_listener *l, int n, char *out, size_t outsize)
+{
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		size_t used = strlen(out);
+		bool v6 = strchr(l[i].host, ':') != NULL;
+		snprintf(out + used, outsize - used, "%s%s://%s%s%s:%d", i ? "," : "", l[i].name,
+			 v6 ? "[" : "", l[i].host, v6 ? "]" : "", l[i].port);
+	}
+}
+
+bool brk_config_format(const brk_config *cfg, const char *name, char *out, size_t outsize)
+{
+	int i = key_index(name);
+	if (outsize)
+		out[0] = '\0';
+	if (i < 0)
+		return false;
+	const key_def *d = &key_defs[i];
+	const char *f = (const char *)cfg + d->offset;
+	switch (d->kind) {
+	case V_I16: snprintf(out, outsize, "%d", *(const int16_t *)f); break;
+	case V_I32: snprintf(out, outsize, "%" PRId32, *(const int32_t *)f); break;
+	case V_I64: snprintf(out, outsize, "%" PRId64, *(const int64_t *)f); break;
+	case V_BOOL: snprintf(out, outsize, "%s", *(const bool *)f ? "true" : "false"); break;
+	case V_DOUBLE: {
+		/* Java's Double.toString for the values a ratio takes: at least
+		 * one decimal ("0.5", "1.0"). */
+		double x = *(const double *)f;
+		snprintf(out, outsize, "%.15g", x);
+		if (!strpbrk(out, ".eEn"))
+			snprintf(out + strlen(out), outsize - strlen(out), ".0");
+		break;
+	}
+	case V_STR: snprintf(out, outsize, "%s", f); break;
+	case V_LISTENERS: format_listeners(cfg->listeners, cfg->nlisteners, out, outsize); break;
+	case V_ADVERTISED: format_listeners(cfg->advertised, cfg->nadvertised, out, outsize); break;
+	case V_TS_TYPE: snprintf(out, outsize, "%s", cfg->log_append_time ? "LogAppendTime" : "CreateTime"); break;
+	}
+	return true;
+}
+
+bool brk_config_was_given(const brk_config *cfg, const char *name)
+{
+	int i = key_index(name);
+	return i >= 0 && (cfg->given.keys[i / 8] & (1u << (i % 8)));
+}
+
+/* Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the keys that set the
+ * same thing, highest precedence first. Returns the count (1 to 3). */
+static int synonym_names(const char *name, const char *out[3])
+{
+	static const char *const groups[][4] = {
+		{ "log.roll.ms", "log.roll.hours", NULL, NULL },
+		{ "log.roll.jitter.ms", "log.roll.jitter.hours", NULL, NULL },
+		{ "log.retention.ms", "log.retention.minutes", "log.retention.hours", NULL },
+	};
+	if (strcmp(name, "log.flush.interval.ms") == 0) {
+		/* log.flush.scheduler.interval.ms is its default; not the reverse */
+		out[0] = name;
+		out[1] = "log.flush.scheduler.interval.ms";
+		return 2;
+	}
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		for (int k = 0; groups[g][k]; k++)
+			if (strcmp(groups[g][k], name) == 0) {
+				int n = 0;
+				while (groups[g][n]) {
+					out[n] = groups[g][n];
+					n++;
+				}
+				return n;
+			}
+	out[0] = name;
+	return 1;
+}
+
+static const char *dyn_lookup(const ctl_config_entry *e, int32_t n, const char *name)
+{
+	for (int32_t i = n - 1; i >= 0; i--)
+		if (e[i].name && strcmp(e[i].name, name) == 0)
+			return e[i].value;
+	return NULL;
+}
+
+int brk_config_synonyms(const brk_config_layers *layers, const char *name,
+			brk_config_synonym *out, int max)
+{
+	const char *names[3];
+	int nn = synonym_names(name, names);
+	brk_config defaults;
+	brk_config_defaults(&defaults);
+	brk_config_synonym all[4 * 3];
+	int n = 0;
+	for (int layer = 0; layer < 4; layer++) {
+		for (int k = 0; k < nn; k++) {
+			const char *nm = names[k];
+			const char *v = NULL;
+			brk_config_synonym *s = &all[n];
+			if (layer == 0 || layer == 1) {
+				v = layer == 0 ? dyn_lookup(layers->dynamic_broker, layers->ndynamic_broker, nm)
+					       : dyn_lookup(layers->dynamic_default, layers->ndynamic_default, nm);
+				if (!v)
+					continue;
+				/* point at the layer's own copy of the name */
+				const ctl_config_entry *e = layer == 0 ? layers->dynamic_broker : layers->dynamic_default;
+				int32_t ne = layer == 0 ? layers->ndynamic_broker : layers->ndynamic_default;
+				s->name = nm;
+				for (int32_t j = 0; j < ne; j++)
+					if (strcmp(e[j].name, nm) == 0)
+						s->name = e[j].name;
+				snprintf(s->value, sizeof(s->value), "%s", v);
+				s->source = layer == 0 ? BRK_CONFIG_SOURCE_DYNAMIC_BROKER
+						       : BRK_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER;
+			} else if (layer == 2) {
+				int i = key_index(nm);
+				if (i < 0 || !layers->static_cfg || !brk_config_was_given(layers->static_cfg, nm))
+					continue;
+				s->name = key_defs[i].k.name;
+				brk_config_format(layers->static_cfg, nm, s->value, sizeof(s->value));
+				s->source = BRK_CONFIG_SOURCE_STATIC_BROKER;
+			} else {
+				int i = key_index(nm);
+				if (i < 0 || !key_defs[i].k.has_default)
+					continue;
+				s->name = key_defs[i].k.name;
+				brk_config_format(&defaults, nm, s->value, sizeof(s->value));
+				s->source = BRK_CONFIG_SOURCE_DEFAULT;
+			}
+			n++;
+		}
+	}
+	/* Kafka drops the synonyms before the first one of name itself. */
+	int first = 0;
+	while (first < n && strcmp(all[first].name, name) != 0)
+		first++;
+	int count = 0;
+	for (int i = first; i < n && count < max; i++)
+		out[count++] = all[i];
+	return count;
+}
+
+void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn)
+{
+	*out = *layers->static_cfg;
+	for (int layer = 0; layer < 2; layer++) {
+		const ctl_config_entry *e = layer == 0 ? layers->dynamic_default : layers->dynamic_broker;
+		int32_t n = layer == 0 ? layers->ndynamic_default : layers->ndynamic_broker;
+		for (int32_t i = 0; i < n; i++) {
+			const brk_config_key *k = brk_config_key_find(e[i].name);
+			if (!k)
+				continue; /* not a key we read: kept, not used */
+			char err[512];
+			if (!k->dynamic) {
+				if (warn)
+					fprintf(warn, "samsa: warning: dynamic config %s cannot be applied at "
+						      "runtime; ignored\n", e[i].name);
+				continue;
+			}
+			if (brk_config_set(out, e[i].name, e[i].value, NULL, err, sizeof(err)) < 0 && warn)
+				fprintf(warn, "samsa: warning: dynamic config ignored: %s\n", err);
+		}
+	}
+}
+
+const brk_listener *brk_config_advertised(const brk_config *cfg)
+{
+	if (cfg->nadvertised > 0)
+		return &cfg->advertised[0];
+	if (cfg->nlisteners > 0)
+		return &cfg->listeners[0];
+	return NULL;
+}
+
+const char *brk_config_advertised_host(const brk_listener *l)
+{
+	static char hostname[256];
+	if (l && l->host[0])
+		return l->host;
+	if (!hostname[0] && gethostname(hostname, sizeof(hostname) - 1) != 0)
+		snprintf(hostname, sizeof(hostname), "localhost");
+	return hostname;
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct ctl_config_entry;
+
 typedef struct brk_listener {
 	char name[32];  /* listener name, e.g. PLAINTEXT */
 	char host[256]; /* empty = all interfaces */
@@ -16,6 +18,8 @@ typedef struct brk_listener {
 } brk_listener;
 
 #define BRK_MAX_LISTENERS 4
+/* Upper bound on the number of described broker config keys. */
+#define BRK_CONFIG_MAX_KEYS 256
 
 typedef struct brk_config {
 	brk_listener listeners[BRK_MAX_LISTENERS];      /* listeners (PLAINTEXT://:9092) */
@@ -66,9 +70,33 @@ typedef struct brk_config {
 	int32_t transactional_id_expiration_ms;           /* transactional.id.expiration.ms (604800000) */
 	int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms; /* (10000) */
 	int32_t transaction_remove_expired_transaction_cleanup_interval_ms;  /* (3600000) */
+	bool transaction_partition_verification_enable; /* (true; KIP-890) */
 	int32_t producer_id_expiration_ms;   /* producer.id.expiration.ms (86400000, >= 1) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
 	int32_t zookeeper_connection_timeout_ms; /* (18000) */
+	/* Broker defaults of topic configs (Kafka's ServerTopicConfigSynonyms): */
+	char log_cleanup_policy[32];         /* log.cleanup.policy (delete) */
+	int64_t log_cleaner_delete_retention_ms;   /* (86400000) */
+	int64_t log_cleaner_min_compaction_lag_ms; /* (0) */
+	int64_t log_cleaner_max_compaction_lag_ms; /* (INT64_MAX) */
+	double log_cleaner_min_cleanable_ratio;    /* (0.5, 0..1) */
+	int64_t log_segment_delete_delay_ms; /* log.segment.delete.delay.ms (60000) */
+	int64_t log_roll_jitter_ms;          /* log.roll.jitter.ms, else .hours (0) */
+	bool log_preallocate;                /* log.preallocate (false) */
+	char compression_type[16];           /* compression.type (producer) */
+	int32_t compression_gzip_level;      /* compression.gzip.level (-1) */
+	int32_t compression_lz4_level;       /* compression.lz4.level (9) */
+	int32_t compression_zstd_level;      /* compression.zstd.level (3) */
+	bool unclean_leader_election_enable; /* (false) */
+	int64_t log_local_retention_ms;      /* log.local.retention.ms (-2) */
+	int64_t log_local_retention_bytes;   /* log.local.retention.bytes (-2) */
+	/* The log cleaner (Kafka's CleanerConfig; helper H): */
+	bool log_cleaner_enable;             /* log.cleaner.enable (true) */
+	int32_t log_cleaner_threads;         /* log.cleaner.threads (1, >= 0) */
+	int64_t log_cleaner_backoff_ms;      /* log.cleaner.backoff.ms (15000, >= 0) */
+	int64_t log_cleaner_dedupe_buffer_size; /* log.cleaner.dedupe.buffer.size (134217728) */
+	int32_t log_cleaner_io_buffer_size;  /* log.cleaner.io.buffer.size (524288, >= 0) */
+	double log_cleaner_io_buffer_load_factor; /* log.cleaner.io.buffer.load.factor (0.9) */
 
 	/* Which keys of a synonym group were given (config.c keeps Kafka's
 	 * precedence with them, whatever the order of the settings): */
@@ -80,6 +108,16 @@ typedef struct brk_config {
 		bool broker_id;         /* broker.id given */
 		bool node_id;           /* node.id given (value in node_id_value) */
 		int32_t node_id_value;
+		uint8_t log_roll_jitter; /* 0 default, 1 log.roll.jitter.hours, 2 .ms */
+		/* The values of the hour/minute synonyms as given (for describing
+		 * them; the effective value is in the ms field). */
+		int32_t log_roll_hours;          /* log.roll.hours (168) */
+		int32_t log_roll_jitter_hours;   /* log.roll.jitter.hours (0) */
+		int32_t log_retention_hours;     /* log.retention.hours (168) */
+		int32_t log_retention_minutes;   /* log.retention.minutes (null) */
+		/* Which described keys (brk_config_key_at index) were set, by a
+		 * properties file, an --override or a dynamic config. */
+		uint8_t keys[BRK_CONFIG_MAX_KEYS / 8];
 	} given;
 } brk_config;
 
@@ -101,5 +139,117 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 /* Checks that span keys (listeners present, advertised defaults filled).
  * Returns 0 or -1 with err set. */
 int brk_config_finish(brk_config *cfg, char *err, size_t errsize);
+
+/* ---- describing and changing configs (DescribeConfigs, KIP-226) ---- */
+
+/* Kafka's DescribeConfigsResponse.ConfigSource ids. */
+enum {
+	BRK_CONFIG_SOURCE_UNKNOWN = 0,
+	BRK_CONFIG_SOURCE_DYNAMIC_TOPIC = 1,          /* a topic override */
+	BRK_CONFIG_SOURCE_DYNAMIC_BROKER = 2,         /* dynamic, this broker */
+	BRK_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER = 3, /* dynamic, cluster-wide */
+	BRK_CONFIG_SOURCE_STATIC_BROKER = 4,          /* server.properties / --override */
+	BRK_CONFIG_SOURCE_DEFAULT = 5,                /* Kafka's default */
+	BRK_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER = 6,
+};
+
+/* Kafka's DescribeConfigsResponse.ConfigType ids. */
+enum {
+	BRK_CONFIG_TYPE_UNKNOWN = 0,
+	BRK_CONFIG_TYPE_BOOLEAN = 1,
+	BRK_CONFIG_TYPE_STRING = 2,
+	BRK_CONFIG_TYPE_INT = 3,
+	BRK_CONFIG_TYPE_SHORT = 4,
+	BRK_CONFIG_TYPE_LONG = 5,
+	BRK_CONFIG_TYPE_DOUBLE = 6,
+	BRK_CONFIG_TYPE_LIST = 7,
+	BRK_CONFIG_TYPE_CLASS = 8,
+	BRK_CONFIG_TYPE_PASSWORD = 9,
+};
+
+/* One broker config key this broker describes. */
+typedef struct brk_config_key {
+	const char *name;
+	int8_t type;       /* BRK_CONFIG_TYPE_* (Kafka's ConfigDef type) */
+	bool dynamic;      /* changeable at runtime (Kafka's
+			    * DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and applied
+			    * at once here; otherwise read-only */
+	bool has_default;  /* Kafka's ConfigDef default is not null */
+	const char *doc;   /* documentation, our words */
+} brk_config_key;
+
+/* The described broker keys: count, the i-th (NULL out of range), by name
+ * (NULL when unknown). */
+int brk_config_key_count(void);
+const brk_config_key *brk_config_key_at(int i);
+const brk_config_key *brk_config_key_find(const char *name);
+
+/*
+ * The value of broker key name in cfg, in Kafka's string form, into out
+ * (outsize bytes): the effective value, so log.retention.ms is given even
+ * when only log.retention.hours was set. Returns false (out "") for an
+ * unknown key.
+ */
+bool brk_config_format(const brk_config *cfg, const char *name, char *out, size_t outsize);
+
+/* Whether key name was set in cfg (file, --override, or a dynamic config
+ * applied with brk_config_set). */
+bool brk_config_was_given(const brk_config *cfg, const char *name);
+
+/*
+ * The layers of broker config, lowest precedence last (Kafka's
+ * DynamicBrokerConfig): dynamic configs of this broker, cluster-wide
+ * dynamic defaults, the static config (server.properties and --override),
+ * Kafka's defaults. effective is the result of all of them.
+ */
+typedef struct brk_config_layers {
+	const brk_config *effective;
+	const brk_config *static_cfg;
+	const struct ctl_config_entry *dynamic_broker;   /* DYNAMIC_BROKER_CONFIG */
+	int32_t ndynamic_broker;
+	const struct ctl_config_entry *dynamic_default;  /* DYNAMIC_DEFAULT_BROKER_CONFIG */
+	int32_t ndynamic_default;
+} brk_config_layers;
+
+#define BRK_CONFIG_VALUE_MAX 512
+#define BRK_CONFIG_MAX_SYNONYMS 12
+
+/* One synonym of a described config (DescribeConfigsSynonym). */
+typedef struct brk_config_synonym {
+	const char *name;                  /* static string or owned by the layers */
+	char value[BRK_CONFIG_VALUE_MAX];
+	int8_t source;                     /* BRK_CONFIG_SOURCE_* */
+} brk_config_synonym;
+
+/*
+ * The synonyms of broker key name as Kafka's ConfigHelper.configSynonyms
+ * lists them: for each of its names (Kafka's brokerConfigSynonyms, e.g.
+ * log.retention.ms, log.retention.minutes, log.retention.hours), the dynamic
+ * broker values, then the dynamic default values, then the static values,
+ * then the defaults; the entries before the first one named name itself
+ * are dropped. Writes at most max into out and returns the count.
+ */
+int brk_config_synonyms(const brk_config_layers *layers, const char *name,
+			brk_config_synonym *out, int max);
+
+/*
+ * Rebuild the effective config: *out = *static_cfg with the cluster-wide
+ * dynamic defaults, then this broker's dynamic configs applied by
+ * brk_config_set (Kafka's precedence: per-broker over default over static;
+ * synonym precedence such as log.retention.ms over .hours is kept). A
+ * dynamic entry that does not apply (bad value, key not dynamic) is
+ * reported on warn and skipped.
+ */
+void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn);
+
+/* The listener this broker advertises to clients (Metadata,
+ * DescribeCluster): the first of advertised.listeners, else the first of
+ * listeners; NULL when neither has one. Points into cfg. */
+const brk_listener *brk_config_advertised(const brk_config *cfg);
+
+/* The host to advertise for l: its host, or, when it has none (or l is
+ * NULL), this machine's host name as Kafka advertises the canonical host
+ * name ("localhost" if that fails). Points to l or to a static buffer. */
+const char *brk_config_advertised_host(const brk_listener *l);
 
 #endif

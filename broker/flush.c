@@ -21,6 +21,8 @@ typedef struct flush_job {
 	char *path; /* checkpoint job when not NULL */
 	logdir_checkpoint_entry *entries;
 	int nentries;
+	brk_flush_work_fn work; /* other blocking work when not NULL */
+	void *work_arg;
 	int err;
 	brk_flush_done_fn done;
 	void *arg;
@@ -72,6 +74,11 @@ static void job_run(flush_job *j)
 		if (rc && !j->err)
 			j->err = rc;
 	}
+	if (j->work) {
+		int rc = j->work(j->work_arg);
+		if (rc && !j->err)
+			j->err = rc;
+	}
 }
 
 static void job_free(flush_job *j)
@@ -116,7 +123,7 @@ static void drain_done(void)
 		flush_job *j = list;
 		list = j->next;
 		fw.inflight--;
-		if (j->err)
+		if (j->err && !j->work)
 			fprintf(stderr, "samsa: flush %s failed: %s\n", j->path ? j->path : "of log segments",
 				strerror(-j->err));
 		if (j->done)
@@ -220,6 +227,18 @@ int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
 	j->path = p;
 	j->entries = e;
 	j->nentries = n;
+	j->done = done;
+	j->arg = arg;
+	return submit(j);
+}
+
+int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg)
+{
+	flush_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->work = work;
+	j->work_arg = work_arg;
 	j->done = done;
 	j->arg = arg;
 	return submit(j);

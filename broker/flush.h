@@ -42,4 +42,16 @@ int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg);
 int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
 			 brk_flush_done_fn done, void *arg);
 
+/* Blocking work for the worker thread: returns 0 or -errno. */
+typedef int (*brk_flush_work_fn)(void *arg);
+
+/*
+ * Run work(work_arg) on the worker thread (blocking work that must stay off
+ * the loop, such as unlinking deleted segment files after
+ * file.delete.delay.ms), then done(arg, its result) on the loop (done may
+ * be NULL). Without a started worker both run at once on the caller's
+ * thread. Returns 0 or -ENOMEM (then neither is called).
+ */
+int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg);
+
 #endif

@@ -32,6 +32,15 @@ int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t rep
 			(int)rf, name, (int)brokers, (int)brokers);
 		rf = (int16_t)brokers;
 	}
+	if (segment_bytes < BRK_INTERNAL_MIN_SEGMENT_BYTES) {
+		/* segment.bytes below its minimum would be ignored for the
+		 * broker's log.segment.bytes: use the minimum instead */
+		fprintf(stderr,
+			"samsa: warning: segment size %d of %s is below segment.bytes' minimum: "
+			"using %d\n",
+			(int)segment_bytes, name, BRK_INTERNAL_MIN_SEGMENT_BYTES);
+		segment_bytes = BRK_INTERNAL_MIN_SEGMENT_BYTES;
+	}
 	char segment[32], isr[16];
 	snprintf(segment, sizeof(segment), "%d", (int)segment_bytes);
 	if (min_isr > rf) {

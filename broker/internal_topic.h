@@ -16,12 +16,16 @@
 #include "broker/partitions.h"
 #include "protocol/batch.h"
 
+/* segment.bytes' minimum (Kafka's LogConfig: 1 MiB). */
+#define BRK_INTERNAL_MIN_SEGMENT_BYTES (1024 * 1024)
+
 /*
  * Create the internal topic `name` with npartitions partitions, replication
  * factor min(replication_factor, live brokers) (a warning on stderr when
  * capped, as Kafka 4 caps neither but a single node must work out of the
  * box), cleanup.policy=compact, compression.type=producer and
- * segment.bytes (bytes), plus min.insync.replicas when min_isr > 0 (also
+ * segment.bytes (bytes; raised to BRK_INTERNAL_MIN_SEGMENT_BYTES with a
+ * warning when below), plus min.insync.replicas when min_isr > 0 (also
  * capped to the replication factor, with a warning). Kafka's
  * GroupCoordinator.groupMetadataTopicConfigs and
  * TransactionLog.transactionTopicConfigs.

@@ -25,12 +25,15 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "broker/cleaner.h"
 #include "broker/config.h"
 #include "broker/conn.h"
+#include "broker/dynamic_config.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/listener.h"
 #include "broker/loop.h"
+#include "broker/retention.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
 #include "broker/txn/txn.h"
@@ -339,6 +342,7 @@ int main(int argc, char **argv)
 			rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");
 		return 1;
 	}
+	brk_dynamic_config_init(); /* dynamic broker configs over the static ones */
 	rc = brk_partitions_open(clean);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot open the partition logs in %s: %s\n", cfg->log_dir,
@@ -369,6 +373,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* Retention (log.retention.check.interval.ms), once the logs are up. */
+	brk_retention_start();
+	/* Compaction (log.cleaner.*), once the logs are up. */
+	rc = brk_cleaner_start();
+	if (rc < 0)
+		fprintf(stderr, "samsa: cannot start the log cleaner: %s\n", strerror(-rc));
+
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
@@ -391,6 +402,8 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	brk_retention_stop();
+	brk_cleaner_stop();
 	txn_shutdown();
 	grp_shutdown();
 	rc = brk_partitions_shutdown();

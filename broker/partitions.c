@@ -120,7 +120,7 @@ brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
 {
 	if (!t || index < 0 || index >= t->npartitions)
 		return NULL;
-	return &t->partitions[index];
+	return t->partitions[index];
 }
 
 int32_t brk_partition_leader_epoch(const brk_partition *p)
@@ -198,28 +198,39 @@ static int remove_dir(const char *dir)
 
 /* ---- open/close ---- */
 
+/* Free a topic and its partitions (their logs already closed or deleted). */
 static void topic_free(brk_topic *t)
 {
 	if (!t)
 		return;
+	for (int32_t p = 0; p < t->npartitions; p++)
+		free(t->partitions[p]);
 	free(t->partitions);
 	free(t);
 }
 
-/* Remove the logs of a topic that was just created and never served (its
- * directories and files, without flushing them first), and free it. */
-static void topic_discard(brk_topic *t)
+/* Remove the log of a partition that was just created and never served
+ * (its directory and files, without flushing them first), and free it. */
+static void partition_discard(brk_partition *bp)
 {
-	for (int32_t p = 0; p < t->npartitions; p++) {
-		brk_partition *bp = &t->partitions[p];
-		if (!bp->log)
-			continue;
+	if (bp && bp->log) {
 		char dir[4400];
 		snprintf(dir, sizeof(dir), "%s", log_dir(bp->log));
 		int rc = log_delete(bp->log);
 		bp->log = NULL;
 		if (rc)
 			fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-rc));
+	}
+	free(bp);
+}
+
+/* partition_discard of every partition of a topic just created, then free
+ * the topic. */
+static void topic_discard(brk_topic *t)
+{
+	for (int32_t p = 0; p < t->npartitions; p++) {
+		partition_discard(t->partitions[p]);
+		t->partitions[p] = NULL;
 	}
 	topic_free(t);
 }
@@ -265,8 +276,82 @@ static void ckpt_load(const char *name, logdir_checkpoint_entry **e, int *n)
 }
 
 /*
+ * Open partition i of topic t (t->meta) into *out, allocated here. With
+ * fresh, a leftover directory of the same name is removed first (a new
+ * partition). Returns 0, with (*out)->log NULL when the directory belongs to
+ * another topic id (the partition is offline, as Kafka's
+ * InconsistentTopicIdException), or -errno: then nothing is allocated and,
+ * with fresh, nothing of the partition stays on disk.
+ */
+static int partition_open(brk_topic *t, int32_t i, bool clean, bool fresh, const ckpts *ck,
+			  int64_t now, brk_partition **out)
+{
+	const ctl_topic *m = t->meta;
+	*out = NULL;
+	brk_partition *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->topic = t;
+	p->index = i;
+	char dir[4400];
+	int rc = partition_dir(m->name, i, dir, sizeof(dir));
+	if (!rc && fresh)
+		rc = remove_dir(dir);
+	if (rc) {
+		free(p);
+		return rc;
+	}
+	int64_t rp = ck ? ckpt_find(ck->rp, ck->nrp, m->name, i) : -1;
+	int64_t lso = ck ? ckpt_find(ck->lso, ck->nlso, m->name, i) : -1;
+	int64_t hw = ck ? ckpt_find(ck->hw, ck->nhw, m->name, i) : -1;
+	rc = log_open(dir, &t->cfg.log, clean || fresh, rp, lso, now, &p->log);
+	if (rc) {
+		fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
+			rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
+		free(p);
+		if (fresh) {
+			/* log_open makes the directory first. */
+			int r = remove_dir(dir);
+			if (r && r != -ENOTDIR) /* not a directory: not ours */
+				fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
+		}
+		return rc;
+	}
+	uint8_t id[16];
+	int mrc = logdir_read_partition_metadata(dir, id);
+	if (mrc == 0 && memcmp(id, m->id, 16) != 0) {
+		/* Kafka: InconsistentTopicIdException, the log stays offline. */
+		fprintf(stderr, "samsa: %s belongs to another topic id; partition offline\n", dir);
+		log_close(p->log);
+		p->log = NULL;
+		*out = p;
+		return 0;
+	}
+	if (mrc != 0) {
+		rc = logdir_write_partition_metadata(dir, m->id);
+		if (rc) {
+			if (fresh) {
+				partition_discard(p);
+			} else {
+				log_close(p->log);
+				free(p);
+			}
+			return rc;
+		}
+	}
+	if (hw >= 0)
+		log_set_high_watermark(p->log, hw);
+	/* One node: the ISR is this broker alone, every appended
+	 * record is replicated to the whole ISR. */
+	log_set_high_watermark(p->log, log_end_offset(p->log));
+	*out = p;
+	return 0;
+}
+
+/*
  * Open the logs of topic m. With fresh, leftover directories are removed
- * first (a new topic). Returns 0 or -errno; *out gets the topic.
+ * first (a new topic). Returns 0 or -errno; *out gets the topic. On error
+ * nothing is left open, and with fresh nothing of the topic on disk.
  */
 static int topic_open(const ctl_topic *m, bool clean, bool fresh, const ckpts *ck,
 		      brk_topic **out)
@@ -277,73 +362,28 @@ static int topic_open(const ctl_topic *m, bool clean, bool fresh, const ckpts *c
 		return -ENOMEM;
 	t->meta = m;
 	brk_topic_config_build(&server.cfg, m->configs, m->nconfigs, &t->cfg);
-	t->partitions = calloc((size_t)(m->npartitions > 0 ? m->npartitions : 1), sizeof(brk_partition));
+	t->partitions = calloc((size_t)(m->npartitions > 0 ? m->npartitions : 1),
+			       sizeof(*t->partitions));
 	if (!t->partitions) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->npartitions = m->npartitions;
 	int64_t now = brk_wall_ms();
 	int rc = 0;
-	int32_t i;
-	for (i = 0; i < m->npartitions; i++) {
-		brk_partition *p = &t->partitions[i];
-		p->topic = t;
-		p->index = i;
-		char dir[4400];
-		rc = partition_dir(m->name, i, dir, sizeof(dir));
+	/* t->npartitions counts the partitions opened so far. */
+	for (int32_t i = 0; i < m->npartitions; i++) {
+		rc = partition_open(t, i, clean, fresh, ck, now, &t->partitions[i]);
 		if (rc)
 			break;
-		if (fresh) {
-			rc = remove_dir(dir);
-			if (rc)
-				break;
-		}
-		int64_t rp = ck ? ckpt_find(ck->rp, ck->nrp, m->name, i) : -1;
-		int64_t lso = ck ? ckpt_find(ck->lso, ck->nlso, m->name, i) : -1;
-		int64_t hw = ck ? ckpt_find(ck->hw, ck->nhw, m->name, i) : -1;
-		rc = log_open(dir, &t->cfg.log, clean || fresh, rp, lso, now, &p->log);
-		if (rc) {
-			fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
-				rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
-			p->log = NULL;
-			break;
-		}
-		uint8_t id[16];
-		int mrc = logdir_read_partition_metadata(dir, id);
-		if (mrc == 0 && memcmp(id, m->id, 16) != 0) {
-			/* Kafka: InconsistentTopicIdException, the log stays offline. */
-			fprintf(stderr, "samsa: %s belongs to another topic id; partition offline\n", dir);
-			log_close(p->log);
-			p->log = NULL;
-			continue;
-		}
-		if (mrc != 0) {
-			rc = logdir_write_partition_metadata(dir, m->id);
-			if (rc)
-				break;
-		}
-		if (hw >= 0)
-			log_set_high_watermark(p->log, hw);
-		/* One node: the ISR is this broker alone, every appended
-		 * record is replicated to the whole ISR. */
-		log_set_high_watermark(p->log, log_end_offset(p->log));
+		t->npartitions = i + 1;
 	}
 	if (rc) {
 		if (fresh) {
-			/* Partitions 0..i-1 are open, i may have its directory
-			 * (log_open makes it first): remove them all. */
 			topic_discard(t);
-			char dir[4400];
-			if (i < m->npartitions && partition_dir(m->name, i, dir, sizeof(dir)) == 0) {
-				int r = remove_dir(dir);
-				if (r && r != -ENOTDIR) /* not a directory: not ours */
-					fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
-			}
 		} else {
-			for (int32_t k = 0; k < m->npartitions; k++)
-				if (t->partitions[k].log)
-					log_close(t->partitions[k].log);
+			for (int32_t k = 0; k < t->npartitions; k++)
+				if (t->partitions[k]->log)
+					log_close(t->partitions[k]->log);
 			topic_free(t);
 		}
 		return rc;
@@ -368,7 +408,7 @@ static logdir_checkpoint_entry *collect(int which, int *n)
 	for (int32_t i = 0; i < reg.ntopics; i++) {
 		brk_topic *t = reg.topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++) {
-			log_partition *lp = t->partitions[p].log;
+			log_partition *lp = t->partitions[p]->log;
 			if (!lp)
 				continue;
 			snprintf(e[k].topic, sizeof(e[k].topic), "%s", t->meta->name);
@@ -474,7 +514,7 @@ static void on_flush_timer(brk_loop *loop, void *arg)
 	for (int32_t i = 0; i < reg.ntopics; i++) {
 		brk_topic *t = reg.topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++) {
-			brk_partition *bp = &t->partitions[p];
+			brk_partition *bp = t->partitions[p];
 			if (bp->log && !bp->flushing && log_flush_due(bp->log, now))
 				brk_partition_flush(bp);
 		}
@@ -634,8 +674,8 @@ int brk_partitions_open(bool clean)
 		rc = topic_open(ctl_topic_at(server.ctl, i), clean, false, &ck, &t);
 		if (!rc && (rc = reg_add(t)) != 0) {
 			for (int32_t p = 0; p < t->npartitions; p++)
-				if (t->partitions[p].log)
-					log_close(t->partitions[p].log);
+				if (t->partitions[p]->log)
+					log_close(t->partitions[p]->log);
 			topic_free(t);
 		}
 	}
@@ -674,7 +714,7 @@ int brk_partitions_shutdown(void)
 	for (int32_t i = 0; i < reg.ntopics; i++) {
 		brk_topic *t = reg.topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++) {
-			brk_partition *bp = &t->partitions[p];
+			brk_partition *bp = t->partitions[p];
 			brk_watchlist_detach_all(&bp->waiters);
 			if (bp->log) {
 				int r = log_flush(bp->log);
@@ -693,8 +733,8 @@ int brk_partitions_shutdown(void)
 	for (int32_t i = 0; i < reg.ntopics; i++) {
 		brk_topic *t = reg.topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++)
-			if (t->partitions[p].log)
-				log_close(t->partitions[p].log);
+			if (t->partitions[p]->log)
+				log_close(t->partitions[p]->log);
 		topic_free(t);
 	}
 	free(reg.topics);
@@ -728,7 +768,7 @@ int brk_partitions_delete_topic(const char *name)
 	 * could look at it, then remove the data. */
 	reg_remove(t);
 	for (int32_t p = 0; p < t->npartitions; p++) {
-		brk_partition *bp = &t->partitions[p];
+		brk_partition *bp = t->partitions[p];
 		brk_watchlist_detach_all(&bp->waiters);
 		if (bp->log) {
 			int rc = log_delete(bp->log);
@@ -762,5 +802,51 @@ int brk_create_topic(const char *name, int32_t partitions, int16_t replication_f
 	}
 	if (out)
 		*out = t;
+	return KERR_NONE;
+}
+
+int brk_add_partitions(const char *name, int32_t count, const ctl_replica_list *assignments,
+		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize)
+{
+	int err = ctl_add_partitions(server.ctl, name, count, assignments, nassignments, true, msg,
+				     msgsize);
+	if (err || validate_only)
+		return err;
+	brk_topic *t = brk_topic_find(name, (int32_t)strlen(name));
+	if (!t) {
+		/* The registry holds every topic of server.ctl: not reached. */
+		snprintf(msg, msgsize, "The topic's logs are not open on this broker.");
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	int32_t old = t->npartitions;
+	brk_partition **arr = realloc(t->partitions, (size_t)count * sizeof(*arr));
+	if (!arr)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	t->partitions = arr; /* moves the pointers only, never a partition */
+	int64_t now = brk_wall_ms();
+	int rc = 0;
+	int32_t i;
+	for (i = old; i < count; i++) {
+		rc = partition_open(t, i, true, true, NULL, now, &arr[i]);
+		if (rc)
+			break;
+	}
+	if (!rc)
+		err = ctl_add_partitions(server.ctl, name, count, assignments, nassignments, false, msg,
+					 msgsize);
+	if (rc || err) {
+		for (int32_t k = old; k < i; k++) {
+			partition_discard(arr[k]);
+			arr[k] = NULL;
+		}
+		if (rc) {
+			fprintf(stderr, "samsa: cannot create the logs of the new partitions of %s: %s\n",
+				name, rc < 0 && rc > -4096 ? strerror(-rc) : "log error");
+			snprintf(msg, msgsize, "The logs of the new partitions could not be created.");
+			return KERR_KAFKA_STORAGE_ERROR;
+		}
+		return err;
+	}
+	t->npartitions = count;
 	return KERR_NONE;
 }

@@ -38,7 +38,10 @@ struct brk_topic {
 	const ctl_topic *meta;  /* owned by server.ctl */
 	brk_topic_config cfg;   /* effective config (broker defaults + overrides) */
 	int32_t npartitions;
-	brk_partition *partitions;
+	/* npartitions pointers, each partition allocated alone: the array
+	 * grows (brk_add_partitions) but a partition never moves, so the
+	 * purgatory's watches on p->waiters stay valid. */
+	brk_partition **partitions;
 };
 
 /* Look a topic up by name (a view, len bytes) or by topic id; NULL if unknown. */
@@ -78,6 +81,21 @@ int brk_partitions_create_topic(const ctl_topic *t);
 int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
 		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
 		     const ctl_topic **out);
+
+/*
+ * Add partitions to topic name up to count in all (CreatePartitions; Kafka's
+ * ReplicationControlManager.createPartitions): ctl_add_partitions' checks,
+ * errors and messages (msg, "" when none). Unless validate_only: the logs of
+ * the new partitions are created first (fresh directories
+ * <log.dir>/<topic>-<i> with their partition.metadata), then server.ctl
+ * records them (metadata file rewritten), then the topic's partition array
+ * in the registry grows. When the logs cannot be created or the metadata
+ * not written, nothing changes (the new logs are removed again) and
+ * KAFKA_STORAGE_ERROR is returned. The existing partitions stay where they
+ * are in memory. Returns a Kafka error code.
+ */
+int brk_add_partitions(const char *name, int32_t count, const ctl_replica_list *assignments,
+		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize);
 
 /*
  * Delete a topic: wake its waiting fetches (they answer

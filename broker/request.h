@@ -69,6 +69,7 @@ int brk_handle_fetch(brk_request *req);
 int brk_handle_list_offsets(brk_request *req);
 int brk_handle_create_topics(brk_request *req);
 int brk_handle_delete_topics(brk_request *req);
+int brk_handle_delete_records(brk_request *req);
 int brk_handle_find_coordinator(brk_request *req);
 int brk_handle_join_group(brk_request *req);
 int brk_handle_heartbeat(brk_request *req);
@@ -89,5 +90,11 @@ int brk_handle_txn_offset_commit(brk_request *req);
 int brk_handle_describe_producers(brk_request *req);
 int brk_handle_describe_transactions(brk_request *req);
 int brk_handle_list_transactions(brk_request *req);
+int brk_handle_describe_configs(brk_request *req);
+int brk_handle_alter_configs(brk_request *req);
+int brk_handle_incremental_alter_configs(brk_request *req);
+int brk_handle_create_partitions(brk_request *req);
+int brk_handle_describe_log_dirs(brk_request *req);
+int brk_handle_describe_cluster(brk_request *req);
 
 #endif

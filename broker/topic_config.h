@@ -26,6 +26,12 @@ typedef struct brk_topic_config {
 	int64_t retention_bytes;          /* retention.bytes (-1 = no limit) */
 	bool compact;                     /* cleanup.policy contains compact */
 	bool delete_policy;               /* cleanup.policy contains delete */
+	int64_t file_delete_delay_ms;     /* file.delete.delay.ms (log.segment.delete.delay.ms) */
+	/* compaction (log.cleaner.* broker defaults; helper H) */
+	int64_t delete_retention_ms;      /* delete.retention.ms */
+	int64_t min_compaction_lag_ms;    /* min.compaction.lag.ms */
+	int64_t max_compaction_lag_ms;    /* max.compaction.lag.ms */
+	double min_cleanable_ratio;       /* min.cleanable.dirty.ratio */
 } brk_topic_config;
 
 /*
@@ -49,15 +55,40 @@ int brk_topic_config_check(const char *name, int32_t name_len, const char *value
 /* Number of known topic configs (for describing every config). */
 int brk_topic_config_count(void);
 
+/* One topic config as DescribeConfigs shows it. */
+typedef struct brk_topic_config_entry {
+	const char *name;
+	char value[BRK_CONFIG_VALUE_MAX];
+	int8_t source;     /* BRK_CONFIG_SOURCE_*: of the value in effect */
+	int8_t type;       /* BRK_CONFIG_TYPE_* (Kafka's LogConfig type) */
+	const char *doc;
+	int nsynonyms;     /* the topic override, then the broker key's layers */
+	brk_config_synonym synonyms[BRK_CONFIG_MAX_SYNONYMS];
+} brk_topic_config_entry;
+
 /*
- * The i-th known topic config (0 <= i < count): its name, and in value
- * (valuesize bytes) its effective value for a topic with these overrides.
- * *is_override tells whether the topic sets it (Kafka's config source
- * DYNAMIC_TOPIC_CONFIG) or it comes from the broker (DEFAULT_CONFIG /
- * STATIC_BROKER_CONFIG). Returns the name, or NULL when i is out of range.
+ * The i-th known topic config (0 <= i < count) of a topic with these
+ * overrides, as Kafka's ConfigHelper.createTopicConfigEntry builds it: the
+ * value (override, else the broker key's effective value, else the fixed
+ * default), the synonyms (the override with source DYNAMIC_TOPIC_CONFIG,
+ * then brk_config_synonyms of the broker key of Kafka's
+ * ServerTopicConfigSynonyms, e.g. retention.ms -> log.retention.ms), the
+ * source of the first synonym (DEFAULT_CONFIG when none), type and
+ * documentation. Returns 0, or -1 when i is out of range.
  */
-const char *brk_topic_config_describe(const brk_config *bc, const ctl_config_entry *overrides,
-				      int32_t noverrides, int i, char *value, size_t valuesize,
-				      bool *is_override);
+int brk_topic_config_entry_at(const brk_config_layers *layers, const ctl_config_entry *overrides,
+			      int32_t noverrides, int i, brk_topic_config_entry *out);
+
+/* The index of topic config name (len bytes), or -1 when unknown. */
+int brk_topic_config_find(const char *name, int32_t len);
+
+/*
+ * For a topic config of Kafka's LIST type (cleanup.policy, the throttled
+ * replica lists), its LogConfig default, the list an APPEND or SUBTRACT of
+ * IncrementalAlterConfigs starts from when the topic has no override
+ * (Kafka's ConfigurationControlManager.getParts); NULL when name is not a
+ * LIST config.
+ */
+const char *brk_topic_config_list_default(const char *name);
 
 #endif

@@ -42,7 +42,12 @@
 #define TOPIC "tin"
 #define OFFSETS_PARTITIONS 3
 
-static const char *const BROKER_CONF[] = {"offsets.topic.num.partitions=3", NULL};
+/* The tests that play the coordinator write without a transaction, which
+ * KIP-890 verification refuses: it is off for them (as it would have to
+ * be on Kafka); the verification tests use VERIFY_CONF. */
+static const char *const BROKER_CONF[] = {"offsets.topic.num.partitions=3",
+					  "transaction.partition.verification.enable=false", NULL};
+static const char *const VERIFY_CONF[] = {"offsets.topic.num.partitions=3", NULL};
 
 /* Kafka error codes used here. */
 enum {
@@ -53,6 +58,8 @@ enum {
 	E_INVALID_GROUP_ID = 24,
 	E_UNKNOWN_MEMBER_ID = 25,
 	E_INVALID_PRODUCER_EPOCH = 47,
+	E_INVALID_TXN_STATE = 48,
+	E_INVALID_PRODUCER_ID_MAPPING = 49,
 	E_FENCED_INSTANCE_ID = 82,
 	E_UNSTABLE_OFFSET_COMMIT = 88,
 };
@@ -350,6 +357,50 @@ static int16_t plain_commit(int fd, const char *group, int32_t partition, int64_
 	return err;
 }
 
+/* InitProducerId v4 of transactional id txn: *pid and *epoch. */
+static void init_txn(int fd, const char *txn, int64_t *pid, int16_t *epoch)
+{
+	k_wbuf body = {.len = 0};
+	kw_cstr(&body, txn);
+	kw_i32(&body, 60000);
+	kw_i64(&body, -1);
+	kw_i16(&body, -1);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
+	kr_i32(&r, "throttle");
+	int16_t err = kr_i16(&r, "error code");
+	*pid = kr_i64(&r, "producer id");
+	*epoch = kr_i16(&r, "producer epoch");
+	kr_tags(&r, "tags");
+	kr_done(&r, "InitProducerId v4");
+	free(resp);
+	ck_assert_msg(err == 0 && *pid >= 0, "InitProducerId %s: error %d", txn, err);
+}
+
+/* AddOffsetsToTxn v3 (key 25) or EndTxn v3 (key 26, commit): the error. */
+static int16_t txn_call(int fd, int16_t key, const char *txn, int64_t pid, int16_t epoch,
+			const char *group, bool commit)
+{
+	k_wbuf body = {.len = 0};
+	kw_cstr(&body, txn);
+	kw_i64(&body, pid);
+	kw_i16(&body, epoch);
+	if (key == 25)
+		kw_cstr(&body, group);
+	else
+		kw_u8(&body, commit ? 1 : 0);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *resp = k_roundtrip(fd, key, 3, &body, &r);
+	kr_i32(&r, "throttle");
+	int16_t err = kr_i16(&r, "error code");
+	kr_tags(&r, "tags");
+	kr_done(&r, key == 25 ? "AddOffsetsToTxn v3" : "EndTxn v3");
+	free(resp);
+	return err;
+}
+
 static h_broker *start(int *fd)
 {
 	h_broker *b = gt_start_broker(BROKER_CONF);
@@ -557,6 +608,78 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* KIP-890 verification (KAFKA-15449): a commit for a group never added
+ * with AddOffsetsToTxn, from a producer id the transactional id does not
+ * have, or after the transaction ended, is refused and writes nothing. */
+START_TEST(test_verification)
+{
+	h_broker *b = gt_start_broker(VERIFY_CONF);
+	gt_create_topic(b, TOPIC, 4);
+	int fd = gt_raw_connect(b);
+	const char *group = "txn-group-v";
+	int64_t pid;
+	int16_t epoch;
+	init_txn(fd, "txn-offsets", &pid, &epoch);
+	tgroup g = {group, pid, epoch, -1, "", NULL};
+
+	/* never added: INVALID_TXN_STATE (v3: Kafka's default error) */
+	ck_assert_int_eq(txn_commit1(fd, &g, 0, 10), E_INVALID_TXN_STATE);
+	expect(fd, group, 0, -1, false);
+	/* another producer id */
+	tgroup other = {group, pid + 1000, epoch, -1, "", NULL};
+	ck_assert_int_eq(txn_commit1(fd, &other, 0, 11), E_INVALID_PRODUCER_ID_MAPPING);
+	/* added: accepted and pending */
+	ck_assert_int_eq(txn_call(fd, 25, "txn-offsets", pid, epoch, group, false), E_NONE);
+	ck_assert_int_eq(txn_commit1(fd, &g, 0, 12), E_NONE);
+	expect(fd, group, 0, -1, true);
+	/* an older epoch: INVALID_PRODUCER_EPOCH */
+	tgroup old = {group, pid, (int16_t)(epoch - 1), -1, "", NULL};
+	if (epoch > 0)
+		ck_assert_int_eq(txn_commit1(fd, &old, 1, 13), E_INVALID_PRODUCER_EPOCH);
+	ck_assert_int_eq(txn_call(fd, 26, "txn-offsets", pid, epoch, NULL, true), E_NONE);
+	expect(fd, group, 0, 12, false);
+	/* after the commit: not in a transaction any more */
+	ck_assert_int_eq(txn_commit1(fd, &g, 0, 14), E_INVALID_TXN_STATE);
+	expect(fd, group, 0, 12, false);
+	close(fd);
+	c_stop_broker(b);
+}
+END_TEST
+
+/* Pending offsets no coordinator will end (written with verification off)
+ * are aborted at start-up with verification on, with a warning naming the
+ * group and producer id. */
+START_TEST(test_orphans_dropped)
+{
+	int fd;
+	h_broker *b = start(&fd); /* verification off */
+	const char *group = "txn-group-o";
+	int64_t pid = init_pid(fd);
+	tgroup g = {group, pid, 0, -1, "", NULL};
+	ck_assert_int_eq(txn_commit1(fd, &g, 0, 50), E_NONE);
+	expect(fd, group, 0, -1, true);
+	close(fd);
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)) != -1, 1);
+
+	h_broker *b2 = h_broker_new_same_dir(b, VERIFY_CONF);
+	ck_assert(b2 != NULL);
+	ck_assert_int_eq(h_broker_start(b2), 0);
+	fd = gt_raw_connect(b2);
+	expect(fd, group, 0, -1, false);
+	close(fd);
+	char *log = h_broker_read_log(b2);
+	char want[128];
+	snprintf(want, sizeof(want), "group '%s' producer id %lld", group, (long long)pid);
+	ck_assert_msg(log && strstr(log, want), "no pending warning naming %s: %s", want,
+		      log ? log : "");
+	snprintf(want, sizeof(want), "group '%s' (producer id %lld) aborted", group, (long long)pid);
+	ck_assert_msg(strstr(log, want), "no abort warning %s: %s", want, log);
+	free(log);
+	c_stop_broker(b2);
+	h_broker_free(b);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("txn_offsets");
@@ -565,6 +688,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, test_commit_abort);
 	tcase_add_test(tc, test_restart);
 	tcase_add_test(tc, test_errors);
+	tcase_add_test(tc, test_verification);
+	tcase_add_test(tc, test_orphans_dropped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -60,6 +60,8 @@ enum {
 	E_INVALID_PRODUCER_EPOCH = 47,
 	E_INVALID_TXN_STATE = 48,
 	E_TRANSACTION_COORDINATOR_FENCED = 52,
+	E_INVALID_TOPIC_EXCEPTION = 17,
+	E_INVALID_PRODUCER_ID_MAPPING = 49,
 	E_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
 };
 
@@ -118,9 +120,11 @@ static int64_t init_pid(int fd)
 	return pid;
 }
 
-/* Produce v9 of one batch with transactional id txn (NULL = null), acks -1.
- * Returns the partition's error; *base gets the base offset. */
-static int16_t produce(int fd, const char *txn, int32_t partition, const k_wbuf *batch, int64_t *base)
+/* Produce v9 of one batch to topic with transactional id txn (NULL =
+ * null), acks -1. Returns the partition's error; *base gets the base
+ * offset. */
+static int16_t produce_to(int fd, const char *txn, const char *topic, int32_t partition,
+			  const k_wbuf *batch, int64_t *base)
 {
 	static k_wbuf body;
 	body.len = 0;
@@ -128,7 +132,7 @@ static int16_t produce(int fd, const char *txn, int32_t partition, const k_wbuf 
 	kw_i16(&body, -1);
 	kw_i32(&body, 10000);
 	kw_uvarint(&body, 2);
-	kw_cstr(&body, TOPIC);
+	kw_cstr(&body, topic);
 	kw_uvarint(&body, 2);
 	kw_i32(&body, partition);
 	kw_uvarint(&body, batch->len + 1);
@@ -144,6 +148,12 @@ static int16_t produce(int fd, const char *txn, int32_t partition, const k_wbuf 
 	if (base)
 		*base = b;
 	return err;
+}
+
+/* produce_to TOPIC. */
+static int16_t produce(int fd, const char *txn, int32_t partition, const k_wbuf *batch, int64_t *base)
+{
+	return produce_to(fd, txn, TOPIC, partition, batch, base);
 }
 
 typedef struct fbatch {
@@ -428,12 +438,17 @@ static const pstate *find_pstate(const pstate *ps, int n, int64_t pid)
 
 /* ---- set-up ---- */
 
-static h_broker *start(int *fd)
+/* The tests that play the coordinator produce transactional batches no
+ * transaction holds, which KIP-890 verification refuses: it is off for
+ * them, as it would have to be on Kafka. */
+static const char *const NO_VERIFY[] = {"transaction.partition.verification.enable=false", NULL};
+
+static h_broker *start_broker(int *fd, bool verify)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	TS0 = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-	h_broker *b = c_start_broker(NULL);
+	h_broker *b = c_start_broker(verify ? NULL : NO_VERIFY);
 	rd_kafka_t *p = c_producer(b, NULL);
 	char errstr[256];
 	ck_assert_msg(c_create_topic(p, TOPIC, 2, 1, NULL, errstr, sizeof(errstr)) == 0,
@@ -443,6 +458,11 @@ static h_broker *start(int *fd)
 	*fd = w_connect(b->port, h_scaled_ms(5000));
 	ck_assert_int_ge(*fd, 0);
 	return b;
+}
+
+static h_broker *start(int *fd)
+{
+	return start_broker(fd, false);
 }
 
 /* ---- consumers ---- */
@@ -822,6 +842,112 @@ START_TEST(test_produce_rules)
 }
 END_TEST
 
+/* InitProducerId v4 of transactional id txn: the producer id, epoch in *epoch. */
+static int64_t init_txn(int fd, const char *txn, int16_t *epoch)
+{
+	k_wbuf body = {.len = 0};
+	kw_cstr(&body, txn);
+	kw_i32(&body, 60000);
+	kw_i64(&body, -1);
+	kw_i16(&body, -1);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
+	kr_i32(&r, "throttle");
+	int16_t err = kr_i16(&r, "error code");
+	int64_t pid = kr_i64(&r, "producer id");
+	*epoch = kr_i16(&r, "producer epoch");
+	kr_tags(&r, "tags");
+	kr_done(&r, "InitProducerId v4");
+	free(resp);
+	ck_assert_msg(err == 0 && pid >= 0, "InitProducerId %s: error %d", txn, err);
+	return pid;
+}
+
+/* AddPartitionsToTxn v3 of TOPIC-partition: the partition's error. */
+static int16_t add_partition(int fd, const char *txn, int64_t pid, int16_t epoch, int32_t partition)
+{
+	k_wbuf body = {.len = 0};
+	kw_cstr(&body, txn);
+	kw_i64(&body, pid);
+	kw_i16(&body, epoch);
+	kw_uvarint(&body, 2);
+	kw_cstr(&body, TOPIC);
+	kw_uvarint(&body, 2);
+	kw_i32(&body, partition);
+	kw_tags0(&body);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *resp = k_roundtrip(fd, 24, 3, &body, &r);
+	kr_i32(&r, "throttle");
+	int64_t nt = (int64_t)kr_uvarint(&r, "topics") - 1;
+	int16_t err = -1;
+	for (int64_t i = 0; i < nt; i++) {
+		char name[64];
+		kr_cstr(&r, name, sizeof(name), "name");
+		int64_t np = (int64_t)kr_uvarint(&r, "partitions") - 1;
+		for (int64_t j = 0; j < np; j++) {
+			kr_i32(&r, "index");
+			err = kr_i16(&r, "error");
+			kr_tags(&r, "tags");
+		}
+		kr_tags(&r, "tags");
+	}
+	kr_tags(&r, "tags");
+	kr_done(&r, "AddPartitionsToTxn v3");
+	free(resp);
+	return err;
+}
+
+/* KIP-890 verification of transactional produce (on by default), the
+ * producer id -1 rule, and Produce to the internal topics. */
+START_TEST(test_verification)
+{
+	int fd;
+	h_broker *b = start_broker(&fd, true);
+	int16_t epoch;
+	int64_t pid = init_txn(fd, TXN_ID, &epoch);
+	k_wbuf batch;
+	int64_t base;
+	fetch_res f;
+
+	/* a real transactional producer, partition never added */
+	build_batch(&batch, 1, 0, pid, epoch, 0, true);
+	ck_assert_int_eq(produce(fd, TXN_ID, 0, &batch, &base), E_INVALID_TXN_STATE);
+	/* an unknown producer id / transactional id */
+	build_batch(&batch, 1, 0, 999999, 0, 0, true);
+	ck_assert_int_eq(produce(fd, "no-such-txn", 0, &batch, &base),
+			 E_INVALID_PRODUCER_ID_MAPPING);
+	ck_assert_int_eq(produce(fd, TXN_ID, 0, &batch, &base), E_INVALID_PRODUCER_ID_MAPPING);
+	fetch(fd, 0, 0, 0, &f);
+	ck_assert_int_eq(f.hw, 0);
+	/* producer id -1: a plain batch (Kafka: batch.hasProducerId), which
+	 * opens no transaction */
+	build_batch(&batch, 1, 0, -1, -1, -1, true);
+	ck_assert_int_eq(produce(fd, TXN_ID, 0, &batch, &base), E_NONE);
+	fetch(fd, 0, 0, 0, &f);
+	ck_assert_int_eq(f.hw, 1);
+	ck_assert_int_eq(f.lso, 1);
+	/* added: accepted; another partition of the same producer is not */
+	ck_assert_int_eq(add_partition(fd, TXN_ID, pid, epoch, 0), E_NONE);
+	build_batch(&batch, 1, 1, pid, epoch, 0, true);
+	ck_assert_int_eq(produce(fd, TXN_ID, 0, &batch, &base), E_NONE);
+	ck_assert_int_eq(base, 1);
+	build_batch(&batch, 1, 2, pid, epoch, 1, true);
+	ck_assert_int_eq(produce(fd, TXN_ID, 0, &batch, &base), E_NONE);
+	build_batch(&batch, 1, 1, pid, epoch, 0, true);
+	ck_assert_int_eq(produce(fd, TXN_ID, 1, &batch, &base), E_INVALID_TXN_STATE);
+	/* the internal topics */
+	build_batch(&batch, 1, 0, -1, -1, -1, false);
+	ck_assert_int_eq(produce_to(fd, NULL, "__consumer_offsets", 0, &batch, &base),
+			 E_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(produce_to(fd, NULL, "__transaction_state", 0, &batch, &base),
+			 E_INVALID_TOPIC_EXCEPTION);
+	close(fd);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("txn_partitions");
@@ -831,6 +957,7 @@ int main(void)
 	tcase_add_test(tc, test_delayed_fetch);
 	tcase_add_test(tc, test_marker_errors);
 	tcase_add_test(tc, test_produce_rules);
+	tcase_add_test(tc, test_verification);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

@@ -702,6 +702,32 @@ static int create_offsets_topic(void)
 					 cfg->offsets_topic_segment_bytes);
 }
 
+/* The start-up warning about transactions left open in __consumer_offsets:
+ * the first few groups and producer ids by name, then how many more. */
+static void warn_pending(int64_t npending)
+{
+	char names[512];
+	size_t len = 0;
+	int64_t shown = 0;
+	names[0] = 0;
+	grp_group *g;
+	for (int32_t i = 0; (g = grp_at(i)) != NULL; i++) {
+		int64_t pid;
+		for (int32_t j = 0; shown < 3 && grp_txn_at(g->txns, j, &pid) != NULL; j++) {
+			int w = snprintf(names + len, sizeof(names) - len, "%sgroup '%.64s' producer id %lld",
+					 shown ? ", " : "", g->group_id, (long long)pid);
+			if (w > 0 && (size_t)w < sizeof(names) - len)
+				len += (size_t)w;
+			shown++;
+		}
+	}
+	fprintf(stderr, "samsa: %lld transactional offset commit(s) in %s are still pending: %s",
+		(long long)npending, GRP_OFFSETS_TOPIC, names);
+	if (npending > shown)
+		fprintf(stderr, " and %lld more", (long long)(npending - shown));
+	fprintf(stderr, "\n");
+}
+
 /*
  * Loading is synchronous, before the listeners open, so no client ever sees
  * a partition of __consumer_offsets being loaded: Kafka's
@@ -762,8 +788,7 @@ int grp_store_open(void)
 		fprintf(stderr, "samsa: loaded %d group(s) and %lld committed offset(s) from %s\n",
 			(int)ngroups, (long long)noffsets, GRP_OFFSETS_TOPIC);
 	if (npending > 0)
-		fprintf(stderr, "samsa: %lld transactional offset commit(s) in %s are still pending\n",
-			(long long)npending, GRP_OFFSETS_TOPIC);
+		warn_pending(npending);
 	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
 	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
 				     NULL);

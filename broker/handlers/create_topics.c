@@ -20,16 +20,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/dynamic_config.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/topic_config.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
-
-/* Kafka's DescribeConfigs config sources. */
-#define CONFIG_SOURCE_DYNAMIC_TOPIC 1
-#define CONFIG_SOURCE_DEFAULT 5
 
 static char *arena_strdup(proto_arena *a, const char *p, int32_t len)
 {
@@ -140,29 +137,32 @@ static bool *find_duplicates(brk_request *req, const CreateTopicsRequest *m)
 	return dup;
 }
 
+/* The topic's configs as DescribeConfigs shows them (v5+, KIP-525): value
+ * and source from brk_topic_config_entry_at. */
 static int fill_configs(brk_request *req, CreateTopicsResponse_CreatableTopicResult *r,
 			const ctl_config_entry *ov, int32_t nov)
 {
 	int n = brk_topic_config_count();
 	r->configs = proto_arena_alloc(req->arena, (size_t)n * sizeof(*r->configs));
-	if (!r->configs)
+	brk_topic_config_entry *te = proto_arena_alloc(req->arena, sizeof(*te));
+	if (!r->configs || !te)
 		return -1;
-	r->configs_count = n;
+	brk_config_layers layers;
+	brk_dynamic_config_layers(&layers);
+	r->configs_count = 0;
 	for (int i = 0; i < n; i++) {
-		CreateTopicsResponse_CreatableTopicConfigs *c = &r->configs[i];
+		if (brk_topic_config_entry_at(&layers, ov, nov, i, te) != 0)
+			break;
+		CreateTopicsResponse_CreatableTopicConfigs *c = &r->configs[r->configs_count++];
 		CreateTopicsResponse_CreatableTopicConfigs_init(c);
-		char value[256];
-		bool is_override;
-		const char *name = brk_topic_config_describe(&server.cfg, ov, nov, i, value,
-							     sizeof(value), &is_override);
-		c->name = proto_cstr(name);
-		char *v = arena_msg(req->arena, value);
+		c->name = proto_cstr(te->name);
+		char *v = arena_msg(req->arena, te->value);
 		if (!v)
 			return -1;
 		c->value = proto_cstr(v);
 		c->read_only = false;
 		c->is_sensitive = false;
-		c->config_source = is_override ? CONFIG_SOURCE_DYNAMIC_TOPIC : CONFIG_SOURCE_DEFAULT;
+		c->config_source = te->source;
 	}
 	return 0;
 }

@@ -6,9 +6,7 @@
  * auto.create.topics.enable is set, as Kafka's KafkaApis.getTopicMetadata;
  * the topic is created synchronously and answered ready (error NONE).
  */
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "broker/partitions.h"
 #include "broker/request.h"
@@ -26,27 +24,6 @@
 #define CLUSTER_ALL_OPERATIONS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | \
 				(1 << 11) | (1 << 12))
 #define AUTHORIZED_OPERATIONS_OMITTED INT32_MIN
-
-static char hostname_buf[256];
-
-static const brk_listener *advertised_listener(void)
-{
-	if (server.cfg.nadvertised > 0)
-		return &server.cfg.advertised[0];
-	if (server.cfg.nlisteners > 0)
-		return &server.cfg.listeners[0];
-	return NULL;
-}
-
-/* Kafka advertises the canonical host name when the listener has no host. */
-static const char *advertised_host(const brk_listener *l)
-{
-	if (l && l->host[0])
-		return l->host;
-	if (!hostname_buf[0] && gethostname(hostname_buf, sizeof(hostname_buf) - 1) != 0)
-		snprintf(hostname_buf, sizeof(hostname_buf), "localhost");
-	return hostname_buf;
-}
 
 /* Create the topic named (name, len) with the auto-creation settings.
  * Internal topics get their coordinator settings (offsets.topic.*,
@@ -146,13 +123,13 @@ int brk_handle_metadata(brk_request *req)
 	resp.throttle_time_ms = 0;
 	resp.error_code = KERR_NONE;
 
-	const brk_listener *l = advertised_listener();
+	const brk_listener *l = brk_config_advertised(&server.cfg);
 	resp.brokers = proto_arena_alloc(req->arena, sizeof(*resp.brokers));
 	if (!resp.brokers)
 		return BRK_CLOSE;
 	MetadataResponse_MetadataResponseBroker_init(&resp.brokers[0]);
 	resp.brokers[0].node_id = server.cfg.broker_id;
-	resp.brokers[0].host = proto_cstr(advertised_host(l));
+	resp.brokers[0].host = proto_cstr(brk_config_advertised_host(l));
 	resp.brokers[0].port = l ? l->port : 9092;
 	resp.brokers_count = 1;
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);

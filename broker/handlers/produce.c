@@ -22,10 +22,18 @@
  *    coordinator's marker, WriteTxnMarkers). Non-transactional batches in
  *    such a request are appended as usual, as Kafka does (it only looks at
  *    the transactional ones). A plain batch from a producer whose
- *    transaction is open here: INVALID_TXN_STATE. Partition verification
- *    (KIP-890, transaction.partition.verification.enable) would check
- *    with the transaction coordinator that the partition was added to the
- *    transaction first: see the marked place in produce_one;
+ *    transaction is open here: INVALID_TXN_STATE;
+ *  - a topic of the coordinators (__consumer_offsets,
+ *    __transaction_state): INVALID_TOPIC_EXCEPTION unless the client id is
+ *    "__admin_client" (ReplicaManager.appendToLocalLog, internalTopicsAllowed);
+ *  - KIP-890 verification (txn/verify.h), after the batch checks below:
+ *    the first transactional batch (producer id >= 0) of a producer in a
+ *    partition must be in its ongoing transaction (v12+: is added to it):
+ *    INVALID_PRODUCER_ID_MAPPING, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE
+ *    (v11: TRANSACTION_ABORTABLE), NOT_ENOUGH_REPLICAS when the
+ *    coordinator cannot answer now (CONCURRENT_TRANSACTIONS), as
+ *    ReplicaManager.handleProduceAppend; a transactional batch with
+ *    producer id -1 is a plain batch (Kafka checks batch.hasProducerId);
  *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS;
  *  - the records: exactly one v2 batch (INVALID_RECORD), then
  *    proto_batches_validate (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
@@ -45,9 +53,12 @@
  */
 #include <string.h>
 
+#include "broker/group/store.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/store.h"
+#include "broker/txn/verify.h"
 #include "protocol/batch.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -87,6 +98,39 @@ static void partition_error(ProduceResponse_PartitionProduceResponse *pr, int er
 		pr->error_message = proto_cstr(msg);
 }
 
+/* Kafka's Topic.isInternal: the coordinators' topics, written by the
+ * broker only. */
+static bool is_internal_topic(const char *name)
+{
+	return strcmp(name, GRP_OFFSETS_TOPIC) == 0 || strcmp(name, TXN_STATE_TOPIC) == 0;
+}
+
+/* KIP-890 partition verification of a transactional batch (txn/verify.h),
+ * with ReplicaManager.handleProduceAppend's translation of the
+ * coordinator's retriable errors; *msg gets Kafka's message, if any. */
+static int16_t verify_txn_batch(brk_request *req, const ProduceRequest *m, brk_partition *p,
+				const proto_records *r, const char **msg)
+{
+	proto_batch_info b;
+	*msg = NULL;
+	if (m->transactional_id.len < 0 || r->len <= 0 ||
+	    proto_batch_header(r->ptr, (size_t)r->len, &b) != 0 ||
+	    !(b.attributes & PROTO_ATTR_TRANSACTIONAL) || b.producer_id < 0)
+		return KERR_NONE; /* producer id -1: a plain batch, as Kafka's hasProducerId */
+	txn_write_op op = txn_write_op_for_produce(req->api_version);
+	int16_t err = txn_verify_write(m->transactional_id, b.producer_id, b.producer_epoch, p,
+				       op, req->now_ms);
+	if (err == KERR_INVALID_TXN_STATE)
+		*msg = "Partition was not added to the transaction";
+	if (err == KERR_COORDINATOR_NOT_AVAILABLE || err == KERR_NOT_COORDINATOR ||
+	    err == KERR_COORDINATOR_LOAD_IN_PROGRESS ||
+	    (err == KERR_CONCURRENT_TRANSACTIONS && op != TXN_WRITE_ADD_PARTITION)) {
+		*msg = "Unable to verify the partition has been added to the transaction";
+		err = KERR_NOT_ENOUGH_REPLICAS;
+	}
+	return err;
+}
+
 static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t, brk_partition *p,
 			const ProduceRequest_PartitionProduceData *pd,
 			ProduceResponse_PartitionProduceResponse *pr)
@@ -98,6 +142,13 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	}
 	if (!p) {
 		partition_error(pr, KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
+		return;
+	}
+	/* ReplicaManager.appendToLocalLog: internalTopicsAllowed only for
+	 * Kafka's own admin client id */
+	if (is_internal_topic(t->meta->name) &&
+	    !(req->client_id.len == 14 && memcmp(req->client_id.ptr, "__admin_client", 14) == 0)) {
+		partition_error(pr, KERR_INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic");
 		return;
 	}
 	if (!p->log) {
@@ -122,6 +173,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		.timestamp_after_max_ms = t->cfg.timestamp_after_max_ms,
 		.log_append_time = t->cfg.log_append_time,
 		.allow_zstd = v >= 7,
+		.compacted = t->cfg.compact,
 	};
 	int nbatches = 0;
 	int64_t nrecords = 0;
@@ -143,13 +195,12 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 				"The batch is larger than the topic's segment.bytes");
 		return;
 	}
-	/*
-	 * KIP-890 partition verification goes here: when the request has a
-	 * transactional id and the batch is transactional, ask the
-	 * transaction coordinator whether this partition is part of the
-	 * producer's ongoing transaction before anything is appended
-	 * (INVALID_PRODUCER_ID_MAPPING / INVALID_TXN_STATE when not).
-	 */
+	const char *vmsg;
+	int16_t verr = verify_txn_batch(req, m, p, &pd->records, &vmsg);
+	if (verr != KERR_NONE) {
+		partition_error(pr, verr, vmsg);
+		return;
+	}
 
 	/* The records are a view into the request frame, which the
 	 * connection owns and does not reuse until the response: patch it

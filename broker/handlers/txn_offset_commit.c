@@ -32,11 +32,16 @@
  *    INVALID_PRODUCER_EPOCH), INVALID_TXN_STATE, COORDINATOR_NOT_AVAILABLE,
  *    NOT_COORDINATOR, UNKNOWN_SERVER_ERROR (batch too large).
  *
- * Not done: Kafka 3.6+'s transaction verification (KIP-890 part 1: the
- * broker asks the transaction coordinator whether __consumer_offsets was
- * added to the transaction, answering INVALID_TXN_STATE or
- * INVALID_PRODUCER_ID_MAPPING when not) and v5's implicit AddOffsetsToTxn
- * (KIP-890 part 2); the epoch is checked by the log only.
+ * Before the group is looked at (after INVALID_GROUP_ID and the producer
+ * id check), KIP-890 verification (KAFKA-15449; txn/verify.h, when
+ * transaction.partition.verification.enable): the group's
+ * __consumer_offsets partition must be in the ongoing transaction of that
+ * transactional id, producer id and epoch (AddOffsetsToTxn), unless the
+ * producer already wrote to it in this transaction; else, for every
+ * partition and with nothing written: INVALID_PRODUCER_ID_MAPPING,
+ * INVALID_PRODUCER_EPOCH, CONCURRENT_TRANSACTIONS, INVALID_TXN_STATE (v4:
+ * TRANSACTION_ABORTABLE). v5 (transaction version 2) adds the partition to
+ * the transaction instead, as Kafka's implicit AddOffsetsToTxn.
  */
 #include <string.h>
 
@@ -47,12 +52,30 @@
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/verify.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
+/* KIP-890 verification (txn/verify.h) of the group's __consumer_offsets
+ * partition in the producer's transaction: CoordinatorPartitionWriter
+ * .maybeStartTransactionVerification, before the group is looked at. */
+static int verify_txn(const brk_request *req, const TxnOffsetCommitRequest *m)
+{
+	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	if (!t || t->npartitions <= 0)
+		return KERR_NONE; /* the write answers COORDINATOR_NOT_AVAILABLE */
+	brk_partition *p = brk_topic_partition(
+		t, grp_partition_for(m->group_id.ptr, m->group_id.len, t->npartitions));
+	if (!p)
+		return KERR_NONE;
+	return txn_verify_write(m->transactional_id, m->producer_id, m->producer_epoch, p,
+				txn_write_op_for_txn_offset_commit(req->api_version), req->now_ms);
+}
+
 /* The group-level error for the request, before any write; *create is set
  * when the group is unknown and must be created for a simple commit. */
-static int group_error(const TxnOffsetCommitRequest *m, grp_group **g, bool *create)
+static int group_error(const brk_request *req, const TxnOffsetCommitRequest *m, grp_group **g,
+		       bool *create)
 {
 	*g = NULL;
 	*create = false;
@@ -60,6 +83,9 @@ static int group_error(const TxnOffsetCommitRequest *m, grp_group **g, bool *cre
 		return KERR_INVALID_GROUP_ID;
 	if (m->producer_id < 0)
 		return KERR_INVALID_PRODUCER_ID_MAPPING;
+	int err = verify_txn(req, m);
+	if (err)
+		return err;
 	*g = grp_find(m->group_id.ptr, m->group_id.len);
 	if (*g)
 		return grp_validate_txn_commit(*g, m->member_id, m->generation_id,
@@ -80,7 +106,7 @@ int brk_handle_txn_offset_commit(brk_request *req)
 
 	grp_group *g;
 	bool create;
-	int group_err = group_error(&m, &g, &create);
+	int group_err = group_error(req, &m, &g, &create);
 
 	TxnOffsetCommitResponse resp;
 	TxnOffsetCommitResponse_init(&resp);

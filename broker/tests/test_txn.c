@@ -108,6 +108,7 @@ int32_t txn_store_coordinator_epoch(proto_str id)
 static const char *const topic_names[NTOPICS] = { "t", "u", "__consumer_offsets" };
 static brk_topic topics[NTOPICS];
 static brk_partition parts[NTOPICS][4];
+static brk_partition *part_ptrs[NTOPICS][4]; /* brk_topic.partitions holds pointers */
 static bool topic_deleted[NTOPICS];
 
 brk_topic *brk_topic_find(const char *name, int32_t len)
@@ -121,7 +122,7 @@ brk_topic *brk_topic_find(const char *name, int32_t len)
 
 brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
 {
-	return index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
+	return index >= 0 && index < t->npartitions ? t->partitions[index] : NULL;
 }
 
 typedef struct marker {
@@ -187,9 +188,10 @@ static void setup(void)
 	brk_config_defaults(&server.cfg);
 	for (int i = 0; i < NTOPICS; i++) {
 		topics[i].npartitions = 4;
-		topics[i].partitions = parts[i];
+		topics[i].partitions = part_ptrs[i];
 		topic_deleted[i] = false;
 		for (int k = 0; k < 4; k++) {
+			part_ptrs[i][k] = &parts[i][k];
 			parts[i][k].topic = &topics[i];
 			parts[i][k].index = k;
 		}
@@ -477,6 +479,44 @@ START_TEST(test_fence)
 	ck_assert_int_eq(end("f", pid, epoch, true, 40), KERR_PRODUCER_FENCED);
 	ck_assert_int_eq(txn_add_offsets(S("f"), pid, epoch, S("g"), 40), KERR_PRODUCER_FENCED);
 	ck_assert_int_eq(add("f", pid2, epoch2, "t", 2, 40), KERR_NONE);
+}
+END_TEST
+
+/* txn_verify_partition (KIP-890 verification of one write): the id, its
+ * producer id and epoch, an Ongoing transaction holding the partition. */
+START_TEST(test_verify_partition)
+{
+	int64_t pid;
+	int16_t epoch;
+	init_ok("vp", 60000, 10, &pid, &epoch);
+	/* Empty: nothing added yet */
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(add("vp", pid, epoch, "t", 0, 20), KERR_NONE);
+	int n = nrecs;
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_NONE);
+	ck_assert_int_eq(nrecs, n); /* nothing written */
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 1), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "u", 0), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid + 1, epoch, "t", 0),
+			 KERR_INVALID_PRODUCER_ID_MAPPING);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), -1, -1, "t", 0),
+			 KERR_INVALID_PRODUCER_ID_MAPPING);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, (int16_t)(epoch - 1), "t", 0),
+			 KERR_PRODUCER_FENCED);
+	ck_assert_int_eq(txn_verify_partition(S("nope"), pid, epoch, "t", 0),
+			 KERR_INVALID_PRODUCER_ID_MAPPING);
+	ck_assert_int_eq(txn_verify_partition(S(""), pid, epoch, "t", 0), KERR_INVALID_REQUEST);
+	/* committed: the partition is no longer in an ongoing transaction */
+	ck_assert_int_eq(end("vp", pid, epoch, true, 30), KERR_NONE);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
+	/* a failed marker keeps Prepare*: CONCURRENT_TRANSACTIONS */
+	ck_assert_int_eq(add("vp", pid, epoch, "t", 0, 40), KERR_NONE);
+	snprintf(marker_fail_tp, sizeof(marker_fail_tp), "t-0");
+	marker_fail_err = KERR_KAFKA_STORAGE_ERROR;
+	ck_assert_int_eq(end("vp", pid, epoch, false, 50), KERR_NONE);
+	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0),
+			 KERR_CONCURRENT_TRANSACTIONS);
+	marker_fail_tp[0] = 0;
 }
 END_TEST
 
@@ -847,6 +887,7 @@ int main(void)
 	tcase_add_test(tc, test_start_completes_prepared);
 	tcase_add_test(tc, test_many_ids);
 	tcase_add_test(tc, test_config_keys);
+	tcase_add_test(tc, test_verify_partition);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -712,6 +712,21 @@ int16_t txn_verify_partitions(proto_str id, int64_t pid, int16_t epoch, const tx
 	return KERR_NONE;
 }
 
+int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const char *topic,
+			     int32_t partition)
+{
+	if (id.len <= 0)
+		return KERR_INVALID_REQUEST;
+	txn_meta *m = txn_find(id.ptr, id.len);
+	int16_t err = check_producer(m, pid, epoch, brk_wall_ms());
+	if (err)
+		return err;
+	txn_tp_ref r = { proto_cstr(topic), partition };
+	if (m->state != TXN_ONGOING || !has_tp(m, &r))
+		return KERR_TRANSACTION_ABORTABLE;
+	return KERR_NONE;
+}
+
 int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str group, int64_t now_ms)
 {
 	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));

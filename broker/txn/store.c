@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "broker/group/group.h"
+#include "broker/group/store.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/internal_topic.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
@@ -21,6 +23,7 @@
 #include "protocol/batch.h"
 #include "protocol/err.h"
 #include "protocol/records.h"
+#include "storage/log.h"
 
 /* Reused buffers (loop thread only): the batch and one key/value pair. */
 static proto_writer batch_buf;
@@ -56,6 +59,15 @@ int32_t txn_store_coordinator_epoch(proto_str id)
 	return p ? brk_partition_leader_epoch(p) : -1;
 }
 
+/* One line on stderr for a transactional id whose record cannot be
+ * written (answered UNKNOWN_SERVER_ERROR); the id is cut at 40 bytes. */
+static void log_unstorable(proto_str id, const char *why)
+{
+	fprintf(stderr, "samsa: transactional id '%.*s%s' (%d bytes) cannot be stored in %s: %s\n",
+		id.len > 40 ? 40 : (int)id.len, id.ptr, id.len > 40 ? "..." : "", (int)id.len,
+		TXN_STATE_TOPIC, why);
+}
+
 int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
 {
 	brk_partition *p = partition_of(id);
@@ -67,19 +79,25 @@ int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
 	size_t klen = kv_buf.len;
 	if (v)
 		txn_value_encode(&kv_buf, v);
-	if (kv_buf.err)
+	if (kv_buf.err) {
+		log_unstorable(id, "its record does not encode (a key string holds at most 32767 bytes)");
 		return KERR_UNKNOWN_SERVER_ERROR;
+	}
 	proto_writer_reset(&batch_buf);
 	proto_batch_builder b;
 	proto_batch_builder_begin(&b, &batch_buf);
 	proto_batch_builder_add(&b, now_ms, kv_buf.buf, (int32_t)klen, v ? kv_buf.buf + klen : NULL,
 				v ? (int32_t)(kv_buf.len - klen) : -1);
 	int32_t size = proto_batch_builder_finish(&b);
-	if (size < 0)
+	if (size < 0) {
+		log_unstorable(id, "building its record batch failed");
 		return KERR_UNKNOWN_SERVER_ERROR;
+	}
 	int rc = brk_internal_append(p, batch_buf.buf + b.start, size, id.ptr, id.len, now_ms);
-	if (rc == BRK_INTERNAL_TOO_LARGE)
+	if (rc == BRK_INTERNAL_TOO_LARGE) {
+		log_unstorable(id, "its record is larger than the partition accepts");
 		return KERR_UNKNOWN_SERVER_ERROR;
+	}
 	return (int16_t)rc;
 }
 
@@ -240,6 +258,71 @@ static int create_state_topic(void)
 					 cfg->transaction_state_log_segment_bytes);
 }
 
+/* Whether some transactional id of producer pid has a transaction that is
+ * not complete (Ongoing, Prepare*): its coordinator will end it. */
+static bool producer_has_open_txn(int64_t pid)
+{
+	txn_meta *m;
+	for (int32_t i = 0; (m = txn_at(i)) != NULL; i++)
+		if (m->producer_id == pid && m->state != TXN_EMPTY && m->state != TXN_COMPLETE_COMMIT &&
+		    m->state != TXN_COMPLETE_ABORT && m->state != TXN_DEAD)
+			return true;
+	return false;
+}
+
+/*
+ * Pending transactional offsets (group store, loaded before) of a producer
+ * that no transaction in the loaded __transaction_state has open: no
+ * coordinator will ever end them (they predate transaction verification,
+ * or were written with it disabled), so OffsetFetch with require_stable
+ * would answer UNSTABLE_OFFSET_COMMIT for good. They are aborted as the
+ * coordinator would: an abort marker in the group's __consumer_offsets
+ * partition (at the producer's epoch and coordinator epoch there), which
+ * also drops them from every group of that partition (grp_txn_completed)
+ * and closes the transaction in the log. Only with
+ * transaction.partition.verification.enable, under which a transactional
+ * offset commit can only come from an ongoing transaction.
+ */
+static void abort_orphan_offsets(int64_t now_ms)
+{
+	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	if (!t || t->npartitions <= 0)
+		return;
+	/* One (group, producer) at a time: the marker changes the sets; the
+	 * bound only guards against a set that would not shrink. */
+	for (int32_t round = 0; round < 100000; round++) {
+		grp_group *g, *found = NULL;
+		int64_t pid = -1;
+		for (int32_t i = 0; !found && (g = grp_at(i)) != NULL; i++) {
+			int64_t q;
+			for (int32_t j = 0; grp_txn_at(g->txns, j, &q) != NULL; j++)
+				if (!producer_has_open_txn(q)) {
+					found = g;
+					pid = q;
+					break;
+				}
+		}
+		if (!found)
+			return;
+		int32_t idx = grp_partition_for(found->group_id, (int32_t)strlen(found->group_id),
+						t->npartitions);
+		brk_partition *p = brk_topic_partition(t, idx);
+		const log_producer_entry *e = p && p->log ? log_producer_find(p->log, pid) : NULL;
+		int16_t err = KERR_NOT_LEADER_OR_FOLLOWER;
+		if (p)
+			err = brk_partition_write_txn_marker(p, pid, e && e->epoch >= 0 ? e->epoch : 0,
+							     e && e->coordinator_epoch > 0 ? e->coordinator_epoch : 0,
+							     false, now_ms);
+		fprintf(stderr,
+			"samsa: warning: pending transactional offsets of group '%.64s' (producer id %lld) "
+			"%s: no transaction of that producer is ongoing in %s\n",
+			found->group_id, (long long)pid,
+			err == KERR_NONE ? "aborted" : "could not be aborted", TXN_STATE_TOPIC);
+		if (err != KERR_NONE)
+			grp_txn_completed(idx, pid, false); /* in memory at least */
+	}
+}
+
 int txn_store_open(void)
 {
 	int rc;
@@ -281,5 +364,7 @@ int txn_store_open(void)
 		fprintf(stderr, "samsa: loaded %d transactional id(s) from %s\n", (int)txn_count(),
 			TXN_STATE_TOPIC);
 	txn_coordinator_start(brk_wall_ms());
+	if (server.cfg.transaction_partition_verification_enable)
+		abort_orphan_offsets(brk_wall_ms());
 	return 0;
 }

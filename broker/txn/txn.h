@@ -189,6 +189,27 @@ int16_t txn_verify_partitions(proto_str id, int64_t pid, int16_t epoch, const tx
 			      int32_t n, int16_t missing, int16_t *errs);
 
 /*
+ * Verify one partition for a transactional write made by this broker (a
+ * Produce of transactional batches, a TxnOffsetCommit): KIP-890 part 1,
+ * what Kafka's ReplicaManager asks the coordinator through
+ * AddPartitionsToTxnManager (a verify-only AddPartitionsToTxn,
+ * handleVerifyPartitionsInTransaction) when
+ * transaction.partition.verification.enable is true. Nothing is written.
+ * topic is NUL-terminated. Returns the coordinator's answer, which callers
+ * map per request version as Kafka does: NONE when the transactional id
+ * exists with that producer id and epoch, its transaction is Ongoing and
+ * (topic, partition) is in it; INVALID_REQUEST for an empty or null id;
+ * INVALID_PRODUCER_ID_MAPPING for an unknown id or another producer id;
+ * PRODUCER_FENCED for another epoch; CONCURRENT_TRANSACTIONS while
+ * markers are pending (Prepare*); TRANSACTION_ABORTABLE when the
+ * transaction is not Ongoing or the partition is not in it (Kafka 3.8+;
+ * AddPartitionsToTxnManager turns it into INVALID_TXN_STATE for older
+ * request versions).
+ */
+int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const char *topic,
+			     int32_t partition);
+
+/*
  * AddOffsetsToTxn (Kafka's handleAddOffsetsToTxnRequest): adds partition
  * grp_partition_for(group) of __consumer_offsets to the transaction, as
  * txn_add_partitions. COORDINATOR_NOT_AVAILABLE when __consumer_offsets

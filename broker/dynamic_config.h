@@ -1,0 +1,104 @@
+/*
+ * dynamic_config.h - configs changed at runtime (AlterConfigs,
+ * IncrementalAlterConfigs): topic overrides and dynamic broker configs
+ * (KIP-226), persisted in the controller's metadata and applied at once to
+ * server.cfg and to the running partition logs.
+ *
+ * The broker config comes in layers (Kafka's DynamicBrokerConfig): the
+ * static config read at start-up (server.properties and --override), the
+ * cluster-wide dynamic defaults (BROKER resource ""), and this broker's
+ * dynamic configs (BROKER resource "<broker.id>"); server.cfg is always the
+ * result of all three. A topic's effective config (brk_topic.cfg) is its
+ * overrides over server.cfg.
+ *
+ * Everything here runs on the event loop thread.
+ */
+#ifndef SAMSA_BROKER_DYNAMIC_CONFIG_H
+#define SAMSA_BROKER_DYNAMIC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/config.h"
+#include "controller/ctl.h"
+#include "protocol/buf.h"
+
+/*
+ * Keep server.cfg as the static config and apply the dynamic broker configs
+ * found in server.ctl (a bad one is warned about on stderr and skipped, as
+ * Kafka skips an invalid dynamic config at start-up). Call once after
+ * ctl_open and before the partition logs are opened.
+ */
+void brk_dynamic_config_init(void);
+
+/* The current layers, for describing (pointers valid until the next
+ * change). */
+void brk_dynamic_config_layers(brk_config_layers *out);
+
+/*
+ * Replace the overrides of topic name with configs[0..n) (already checked
+ * with brk_topic_config_check): persisted with ctl_set_topic_configs, then
+ * the topic's brk_topic.cfg is rebuilt and given to every partition's log
+ * (log_set_config), so produce limits, roll, flush and retention follow at
+ * once. Returns a Kafka error code from ctl_set_topic_configs.
+ */
+int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n);
+
+/*
+ * Check a new complete set of dynamic configs of a BROKER resource
+ * (broker_id, or CTL_BROKER_DEFAULT for the cluster-wide default) as
+ * Kafka's DynamicBrokerConfig.validate does: keys this broker reads but
+ * cannot change at runtime are refused with INVALID_REQUEST "Cannot update
+ * these configs dynamically: [names]"; a bad value with INVALID_REQUEST
+ * "Invalid value ... for configuration ..." (KAFKA-13609: Kafka answers
+ * INVALID_REQUEST, not INVALID_CONFIG, for broker configs). Keys this
+ * broker does not know are accepted and kept, as Kafka keeps them.
+ * Returns KERR_NONE or the error, message in msg.
+ */
+int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
+				    char *msg, size_t msgsize);
+
+/*
+ * Replace the dynamic configs of a BROKER resource with configs[0..n)
+ * (checked with brk_dynamic_config_check_broker): persisted with
+ * ctl_set_broker_configs, then server.cfg is rebuilt and every topic's
+ * config with it (Kafka's DynamicLogConfig.reconfigure: topics without an
+ * override take the new default). Returns a Kafka error code.
+ */
+int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n);
+
+/* Kafka's ConfigResource.Type ids used here. */
+enum {
+	BRK_RESOURCE_TOPIC = 2,
+	BRK_RESOURCE_BROKER = 4,
+	BRK_RESOURCE_BROKER_LOGGER = 8,
+};
+
+/*
+ * Kafka's Topic.validate for a topic resource name (view of len bytes):
+ * KERR_NONE, or INVALID_TOPIC_EXCEPTION with Kafka's message in msg
+ * (empty, "." or "..", longer than 249, a character outside
+ * [a-zA-Z0-9._-]).
+ */
+int brk_config_check_topic_name(const char *name, int32_t len, char *msg, size_t msgsize);
+
+/*
+ * A BROKER resource name that names a broker: its id into *id. Returns
+ * KERR_NONE, or INVALID_REQUEST with Kafka's message (ConfigAdminManager.
+ * validateResourceNameIsCurrentNodeId) when it is not an integer or not
+ * this broker's id.
+ */
+int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, char *msg,
+				 size_t msgsize);
+
+/*
+ * Duplicates in a request (Kafka: "Each resource must appear at most once.",
+ * "Error due to duplicate config keys"): dup[i] is set true for each i whose
+ * (kinds[i], names[i]) appears more than once (kinds may be NULL). scratch
+ * holds n entries. O(n log n), so a request with many entries costs little.
+ */
+void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int32_t n,
+				bool *dup, int32_t *scratch);
+
+#endif

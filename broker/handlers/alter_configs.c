@@ -1,0 +1,185 @@
+/*
+ * alter_configs.c - AlterConfigs (API key 33), versions 0-2: the legacy
+ * API that replaces the whole set of dynamic configs of a resource (keys
+ * not given are removed). Per resource, as Kafka's ConfigAdminManager
+ * (preprocess) and ConfigurationControlManager.legacyAlterConfigs answer:
+ *  - the same resource twice in the request: INVALID_REQUEST for both;
+ *  - a config name twice: INVALID_REQUEST; a null value: INVALID_REQUEST;
+ *  - TOPIC: "" INVALID_REQUEST, a bad name INVALID_TOPIC_EXCEPTION, an
+ *    unknown or invalid config INVALID_CONFIG (Kafka's message), an unknown
+ *    topic UNKNOWN_TOPIC_OR_PARTITION;
+ *  - BROKER "" (cluster-wide default) or "<broker.id>" (another id or a
+ *    non-number: INVALID_REQUEST): keys that cannot change at runtime or
+ *    bad values INVALID_REQUEST (brk_dynamic_config_check_broker);
+ *  - other types (BROKER_LOGGER too): INVALID_REQUEST.
+ * A resource is changed all or nothing; validate_only checks and changes
+ * nothing. The change is persisted and applied at once
+ * (brk_dynamic_config_alter_topic / _broker).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/dynamic_config.h"
+#include "broker/request.h"
+#include "broker/server.h"
+#include "broker/topic_config.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+static char *arena_strndup(proto_arena *a, const char *p, int32_t len)
+{
+	char *s = proto_arena_alloc(a, (size_t)(len > 0 ? len : 0) + 1);
+	if (s && len > 0)
+		memcpy(s, p, (size_t)len);
+	if (s)
+		s[len > 0 ? len : 0] = '\0';
+	return s;
+}
+
+/* Returns a Kafka error code with msg, or -1 when out of memory. */
+static int alter_one(brk_request *req, const AlterConfigsRequest *m,
+		     const AlterConfigsRequest_AlterConfigsResource *q, char *msg, size_t msgsize)
+{
+	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
+	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
+	bool *dup = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*dup));
+	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*scratch));
+	if (!names || !dup || !scratch)
+		return -1;
+	for (int32_t i = 0; i < nc; i++)
+		names[i] = q->configs[i].name;
+	brk_config_find_duplicates(names, NULL, nc, dup, scratch);
+	for (int32_t i = 0; i < nc; i++)
+		if (dup[i]) {
+			snprintf(msg, msgsize, "Error due to duplicate config keys");
+			return KERR_INVALID_REQUEST;
+		}
+	size_t used = 0;
+	for (int32_t i = 0; i < nc; i++) {
+		const AlterConfigsRequest_AlterableConfig *c = &q->configs[i];
+		if (c->value.len >= 0)
+			continue;
+		if (used == 0)
+			used = (size_t)snprintf(msg, msgsize, "Null value not supported for : ");
+		else if (used < msgsize)
+			used += (size_t)snprintf(msg + used, msgsize - used, ", ");
+		if (used < msgsize)
+			used += (size_t)snprintf(msg + used, msgsize - used, "%.*s",
+						 c->name.len > 0 ? (int)c->name.len : 0, c->name.ptr);
+	}
+	if (used)
+		return KERR_INVALID_REQUEST;
+
+	ctl_config_entry *cfg = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*cfg));
+	if (!cfg)
+		return -1;
+	for (int32_t i = 0; i < nc; i++) {
+		cfg[i].name = arena_strndup(req->arena, q->configs[i].name.ptr, q->configs[i].name.len);
+		cfg[i].value = arena_strndup(req->arena, q->configs[i].value.ptr, q->configs[i].value.len);
+		if (!cfg[i].name || !cfg[i].value)
+			return -1;
+	}
+
+	int err;
+	if (q->resource_type == BRK_RESOURCE_TOPIC) {
+		if (q->resource_name.len <= 0) {
+			snprintf(msg, msgsize, "Default topic resources are not allowed.");
+			return KERR_INVALID_REQUEST;
+		}
+		err = brk_config_check_topic_name(q->resource_name.ptr, q->resource_name.len, msg,
+						  msgsize);
+		if (err)
+			return err;
+		for (int32_t i = 0; i < nc; i++) {
+			const AlterConfigsRequest_AlterableConfig *c = &q->configs[i];
+			err = brk_topic_config_check(c->name.ptr, c->name.len, c->value.ptr, c->value.len,
+						     msg, msgsize);
+			if (err)
+				return err;
+		}
+		char *name = arena_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
+		if (!name)
+			return -1;
+		if (!ctl_find_topic(server.ctl, q->resource_name.ptr, q->resource_name.len)) {
+			snprintf(msg, msgsize, "The topic '%s' does not exist.", name);
+			return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		}
+		if (m->validate_only)
+			return KERR_NONE;
+		err = brk_dynamic_config_alter_topic(name, cfg, nc);
+		if (err == KERR_KAFKA_STORAGE_ERROR)
+			snprintf(msg, msgsize, "The cluster metadata could not be written.");
+		return err;
+	}
+	if (q->resource_type == BRK_RESOURCE_BROKER) {
+		int32_t id = CTL_BROKER_DEFAULT;
+		if (q->resource_name.len > 0) {
+			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, &id,
+							   msg, msgsize);
+			if (err)
+				return err;
+		}
+		err = brk_dynamic_config_check_broker(id, cfg, nc, msg, msgsize);
+		if (err || m->validate_only)
+			return err;
+		err = brk_dynamic_config_alter_broker(id, cfg, nc);
+		if (err == KERR_KAFKA_STORAGE_ERROR)
+			snprintf(msg, msgsize, "The cluster metadata could not be written.");
+		return err;
+	}
+	snprintf(msg, msgsize, "Unknown resource type %d", q->resource_type);
+	return KERR_INVALID_REQUEST;
+}
+
+int brk_handle_alter_configs(brk_request *req)
+{
+	AlterConfigsRequest m;
+	AlterConfigsRequest_init(&m);
+	if (AlterConfigsRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
+		return BRK_CLOSE;
+	AlterConfigsResponse resp;
+	AlterConfigsResponse_init(&resp);
+	int32_t n = m.resources_count > 0 ? m.resources_count : 0;
+	resp.responses = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.responses));
+	if (!resp.responses)
+		return BRK_CLOSE;
+	resp.responses_count = n;
+	proto_str *names = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*names));
+	int8_t *kinds = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*kinds));
+	bool *dup = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*dup));
+	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*scratch));
+	if (!names || !kinds || !dup || !scratch)
+		return BRK_CLOSE;
+	for (int32_t i = 0; i < n; i++) {
+		names[i] = m.resources[i].resource_name;
+		kinds[i] = m.resources[i].resource_type;
+	}
+	brk_config_find_duplicates(names, kinds, n, dup, scratch);
+	for (int32_t i = 0; i < n; i++) {
+		const AlterConfigsRequest_AlterConfigsResource *q = &m.resources[i];
+		AlterConfigsResponse_AlterConfigsResourceResponse *r = &resp.responses[i];
+		AlterConfigsResponse_AlterConfigsResourceResponse_init(r);
+		r->resource_type = q->resource_type;
+		r->resource_name = q->resource_name;
+		char msg[512] = "";
+		int err;
+		if (dup[i]) {
+			err = KERR_INVALID_REQUEST;
+			snprintf(msg, sizeof(msg), "Each resource must appear at most once.");
+		} else {
+			err = alter_one(req, &m, q, msg, sizeof(msg));
+		}
+		if (err < 0)
+			return BRK_CLOSE;
+		r->error_code = (int16_t)err;
+		if (err && msg[0]) {
+			char *s = arena_strndup(req->arena, msg, (int32_t)strlen(msg));
+			if (!s)
+				return BRK_CLOSE;
+			r->error_message = proto_cstr(s);
+		}
+	}
+	if (AlterConfigsResponse_encode(req->out, req->api_version, &resp) != 0)
+		return BRK_CLOSE;
+	return BRK_RESPOND;
+}

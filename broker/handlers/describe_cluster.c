@@ -1,0 +1,85 @@
+/*
+ * describe_cluster.c - DescribeCluster (API key 60), versions 0-2 (KIP-700,
+ * KIP-919, KIP-1073), as a Kafka broker answers it (KafkaApis
+ * handleDescribeCluster and AuthHelper.computeDescribeClusterResponse):
+ *  - EndpointType (v1+) other than 1 (brokers) or 2 (controllers):
+ *    UNSUPPORTED_ENDPOINT_TYPE "Unsupported endpoint type N";
+ *  - 2 (controllers): a broker is not a controller endpoint,
+ *    MISMATCHED_ENDPOINT_TYPE "The request was sent to an endpoint of type
+ *    BROKER, but we wanted an endpoint of type CONTROLLER";
+ *    (in v0, whose EndpointType is always 1, both would be INVALID_REQUEST);
+ *    such an answer carries only the code and message: empty cluster id,
+ *    controller -1, no brokers, the schema defaults elsewhere;
+ *  - otherwise the cluster id (meta.properties), the controller id, and the
+ *    brokers with the host and port they advertise as Metadata gives them
+ *    (rack null; none is fenced, so IncludeFencedBrokers changes nothing and
+ *    IsFenced is false);
+ *  - ClusterAuthorizedOperations: INT32_MIN unless asked for, then every
+ *    operation a cluster supports (there is no authorizer).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/request.h"
+#include "broker/server.h"
+#include "protocol/err.h"
+#include "protocol/gen/messages.h"
+
+#define ENDPOINT_TYPE_BROKER 1
+#define ENDPOINT_TYPE_CONTROLLER 2
+
+/* Every operation Kafka's AclEntry.supportedOperations allows on a cluster
+ * (AclOperation codes as bits): CREATE 5, ALTER 7, DESCRIBE 8,
+ * CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE
+ * 12; the same set Metadata answers. */
+#define CLUSTER_ALL_OPERATIONS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | \
+				(1 << 11) | (1 << 12))
+
+int brk_handle_describe_cluster(brk_request *req)
+{
+	DescribeClusterRequest m;
+	DescribeClusterRequest_init(&m);
+	if (DescribeClusterRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
+		return BRK_CLOSE;
+	int16_t v = req->api_version;
+
+	DescribeClusterResponse resp;
+	DescribeClusterResponse_init(&resp);
+	resp.throttle_time_ms = 0;
+	resp.cluster_id = proto_cstr("");
+	resp.brokers_count = 0;
+
+	if (m.endpoint_type != ENDPOINT_TYPE_BROKER && m.endpoint_type != ENDPOINT_TYPE_CONTROLLER) {
+		char *msg = proto_arena_alloc(req->arena, 64);
+		if (!msg)
+			return BRK_CLOSE;
+		snprintf(msg, 64, "Unsupported endpoint type %d", (int)m.endpoint_type);
+		resp.error_code = v == 0 ? KERR_INVALID_REQUEST : KERR_UNSUPPORTED_ENDPOINT_TYPE;
+		resp.error_message = proto_cstr(msg);
+	} else if (m.endpoint_type == ENDPOINT_TYPE_CONTROLLER) {
+		resp.error_code = v == 0 ? KERR_INVALID_REQUEST : KERR_MISMATCHED_ENDPOINT_TYPE;
+		resp.error_message = proto_cstr("The request was sent to an endpoint of type BROKER, "
+						"but we wanted an endpoint of type CONTROLLER");
+	} else {
+		resp.error_code = KERR_NONE;
+		resp.endpoint_type = ENDPOINT_TYPE_BROKER;
+		resp.cluster_id = proto_cstr(server.cluster_id);
+		resp.controller_id = ctl_controller_id(server.ctl);
+		const brk_listener *l = brk_config_advertised(&server.cfg);
+		resp.brokers = proto_arena_alloc(req->arena, sizeof(*resp.brokers));
+		if (!resp.brokers)
+			return BRK_CLOSE;
+		DescribeClusterResponse_DescribeClusterBroker_init(&resp.brokers[0]);
+		resp.brokers[0].broker_id = server.cfg.broker_id;
+		resp.brokers[0].host = proto_cstr(brk_config_advertised_host(l));
+		resp.brokers[0].port = l ? l->port : 9092;
+		resp.brokers[0].rack = proto_str_of(NULL, -1);
+		resp.brokers[0].is_fenced = false;
+		resp.brokers_count = 1;
+		if (m.include_cluster_authorized_operations)
+			resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
+	}
+	if (DescribeClusterResponse_encode(req->out, v, &resp) != 0)
+		return BRK_CLOSE;
+	return BRK_RESPOND;
+}

@@ -1,0 +1,153 @@
+/*
+ * retention.c - the periodic retention check and the delayed, off-loop
+ * unlinking of deleted segment files (see retention.h).
+ */
+#include "broker/retention.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/flush.h"
+#include "broker/server.h"
+#include "storage/retention.h"
+
+/* Files waiting for file.delete.delay.ms (timer != 0) or being unlinked
+ * on the worker (timer == 0). */
+typedef struct pending_delete {
+	struct pending_delete *prev, *next;
+	log_deleted_files files;
+	uint64_t timer;
+} pending_delete;
+
+static struct {
+	bool started;
+	uint64_t timer;
+	pending_delete *head;
+} rt;
+
+static void unlink_pending(pending_delete *pd)
+{
+	if (pd->prev)
+		pd->prev->next = pd->next;
+	else
+		rt.head = pd->next;
+	if (pd->next)
+		pd->next->prev = pd->prev;
+	log_deleted_files_free(&pd->files);
+	free(pd);
+}
+
+/* On the worker thread: only the path list is touched. */
+static int unlink_work(void *arg)
+{
+	pending_delete *pd = arg;
+	return log_deleted_files_unlink(&pd->files);
+}
+
+/* Back on the loop. */
+static void unlink_done(void *arg, int err)
+{
+	pending_delete *pd = arg;
+	if (err)
+		fprintf(stderr, "samsa: deleting %zu segment file(s) (%s...) failed: %s\n", pd->files.n,
+			pd->files.paths[0], strerror(-err));
+	unlink_pending(pd);
+}
+
+static void on_delay(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	pending_delete *pd = arg;
+	pd->timer = 0;
+	if (brk_flush_work(unlink_work, pd, unlink_done, pd) < 0)
+		unlink_done(pd, unlink_work(pd)); /* no memory for a job: here, once */
+}
+
+void brk_retention_schedule_deletion(brk_partition *p)
+{
+	if (!p->log)
+		return;
+	log_deleted_files f;
+	if (log_take_deleted_files(p->log, &f) == 0)
+		return;
+	pending_delete *pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		/* the files stay *.deleted until the next start */
+		log_deleted_files_free(&f);
+		return;
+	}
+	pd->files = f;
+	pd->next = rt.head;
+	if (rt.head)
+		rt.head->prev = pd;
+	rt.head = pd;
+	int64_t delay = p->topic->cfg.file_delete_delay_ms;
+	pd->timer = brk_timer_add(server.loop, delay > 0 ? delay : 0, on_delay, pd);
+}
+
+int brk_retention_run(int64_t now_ms)
+{
+	int total = 0;
+	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++) {
+		const ctl_topic *m = ctl_topic_at(server.ctl, i);
+		brk_topic *t = brk_topic_find(m->name, (int32_t)strlen(m->name));
+		if (!t)
+			continue;
+		/* Kafka's UnifiedLog.deleteOldSegments: retention only with
+		 * cleanup.policy delete; the log start offset in any case */
+		bool del = t->cfg.delete_policy;
+		int64_t ms = del ? t->cfg.retention_ms : -1;
+		int64_t bytes = del ? t->cfg.retention_bytes : -1;
+		for (int32_t k = 0; k < t->npartitions; k++) {
+			brk_partition *p = brk_topic_partition(t, k);
+			if (!p || !p->log)
+				continue;
+			int n = log_delete_old_segments(p->log, ms, bytes, now_ms);
+			if (n < 0)
+				fprintf(stderr, "samsa: retention of %s-%d: %s\n", m->name, (int)k,
+					n > -4096 ? strerror(-n) : "log error");
+			else if (n > 0)
+				fprintf(stderr,
+					"samsa: %s-%d: deleted %d segment(s) (retention.ms %" PRId64
+					", retention.bytes %" PRId64 "), log start offset %" PRId64 "\n",
+					m->name, (int)k, n, ms, bytes, log_start_offset(p->log));
+			if (n > 0)
+				total += n;
+			brk_retention_schedule_deletion(p);
+		}
+	}
+	return total;
+}
+
+static void on_check(brk_loop *loop, void *arg)
+{
+	(void)arg;
+	brk_retention_run(brk_wall_ms());
+	rt.timer = brk_timer_add(loop, server.cfg.log_retention_check_interval_ms, on_check, NULL);
+}
+
+int brk_retention_start(void)
+{
+	if (rt.started)
+		return 0;
+	rt.timer = brk_timer_add(server.loop, server.cfg.log_retention_check_interval_ms, on_check, NULL);
+	rt.started = true;
+	return 0;
+}
+
+void brk_retention_stop(void)
+{
+	if (rt.started)
+		brk_timer_cancel(server.loop, rt.timer);
+	rt.started = false;
+	for (pending_delete *pd = rt.head, *next; pd; pd = next) {
+		next = pd->next;
+		if (pd->timer) {
+			brk_timer_cancel(server.loop, pd->timer);
+			unlink_pending(pd);
+		}
+	}
+}
