@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -782,6 +783,38 @@ int brk_partitions_delete_topic(const char *name)
 	return KERR_NONE;
 }
 
+/*
+ * Whether the partitions of server.ctl plus `more` not yet in it fit the
+ * open file limit: at start-up every
+ * partition holds its active segment's .log, .index and .timeindex open, so
+ * a state the broker could not reopen after a restart is refused (Kafka has
+ * no such rule; its operations guide asks for 100000+ descriptors). Keeps
+ * 1024 descriptors for connections. Returns true when they fit; else false
+ * with a message on stderr and in msg (msgsize bytes, may be NULL).
+ */
+static bool fd_budget_allows(const char *topic, int64_t more, char *msg, size_t msgsize)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return true;
+	int64_t have = 0;
+	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++)
+		have += ctl_topic_at(server.ctl, i)->npartitions;
+	int64_t limit = rl.rlim_cur > 1024 ? ((int64_t)rl.rlim_cur - 1024) / 3 : 0;
+	if (have + more <= limit)
+		return true;
+	char buf[256];
+	snprintf(buf, sizeof(buf),
+		 "This broker can hold at most %lld partitions with its open file limit of %llu "
+		 "(3 files per partition); this would make %lld.",
+		 (long long)limit, (unsigned long long)rl.rlim_cur, (long long)(have + more));
+	fprintf(stderr, "samsa: refusing new partitions of %s: %s Raise the limit (ulimit -n) "
+		"to allow more.\n", topic, buf);
+	if (msg)
+		snprintf(msg, msgsize, "%s", buf);
+	return false;
+}
+
 int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
 		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
 		     const ctl_topic **out)
@@ -793,6 +826,11 @@ int brk_create_topic(const char *name, int32_t partitions, int16_t replication_f
 				   nconfigs, validate_only, &t);
 	if (err || validate_only)
 		return err;
+	/* t is already counted among the controller's topics */
+	if (!fd_budget_allows(name, 0, NULL, 0)) {
+		ctl_delete_topic(server.ctl, name);
+		return KERR_POLICY_VIOLATION;
+	}
 	int rc = brk_partitions_create_topic(t);
 	if (rc) {
 		fprintf(stderr, "samsa: cannot create the logs of topic %s: %s\n", name,
@@ -810,7 +848,12 @@ int brk_add_partitions(const char *name, int32_t count, const ctl_replica_list *
 {
 	int err = ctl_add_partitions(server.ctl, name, count, assignments, nassignments, true, msg,
 				     msgsize);
-	if (err || validate_only)
+	if (err)
+		return err;
+	const ctl_topic *ct = ctl_find_topic(server.ctl, name, (int32_t)strlen(name));
+	if (ct && !fd_budget_allows(name, (int64_t)count - ct->npartitions, msg, msgsize))
+		return KERR_POLICY_VIOLATION;
+	if (validate_only)
 		return err;
 	brk_topic *t = brk_topic_find(name, (int32_t)strlen(name));
 	if (!t) {

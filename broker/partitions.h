@@ -76,7 +76,10 @@ int brk_partitions_create_topic(const ctl_topic *t);
  * Create a topic in server.ctl (ctl_create_topic's rules and errors) and,
  * unless validate_only, open its logs. When the logs cannot be created the
  * topic is removed from the controller again and KAFKA_STORAGE_ERROR is
- * returned. Returns a Kafka error code; *out (optional) gets the topic.
+ * returned. POLICY_VIOLATION when the broker's partitions would need more
+ * descriptors at start-up than the open file limit gives (3 per partition,
+ * 1024 kept for connections; the reason goes to stderr). Returns a Kafka
+ * error code; *out (optional) gets the topic.
  */
 int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
 		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
@@ -91,8 +94,10 @@ int brk_create_topic(const char *name, int32_t partitions, int16_t replication_f
  * records them (metadata file rewritten), then the topic's partition array
  * in the registry grows. When the logs cannot be created or the metadata
  * not written, nothing changes (the new logs are removed again) and
- * KAFKA_STORAGE_ERROR is returned. The existing partitions stay where they
- * are in memory. Returns a Kafka error code.
+ * KAFKA_STORAGE_ERROR is returned. POLICY_VIOLATION (with msg) when the
+ * open file limit could not hold them after a restart, as brk_create_topic.
+ * The existing partitions stay where they are in memory. Returns a Kafka
+ * error code.
  */
 int brk_add_partitions(const char *name, int32_t count, const ctl_replica_list *assignments,
 		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize);
