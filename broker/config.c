@@ -926,9 +926,11 @@ typedef struct key_def {
 /*
  * Every broker key this broker reads, sorted by name. dynamic: Kafka can
  * change it at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and so can
- * we, at once: the defaults of topic configs (DynamicLogConfig) and
- * producer.id.expiration.ms. Keys Kafka changes at runtime but we cannot
- * (listeners, thread counts) are read-only here.
+ * we, at once: the defaults of topic configs (DynamicLogConfig),
+ * producer.id.expiration.ms, and the cleaner's keys (LogCleaner's
+ * reconfigurable configs; read at each round). Keys Kafka changes at
+ * runtime but we cannot (listeners, network and I/O thread counts) are
+ * read-only here.
  */
 static const key_def key_defs[] = {
 	KD("advertised.listeners", T_STR, false, false, V_ADVERTISED, advertised,
@@ -962,9 +964,9 @@ static const key_def key_defs[] = {
 	   "The smallest session timeout a group member may ask for."),
 	KD("listeners", T_STR, false, true, V_LISTENERS, listeners,
 	   "The addresses the broker listens on, NAME://host:port separated by commas."),
-	KD("log.cleaner.backoff.ms", T_LONG, false, true, V_I64, log_cleaner_backoff_ms,
+	KD("log.cleaner.backoff.ms", T_LONG, true, true, V_I64, log_cleaner_backoff_ms,
 	   "How long the cleaner sleeps when no log needs cleaning."),
-	KD("log.cleaner.dedupe.buffer.size", T_LONG, false, true, V_I64,
+	KD("log.cleaner.dedupe.buffer.size", T_LONG, true, true, V_I64,
 	   log_cleaner_dedupe_buffer_size,
 	   "Bytes of the cleaner's offset map (key hash to latest offset), shared by its threads."),
 	KD("log.cleaner.delete.retention.ms", T_LONG, true, true, V_I64,
@@ -972,10 +974,10 @@ static const key_def key_defs[] = {
 	   "Default delete.retention.ms of topics: how long tombstones stay in a compacted log."),
 	KD("log.cleaner.enable", T_BOOL, false, true, V_BOOL, log_cleaner_enable,
 	   "Run the log cleaner, which compacts topics whose cleanup.policy has compact."),
-	KD("log.cleaner.io.buffer.load.factor", T_DOUBLE, false, true, V_DOUBLE,
+	KD("log.cleaner.io.buffer.load.factor", T_DOUBLE, true, true, V_DOUBLE,
 	   log_cleaner_io_buffer_load_factor,
 	   "How full the cleaner's offset map may get before a round stops early."),
-	KD("log.cleaner.io.buffer.size", T_INT, false, true, V_I32, log_cleaner_io_buffer_size,
+	KD("log.cleaner.io.buffer.size", T_INT, true, true, V_I32, log_cleaner_io_buffer_size,
 	   "Bytes of the cleaner's read and write buffers."),
 	KD("log.cleaner.max.compaction.lag.ms", T_LONG, true, true, V_I64,
 	   log_cleaner_max_compaction_lag_ms,
@@ -987,8 +989,9 @@ static const key_def key_defs[] = {
 	KD("log.cleaner.min.compaction.lag.ms", T_LONG, true, true, V_I64,
 	   log_cleaner_min_compaction_lag_ms,
 	   "Default min.compaction.lag.ms of topics: the shortest a record stays uncompacted."),
-	KD("log.cleaner.threads", T_INT, false, true, V_I32, log_cleaner_threads,
-	   "Cleaner threads (rounds run one at a time; more threads only split the offset map)."),
+	KD("log.cleaner.threads", T_INT, true, true, V_I32, log_cleaner_threads,
+	   "Cleaner threads (rounds run one at a time; more threads only split the offset map; "
+	   "a change applies from the next round)."),
 	KD("log.cleanup.policy", T_LIST, true, true, V_STR, log_cleanup_policy,
 	   "Default cleanup.policy of topics: delete (retention), compact, or both."),
 	KD("log.dir", T_STR, false, true, V_STR, log_dir,

@@ -492,6 +492,16 @@ START_TEST(test_applies_at_once)
 	expect(&d, "retention.ms", "3600000", RD_KAFKA_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG);
 	expect(&d, "max.message.bytes", "2048", RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG);
 
+	/* The cleaner's keys change at runtime too (LogCleaner's
+	 * reconfigurable configs). */
+	ck_assert_int_eq(incremental1(b->port, BROKER, "0",
+				      (const op[]){ { "log.cleaner.backoff.ms", SET, "1234" },
+						    { NULL, 0, NULL } },
+				      0, msg),
+			 0);
+	describe(p, BROKER, "0", &d);
+	expect(&d, "log.cleaner.backoff.ms", "1234", RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG);
+
 	/* Keys that cannot change at runtime, another broker id, bad values. */
 	ck_assert_int_eq(incremental1(b->port, BROKER, "0",
 				      (const op[]){ { "listeners", SET, "PLAINTEXT://:1" },
