@@ -789,7 +789,8 @@ int brk_partitions_delete_topic(const char *name)
  * partition holds its active segment's .log, .index and .timeindex open, so
  * a state the broker could not reopen after a restart is refused (Kafka has
  * no such rule; its operations guide asks for 100000+ descriptors). Keeps
- * 1024 descriptors for connections. Returns true when they fit; else false
+ * 64 descriptors for the process itself (listener, epoll, eventfds, a few
+ * connections). Returns true when they fit; else false
  * with a message on stderr and in msg (msgsize bytes, may be NULL).
  */
 static bool fd_budget_allows(const char *topic, int64_t more, char *msg, size_t msgsize)
@@ -800,7 +801,7 @@ static bool fd_budget_allows(const char *topic, int64_t more, char *msg, size_t 
 	int64_t have = 0;
 	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++)
 		have += ctl_topic_at(server.ctl, i)->npartitions;
-	int64_t limit = rl.rlim_cur > 1024 ? ((int64_t)rl.rlim_cur - 1024) / 3 : 0;
+	int64_t limit = rl.rlim_cur > 64 ? ((int64_t)rl.rlim_cur - 64) / 3 : 0;
 	if (have + more <= limit)
 		return true;
 	char buf[256];

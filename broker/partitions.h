@@ -78,7 +78,7 @@ int brk_partitions_create_topic(const ctl_topic *t);
  * topic is removed from the controller again and KAFKA_STORAGE_ERROR is
  * returned. POLICY_VIOLATION when the broker's partitions would need more
  * descriptors at start-up than the open file limit gives (3 per partition,
- * 1024 kept for connections; the reason goes to stderr). Returns a Kafka
+ * 64 kept for the process; the reason goes to stderr). Returns a Kafka
  * error code; *out (optional) gets the topic.
  */
 int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,

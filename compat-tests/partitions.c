@@ -433,8 +433,8 @@ static const cp_result *find_result(const cp_result *res, int n, const char *nam
 	return NULL;
 }
 
-/* With an open file limit of 3000 the broker holds at most (3000 - 1024) / 3
- * = 658 partitions (3 descriptors each at start-up): a topic or a
+/* With an open file limit of 3000 the broker holds at most (3000 - 64) / 3
+ * = 978 partitions (3 descriptors each at start-up): a topic or a
  * CreatePartitions past that is POLICY_VIOLATION and leaves nothing, so the
  * broker can always restart on its data dir. The limit is set in a child so
  * the rest of the program keeps its own. */
@@ -450,15 +450,15 @@ START_TEST(test_fd_budget)
 		rd_kafka_t *p = c_producer(b, NULL);
 		char msg[512];
 		int rc = 0;
-		if (c_create_topic(p, "fits", 500, 1, NULL, msg, sizeof(msg)) != 0)
+		if (c_create_topic(p, "fits", 800, 1, NULL, msg, sizeof(msg)) != 0)
 			rc = 10;
 		else if (c_create_topic(p, "toomany", 100, 1, NULL, msg, sizeof(msg)) !=
 			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION)
 			rc = 11;
-		else if (create_partitions(p, "fits", 600, NULL, 0, 0, 0, msg, sizeof(msg)) !=
+		else if (create_partitions(p, "fits", 900, NULL, 0, 0, 0, msg, sizeof(msg)) !=
 			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION || !strstr(msg, "open file limit"))
 			rc = 12;
-		else if (md_partitions(p, "fits") != 500 || md_partitions(p, "toomany") > 0)
+		else if (md_partitions(p, "fits") != 800 || md_partitions(p, "toomany") > 0)
 			rc = 13;
 		rd_kafka_destroy(p);
 		if (rc == 0) {
