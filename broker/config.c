@@ -9,9 +9,12 @@
  */
 #include "broker/config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -91,6 +94,11 @@ void brk_config_defaults(brk_config *cfg)
 	cfg->log_cleaner_dedupe_buffer_size = 134217728;
 	cfg->log_cleaner_io_buffer_size = 524288;
 	cfg->log_cleaner_io_buffer_load_factor = 0.9;
+	cfg->max_connections = INT32_MAX;
+	cfg->max_connections_per_ip = INT32_MAX;
+	cfg->connections_max_idle_ms = 600000;
+	cfg->queued_max_request_bytes = -1;
+	cfg->max_incremental_fetch_session_cache_slots = 1000;
 	cfg->log_segment_delete_delay_ms = 60000;
 	cfg->log_roll_jitter_ms = 0;
 	cfg->log_preallocate = false;
@@ -275,10 +283,9 @@ static const char *const known_ignored[] = {
 	"listener.security.protocol.map", "listener.name.", "security.inter.broker.protocol",
 	"broker.rack", "broker.id.generation.enable", "reserved.broker.max.id",
 	"unclean.leader.election.enable", "compression.type", "auto.leader.rebalance.enable",
-	"leader.imbalance.", "queued.max.requests", "queued.max.request.bytes",
-	"connections.max.idle.ms", "connections.max.reauth.ms", "max.connections",
-	"max.connections.per.ip", "max.connections.per.ip.overrides", "max.connection.creation.rate",
-	"max.incremental.fetch.session.cache.slots", "fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
+	"leader.imbalance.", "queued.max.requests", "connections.max.reauth.ms",
+	"max.connection.creation.rate",
+	"fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
 	"producer.purgatory.purge.interval.requests", "delete.records.purgatory.purge.interval.requests",
 	"request.timeout.ms", "background.threads", "authorizer.class.name", "super.users",
 	"allow.everyone.if.no.acl.found", "alter.config.policy.class.name",
@@ -376,6 +383,14 @@ static const int_key int_keys[] = {
 	{ "compression.gzip.level", offsetof(brk_config, compression_gzip_level), F_I32, -1, 9 },
 	{ "compression.lz4.level", offsetof(brk_config, compression_lz4_level), F_I32, 1, 17 },
 	{ "compression.zstd.level", offsetof(brk_config, compression_zstd_level), F_I32, -131072, 22 },
+	/* Connection limits (Kafka's SocketServerConfigs: max.connections and
+	 * max.connections.per.ip atLeast(0); connections.max.idle.ms and
+	 * queued.max.request.bytes have no validator). */
+	I32("max.connections", max_connections, 0),
+	I32("max.connections.per.ip", max_connections_per_ip, 0),
+	I64("connections.max.idle.ms", connections_max_idle_ms, INT64_MIN),
+	I64("queued.max.request.bytes", queued_max_request_bytes, INT64_MIN),
+	I32("max.incremental.fetch.session.cache.slots", max_incremental_fetch_session_cache_slots, 0),
 };
 
 /* log.cleanup.policy: a non-empty list of compact and delete (Kafka's
@@ -433,6 +448,58 @@ static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FIL
 	return 0;
 }
 
+/*
+ * max.connections.per.ip.overrides: "host:count" entries separated by
+ * commas (Kafka's KafkaConfig.getMap; the host part may be an IPv6 address,
+ * so the count follows the last colon). A host name is resolved here, once,
+ * as Kafka's InetAddress.getByName; a host that does not resolve is an
+ * error, as in Kafka. An empty value clears the overrides.
+ */
+static int set_ip_overrides(brk_config *cfg, const char *key, const char *value, char *err,
+			    size_t errsize)
+{
+	char buf[4096];
+	if (trim_copy(value, buf, sizeof(buf)) < 0)
+		return fail(err, errsize, "%s: value too long", key);
+	struct brk_ip_override parsed[BRK_MAX_IP_OVERRIDES];
+	int n = 0;
+	char *save = NULL;
+	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char one[300];
+		if (trim_copy(item, one, sizeof(one)) <= 0)
+			continue;
+		char *colon = strrchr(one, ':');
+		if (!colon || colon == one)
+			return fail(err, errsize, "%s=%s: each entry must be host:count", key, value);
+		*colon = '\0';
+		int64_t max;
+		if (parse_int(key, colon + 1, 0, INT32_MAX, &max, err, errsize) < 0)
+			return -1;
+		if (n == BRK_MAX_IP_OVERRIDES)
+			return fail(err, errsize, "%s: at most %d entries", key, BRK_MAX_IP_OVERRIDES);
+		char *host = one;
+		size_t hl = strlen(host);
+		if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* [v6]:count */
+			host[hl - 1] = '\0';
+			host++;
+		}
+		struct addrinfo hints, *res = NULL;
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_socktype = SOCK_STREAM;
+		if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+			return fail(err, errsize, "%s: unknown host %s", key, host);
+		const void *addr = res->ai_family == AF_INET
+					   ? (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr
+					   : (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
+		inet_ntop(res->ai_family, addr, parsed[n].ip, sizeof(parsed[n].ip));
+		freeaddrinfo(res);
+		parsed[n++].max = (int32_t)max;
+	}
+	memcpy(cfg->max_connections_per_ip_overrides, parsed, (size_t)n * sizeof(parsed[0]));
+	cfg->nmax_connections_per_ip_overrides = n;
+	return 0;
+}
+
 static int config_set_one(brk_config *cfg, const char *key, const char *value, FILE *warn,
 			  char *err, size_t errsize)
 {
@@ -454,6 +521,8 @@ static int config_set_one(brk_config *cfg, const char *key, const char *value, F
 		return 0;
 	}
 
+	if (strcmp(key, "max.connections.per.ip.overrides") == 0)
+		return set_ip_overrides(cfg, key, value, err, errsize);
 	if (strcmp(key, "listeners") == 0)
 		return parse_listeners(key, value, cfg->listeners, &cfg->nlisteners, err, errsize);
 	if (strcmp(key, "advertised.listeners") == 0) {
@@ -882,6 +951,15 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
 				     ") are synonyms and must be equal",
 			    cfg->broker_id, cfg->given.node_id_value);
+	/* Kafka's KafkaConfig.validateValues. */
+	if (cfg->max_connections_per_ip == 0 && cfg->nmax_connections_per_ip_overrides == 0)
+		return fail(err, errsize, "max.connections.per.ip can be set to zero only if "
+				     "max.connections.per.ip.overrides is set");
+	if (cfg->queued_max_request_bytes > 0 &&
+	    cfg->queued_max_request_bytes < cfg->socket_request_max_bytes)
+		return fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "
+				     "equal to socket.request.max.bytes (%" PRId32 ")",
+			    cfg->queued_max_request_bytes, cfg->socket_request_max_bytes);
 	if (cfg->nadvertised == 0) {
 		memcpy(cfg->advertised, cfg->listeners, sizeof(cfg->advertised));
 		cfg->nadvertised = cfg->nlisteners;
@@ -949,6 +1027,9 @@ static const key_def key_defs[] = {
 	   "(keep what the producer sent)."),
 	KD("compression.zstd.level", T_INT, true, true, V_I32, compression_zstd_level,
 	   "Default zstd level of topics whose compression.type is zstd."),
+	KD("connections.max.idle.ms", T_LONG, false, true, V_I64, connections_max_idle_ms,
+	   "A client connection with no request and no progress for this long is closed "
+	   "(a request in flight or waiting keeps it open)."),
 	KD("default.replication.factor", T_INT, false, true, V_I16, default_replication_factor,
 	   "Replication factor of topics created without one."),
 	KD("delete.topic.enable", T_BOOL, false, true, V_BOOL, delete_topic_enable,
@@ -1049,6 +1130,13 @@ static const key_def key_defs[] = {
 	   "Default segment.bytes of topics: the size at which a segment is rolled."),
 	KD("log.segment.delete.delay.ms", T_LONG, true, true, V_I64, log_segment_delete_delay_ms,
 	   "Default file.delete.delay.ms of topics: how long a deleted segment's files stay on disk."),
+	KD("max.connections", T_INT, false, true, V_I32, max_connections,
+	   "The most client connections open at once; above it accepting pauses until one closes."),
+	KD("max.connections.per.ip", T_INT, false, true, V_I32, max_connections_per_ip,
+	   "The most connections from one address; a connection over it is closed at once."),
+	KD("max.incremental.fetch.session.cache.slots", T_INT, false, true, V_I32,
+	   max_incremental_fetch_session_cache_slots,
+	   "The most incremental fetch sessions (KIP-227) kept at once; 0 disables them."),
 	KD("message.max.bytes", T_INT, true, true, V_I32, message_max_bytes,
 	   "Default max.message.bytes of topics: the largest record batch accepted."),
 	KD("min.insync.replicas", T_INT, true, true, V_I16, min_insync_replicas,
@@ -1078,6 +1166,9 @@ static const key_def key_defs[] = {
 	   "Segment size of __consumer_offsets."),
 	KD("producer.id.expiration.ms", T_INT, true, true, V_I32, producer_id_expiration_ms,
 	   "How long the state of an idle producer id is kept."),
+	KD("queued.max.request.bytes", T_LONG, false, true, V_I64, queued_max_request_bytes,
+	   "Bytes of requests read but not yet answered above which no more requests are read "
+	   "(-1: no bound)."),
 	KD("socket.receive.buffer.bytes", T_INT, false, true, V_I32, socket_receive_buffer_bytes,
 	   "SO_RCVBUF of client connections (-1: the OS default)."),
 	KD("socket.request.max.bytes", T_INT, false, true, V_I32, socket_request_max_bytes,

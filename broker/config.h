@@ -20,6 +20,8 @@ typedef struct brk_listener {
 #define BRK_MAX_LISTENERS 4
 /* Upper bound on the number of described broker config keys. */
 #define BRK_CONFIG_MAX_KEYS 256
+/* Most entries of max.connections.per.ip.overrides. */
+#define BRK_MAX_IP_OVERRIDES 32
 
 typedef struct brk_config {
 	brk_listener listeners[BRK_MAX_LISTENERS];      /* listeners (PLAINTEXT://:9092) */
@@ -97,6 +99,26 @@ typedef struct brk_config {
 	int64_t log_cleaner_dedupe_buffer_size; /* log.cleaner.dedupe.buffer.size (134217728) */
 	int32_t log_cleaner_io_buffer_size;  /* log.cleaner.io.buffer.size (524288, >= 0) */
 	double log_cleaner_io_buffer_load_factor; /* log.cleaner.io.buffer.load.factor (0.9) */
+
+	/* Connection limits (Kafka's SocketServerConfigs; enforced in conn.c
+	 * and listener.c). */
+	int32_t max_connections;        /* max.connections (2147483647, >= 0) */
+	int32_t max_connections_per_ip; /* max.connections.per.ip (2147483647, >= 0) */
+	/* max.connections.per.ip.overrides ("host:count,..."; hosts resolved
+	 * once when parsed, kept as numeric addresses, IPv4 as dotted quads). */
+	struct brk_ip_override {
+		char ip[46]; /* INET6_ADDRSTRLEN */
+		int32_t max;
+	} max_connections_per_ip_overrides[BRK_MAX_IP_OVERRIDES];
+	int32_t nmax_connections_per_ip_overrides;
+	int64_t connections_max_idle_ms; /* connections.max.idle.ms (600000) */
+	/* queued.max.request.bytes (-1: unbounded; when > 0 at least
+	 * socket.request.max.bytes, as Kafka requires). */
+	int64_t queued_max_request_bytes;
+	/* Fetch sessions (KIP-227; broker/fetch_session.c). Kafka's
+	 * min.incremental.fetch.session.eviction.ms is no config but a constant
+	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */
+	int32_t max_incremental_fetch_session_cache_slots; /* (1000, >= 0) */
 
 	/* Which keys of a synonym group were given (config.c keeps Kafka's
 	 * precedence with them, whatever the order of the settings): */

@@ -24,11 +24,32 @@
  * the handler's body writer, whose memory is cut by file chunks at their
  * offsets: memory parts go out with sendmsg (MSG_MORE while a file chunk
  * follows), file chunks with sendfile.
+ *
+ * Limits (Kafka's SocketServer, see conn.h):
+ *  - per address: brk_conn_add counts the open connections of the peer's
+ *    address and closes the new one at once when it is over
+ *    max.connections.per.ip (or its override);
+ *  - broker-wide: brk_conns_full tells the listeners to stop accepting at
+ *    max.connections; every close calls the slot hook so they resume;
+ *  - idle: one timer, armed for the earliest deadline, closes connections
+ *    in IDLE or SENDING with no byte read or written for
+ *    connections.max.idle.ms (Kafka's Selector idle expiry); a request
+ *    being handled, delayed or resuming keeps its connection;
+ *  - request memory (queued.max.request.bytes > 0, Kafka's SimpleMemoryPool
+ *    in its non-strict mode): an input buffer grown above IN_INITIAL for a
+ *    frame takes its whole capacity from the pool before the frame's body
+ *    is read, which succeeds while anything is left (the pool may go below
+ *    zero by at most one frame). When nothing is left the connection stops
+ *    reading (mem_wait: EPOLLIN off) until a request finishes or a
+ *    connection closes and gives its buffer back; then the waiters read
+ *    again. The IN_INITIAL bytes of each connection are not counted (they
+ *    are bounded by max.connections).
  */
 #include "broker/conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdbool.h>
@@ -59,6 +80,10 @@ struct brk_conn {
 	char host[INET6_ADDRSTRLEN + 2]; /* "/" + address (brk_conn_client_host) */
 	conn_state st;
 	bool done_early;    /* brk_request_complete called during HANDLING */
+	bool mem_wait;      /* waiting for queued.max.request.bytes to free up */
+	char ip[INET6_ADDRSTRLEN]; /* the peer's address (IPv4-mapped shown as IPv4) */
+	int64_t last_active; /* monotonic ms of the last byte read or written */
+	size_t charged;     /* bytes of in[] taken from the request memory pool */
 	bool no_response;   /* of the completed delayed request */
 	uint64_t resume_timer;
 
@@ -82,6 +107,14 @@ struct brk_conns {
 	brk_conn *head;
 	int count;
 	bool draining;
+	uint64_t idle_timer;  /* the idle sweep, 0 when not armed */
+	/* queued.max.request.bytes: bytes left (may dip below zero by at most
+	 * one frame); meaningful only when the limit is > 0. */
+	int64_t pool_avail;
+	int nwaiting;         /* connections with mem_wait set */
+	uint64_t wake_timer;  /* wakes the waiters once memory is back */
+	brk_timer_fn slot_fn; /* called when a connection closes (listeners) */
+	void *slot_arg;
 };
 
 static void on_io(brk_loop *loop, int fd, int events, void *arg);
@@ -95,7 +128,104 @@ brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg)
 		return NULL;
 	cs->loop = loop;
 	cs->cfg = cfg;
+	cs->pool_avail = cfg->queued_max_request_bytes;
 	return cs;
+}
+
+bool brk_conns_full(const brk_conns *cs) { return cs->count >= cs->cfg->max_connections; }
+
+void brk_conns_set_slot_hook(brk_conns *cs, brk_timer_fn fn, void *arg)
+{
+	cs->slot_fn = fn;
+	cs->slot_arg = arg;
+}
+
+int64_t brk_conns_pool_available(const brk_conns *cs)
+{
+	return cs->cfg->queued_max_request_bytes > 0 ? cs->pool_avail : -1;
+}
+
+/* ---- idle expiry (connections.max.idle.ms) ---- */
+
+static void conn_close(brk_conn *c, const char *reason);
+
+/* Whether c counts as idle: nothing of a request is pending on our side. */
+static bool conn_idle_candidate(const brk_conn *c)
+{
+	return (c->st == IDLE || c->st == SENDING) && !c->mem_wait;
+}
+
+static void on_idle_sweep(brk_loop *loop, void *arg);
+
+static void idle_arm(brk_conns *cs, int64_t delay_ms)
+{
+	if (cs->idle_timer || cs->cfg->connections_max_idle_ms < 0 || cs->count == 0)
+		return;
+	cs->idle_timer = brk_timer_add(cs->loop, delay_ms < 1 ? 1 : delay_ms, on_idle_sweep, cs);
+}
+
+static void on_idle_sweep(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	brk_conns *cs = arg;
+	cs->idle_timer = 0;
+	int64_t max_idle = cs->cfg->connections_max_idle_ms;
+	int64_t now = brk_mono_ms(), next = INT64_MAX;
+	char why[96];
+	brk_conn *c = cs->head;
+	while (c) {
+		brk_conn *nx = c->next;
+		if (conn_idle_candidate(c)) {
+			int64_t deadline = c->last_active > INT64_MAX - max_idle ? INT64_MAX
+										  : c->last_active + max_idle;
+			if (deadline <= now) {
+				snprintf(why, sizeof(why), "idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64 ")",
+					 now - c->last_active, max_idle);
+				conn_close(c, why);
+			} else if (deadline < next) {
+				next = deadline;
+			}
+		}
+		c = nx;
+	}
+	/* Busy connections are looked at again once their request finishes
+	 * (request_finish arms the sweep). */
+	if (next != INT64_MAX)
+		idle_arm(cs, next - now);
+}
+
+/* ---- request memory (queued.max.request.bytes) ---- */
+
+static bool advance(brk_conn *c);
+
+static void on_pool_wake(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	brk_conns *cs = arg;
+	cs->wake_timer = 0;
+	brk_conn *c = cs->head;
+	while (c && cs->nwaiting > 0 && cs->pool_avail > 0) {
+		brk_conn *nx = c->next;
+		if (c->mem_wait) {
+			c->mem_wait = false;
+			cs->nwaiting--;
+			c->last_active = brk_mono_ms();
+			advance(c); /* reading again; it may wait again */
+		}
+		c = nx;
+	}
+}
+
+/* Give c's pool bytes back, and wake the waiters once there is room. */
+static void pool_release(brk_conn *c)
+{
+	brk_conns *cs = c->set;
+	if (!c->charged)
+		return;
+	cs->pool_avail += (int64_t)c->charged;
+	c->charged = 0;
+	if (cs->nwaiting > 0 && cs->pool_avail > 0 && !cs->wake_timer)
+		cs->wake_timer = brk_timer_add(cs->loop, 0, on_pool_wake, cs);
 }
 
 int brk_conns_count(const brk_conns *cs) { return cs->count; }
@@ -118,8 +248,48 @@ static void format_peer(const struct sockaddr *sa, socklen_t len, char *out, siz
 	snprintf(out, size, "%s:%d", host, port);
 }
 
+/* The peer's address as text (IPv4-mapped IPv6 as IPv4); "" if unknown. */
+static void format_ip(const struct sockaddr *sa, socklen_t len, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (sa && sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)size);
+	} else if (sa && sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			inet_ntop(AF_INET, a->s6_addr + 12, out, (socklen_t)size);
+		else
+			inet_ntop(AF_INET6, a, out, (socklen_t)size);
+	}
+}
+
+/* max.connections.per.ip for ip: its override, else the default. */
+static int32_t ip_limit(const brk_config *cfg, const char *ip)
+{
+	for (int i = 0; i < cfg->nmax_connections_per_ip_overrides; i++)
+		if (strcmp(cfg->max_connections_per_ip_overrides[i].ip, ip) == 0)
+			return cfg->max_connections_per_ip_overrides[i].max;
+	return cfg->max_connections_per_ip;
+}
+
 int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen)
 {
+	char ip[INET6_ADDRSTRLEN];
+	format_ip(peer, peerlen, ip, sizeof(ip));
+	int32_t limit = ip_limit(cs->cfg, ip);
+	if (limit < INT32_MAX) {
+		/* Kafka's ConnectionQuotas.inc: the new connection is closed
+		 * at once when its address already has limit open. */
+		int32_t n = 0;
+		for (const brk_conn *o = cs->head; o && n < limit; o = o->next)
+			n += strcmp(o->ip, ip) == 0;
+		if (n >= limit) {
+			fprintf(stderr, "samsa: refusing connection from %s: %d connections from it "
+					"(max.connections.per.ip %d)\n", ip, (int)n, (int)limit);
+			close(fd);
+			return -EDQUOT;
+		}
+	}
 	brk_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -135,6 +305,8 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	c->set = cs;
 	c->fd = fd;
 	c->st = IDLE;
+	c->last_active = brk_mono_ms();
+	memcpy(c->ip, ip, sizeof(ip));
 	format_peer(peer, peerlen, c->peer, sizeof(c->peer));
 	/* Kafka's client host: "/" + the address, without the port. */
 	const char *colon = strrchr(c->peer, ':');
@@ -159,6 +331,7 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		cs->head->prev = c;
 	cs->head = c;
 	cs->count++;
+	idle_arm(cs, cs->cfg->connections_max_idle_ms);
 	return 0;
 }
 
@@ -178,6 +351,9 @@ static void conn_close(brk_conn *c, const char *reason)
 	proto_writer_free(&c->head);
 	proto_arena_free(&c->arena);
 	free(c->in);
+	pool_release(c);
+	if (c->mem_wait)
+		cs->nwaiting--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -186,6 +362,8 @@ static void conn_close(brk_conn *c, const char *reason)
 		c->next->prev = c->prev;
 	cs->count--;
 	free(c);
+	if (cs->slot_fn && cs->count < cs->cfg->max_connections)
+		cs->slot_fn(cs->loop, cs->slot_arg);
 }
 
 void brk_conns_drain(brk_conns *cs)
@@ -204,8 +382,13 @@ void brk_conns_free(brk_conns *cs)
 {
 	if (!cs)
 		return;
+	cs->slot_fn = NULL;
 	while (cs->head)
 		conn_close(cs->head, NULL);
+	if (cs->idle_timer)
+		brk_timer_cancel(cs->loop, cs->idle_timer);
+	if (cs->wake_timer)
+		brk_timer_cancel(cs->loop, cs->wake_timer);
 	free(cs);
 }
 
@@ -266,6 +449,7 @@ static int response_send(brk_conn *c, const char **reason)
 				return -1;
 			}
 			size_t left = (size_t)w;
+			c->last_active = brk_mono_ms();
 			size_t h = c->head.len - c->head_off;
 			if (h > left)
 				h = left;
@@ -298,6 +482,7 @@ static int response_send(brk_conn *c, const char **reason)
 			return -1;
 		}
 		c->chunk_off += w;
+		c->last_active = brk_mono_ms();
 	}
 }
 
@@ -319,9 +504,29 @@ static void request_finish(brk_conn *c)
 			free(c->in);
 			c->in = NULL;
 			c->in_cap = 0;
+			pool_release(c);
+		}
+	}
+	if (c->charged && c->in_len - c->in_pos <= IN_INITIAL) {
+		/* Bounded request memory: give the grown buffer back now,
+		 * keeping the unread bytes that follow in a small one. */
+		size_t left = c->in_len - c->in_pos;
+		memmove(c->in, c->in + c->in_pos, left);
+		uint8_t *p = realloc(c->in, IN_INITIAL);
+		if (p) {
+			c->in = p;
+			c->in_cap = IN_INITIAL;
+			c->in_pos = 0;
+			c->in_len = left;
+			pool_release(c);
+		} else {
+			c->in_pos = 0;
+			c->in_len = left;
 		}
 	}
 	c->st = IDLE;
+	c->last_active = brk_mono_ms();
+	idle_arm(c->set, c->set->cfg->connections_max_idle_ms);
 }
 
 /* ---- input ---- */
@@ -410,8 +615,11 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 }
 
 /* Move the unread bytes to the front and grow the buffer to hold need bytes
- * from there (IDLE only: no frame is in flight). */
-static bool make_room(brk_conn *c, size_t need)
+ * from there (IDLE only: no frame is in flight). A buffer grown above
+ * IN_INITIAL takes its capacity from the request memory pool when
+ * queued.max.request.bytes is set. Returns 0, -ENOMEM, or -EAGAIN when the
+ * pool is exhausted (nothing changed but the move). */
+static int make_room(brk_conn *c, size_t need)
 {
 	if (c->in_pos > 0) {
 		memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
@@ -420,13 +628,23 @@ static bool make_room(brk_conn *c, size_t need)
 	}
 	if (c->in_cap < need || c->in_cap == 0) {
 		size_t cap = need > IN_INITIAL ? need : IN_INITIAL;
+		brk_conns *cs = c->set;
+		bool pooled = cs->cfg->queued_max_request_bytes > 0 && cap > IN_INITIAL;
+		/* Kafka's SimpleMemoryPool, non-strict: granted while
+		 * anything is left. */
+		if (pooled && cs->pool_avail <= 0)
+			return -EAGAIN;
 		uint8_t *p = realloc(c->in, cap);
 		if (!p)
-			return false;
+			return -ENOMEM;
 		c->in = p;
 		c->in_cap = cap;
+		if (pooled) {
+			cs->pool_avail -= (int64_t)(cap - c->charged);
+			c->charged = cap;
+		}
 	}
-	return true;
+	return 0;
 }
 
 /* The size field of the frame at in_pos; false while fewer than 4 bytes
@@ -482,7 +700,7 @@ static bool advance(brk_conn *c)
 	int want = 0;
 	if (c->st == SENDING)
 		want |= BRK_WRITABLE;
-	if (c->st == IDLE || c->in_len < c->in_cap)
+	if ((c->st == IDLE || c->in_len < c->in_cap) && !c->mem_wait)
 		want |= BRK_READABLE;
 	if (want != c->watching) {
 		if (brk_loop_watch(c->set->loop, c->fd, want, on_io, c) < 0) {
@@ -509,7 +727,17 @@ static bool conn_read(brk_conn *c)
 		 * pipelined requests are not read a few bytes at a time. */
 		if (c->in_len == c->in_cap || c->in_cap - c->in_pos < need ||
 		    c->in_pos > c->in_cap / 2) {
-			if (!make_room(c, need)) {
+			int rc = make_room(c, need);
+			if (rc == -EAGAIN) {
+				/* queued.max.request.bytes reached: stop
+				 * reading until memory is given back. */
+				if (!c->mem_wait) {
+					c->mem_wait = true;
+					c->set->nwaiting++;
+				}
+				return true;
+			}
+			if (rc < 0) {
 				conn_close(c, "out of memory for the request");
 				return false;
 			}
@@ -521,6 +749,7 @@ static bool conn_read(brk_conn *c)
 		ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
 		if (n > 0) {
 			c->in_len += (size_t)n;
+			c->last_active = brk_mono_ms();
 			return true;
 		}
 		if (n == 0) {

@@ -14,12 +14,33 @@
  *    written, no further request starts; bytes that arrive meanwhile are read
  *    only into the free room of the input buffer (the frame in flight never
  *    moves), so input is bounded by the largest frame plus the buffer.
+ *    The send queue is bounded the same way: one response at most per
+ *    connection, and nothing more is read into a full buffer while it is
+ *    not taken by the client, so a client that never reads holds one
+ *    response and one input buffer, no more.
+ *
+ * Limits (Kafka's SocketServer and Selector, the same config names):
+ *  - max.connections.per.ip (and .overrides): a new connection from an
+ *    address that already has that many open is closed at once (Kafka's
+ *    ConnectionQuotas.inc, TooManyConnectionsException);
+ *  - max.connections: at that many open connections the listeners stop
+ *    accepting until one closes (Kafka's acceptor blocks in
+ *    waitForConnectionSlot); clients wait in the listen backlog;
+ *  - connections.max.idle.ms: a connection with no byte read or written for
+ *    that long, and no request being handled or delayed, is closed (Kafka's
+ *    Selector idle expiry; a negative value disables it);
+ *  - queued.max.request.bytes (> 0; Kafka's MemoryPool): the input buffers
+ *    grown for large frames share that many bytes; when they are used up
+ *    no connection reads a new large frame (EPOLLIN off) until one is
+ *    answered, instead of growing.
  *
  * Everything runs on the loop thread.
  */
 #ifndef SAMSA_BROKER_CONN_H
 #define SAMSA_BROKER_CONN_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "broker/config.h"
@@ -53,6 +74,18 @@ const char *brk_conn_client_host(const brk_conn *c);
 
 /* Open connections. */
 int brk_conns_count(const brk_conns *cs);
+
+/* Whether max.connections connections are open (listeners stop accepting). */
+bool brk_conns_full(const brk_conns *cs);
+
+/* fn(loop, arg) is called each time a connection closes while fewer than
+ * max.connections stay open (the listeners resume accepting); NULL fn
+ * removes it. Called from inside the close: fn must not close connections. */
+void brk_conns_set_slot_hook(brk_conns *cs, brk_timer_fn fn, void *arg);
+
+/* Bytes left of queued.max.request.bytes (below zero by at most one frame
+ * while a large frame is taken past it), or -1 when it is unbounded. */
+int64_t brk_conns_pool_available(const brk_conns *cs);
 
 /* Close every connection (cancelling delayed requests through req->cancel
  * and releasing queued file chunks) and free the set. NULL is a no-op. */

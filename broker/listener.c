@@ -4,6 +4,10 @@
  * When the process runs out of descriptors (EMFILE/ENFILE) or memory,
  * accepting pauses for ACCEPT_PAUSE_MS instead of spinning on a listening
  * socket that stays readable; the client waits in the backlog meanwhile.
+ *
+ * At max.connections open connections accepting pauses too, until the
+ * connection set's slot hook says one closed (Kafka's acceptor waits for a
+ * connection slot the same way; here nothing is accepted meanwhile).
  */
 #include "broker/listener.h"
 
@@ -24,6 +28,7 @@ typedef struct brk_listen_sock {
 	brk_listeners *owner;
 	int fd;
 	uint64_t pause_timer;
+	bool full; /* paused at max.connections */
 	char name[32];
 } brk_listen_sock;
 
@@ -35,6 +40,20 @@ struct brk_listeners {
 };
 
 static void on_accept(brk_loop *loop, int fd, int events, void *arg);
+
+/* Slot hook: a connection closed below max.connections. */
+static void on_slot(brk_loop *loop, void *arg)
+{
+	brk_listeners *ls = arg;
+	for (int i = 0; i < ls->n; i++) {
+		brk_listen_sock *s = &ls->socks[i];
+		if (!s->full)
+			continue;
+		s->full = false;
+		if (!s->pause_timer)
+			brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
+	}
+}
 
 static void on_resume_accept(brk_loop *loop, void *arg)
 {
@@ -48,6 +67,11 @@ static void on_accept(brk_loop *loop, int fd, int events, void *arg)
 	(void)events;
 	brk_listen_sock *s = arg;
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		if (brk_conns_full(s->owner->conns)) {
+			brk_loop_watch(loop, fd, 0, on_accept, s);
+			s->full = true;
+			return;
+		}
 		struct sockaddr_storage peer;
 		socklen_t len = sizeof(peer);
 		int c = accept4(fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -130,6 +154,7 @@ int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_li
 	}
 	ls->loop = loop;
 	ls->conns = conns;
+	brk_conns_set_slot_hook(conns, on_slot, ls);
 	for (int i = 0; i < cfg->nlisteners; i++) {
 		brk_listener *l = &cfg->listeners[i];
 		bool ephemeral = l->port == 0;
@@ -162,6 +187,7 @@ void brk_listeners_close(brk_listeners *ls)
 {
 	if (!ls)
 		return;
+	brk_conns_set_slot_hook(ls->conns, NULL, NULL);
 	for (int i = 0; i < ls->n; i++) {
 		brk_listen_sock *s = &ls->socks[i];
 		if (s->pause_timer)

@@ -29,6 +29,7 @@
 #include "broker/config.h"
 #include "broker/conn.h"
 #include "broker/dynamic_config.h"
+#include "broker/fetch_session.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/listener.h"
@@ -402,6 +403,7 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	brk_fetch_sessions_shutdown(); /* no request can use them now */
 	brk_retention_stop();
 	brk_cleaner_stop();
 	txn_shutdown();

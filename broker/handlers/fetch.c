@@ -3,11 +3,27 @@
  * batches from the partition logs and send them with sendfile(2) (the
  * response carries segment regions, not copies: DESIGN.md decision 4).
  *
- * Fetch sessions (KIP-227): this broker keeps no session cache (as Kafka with
- * max.incremental.fetch.session.cache.slots=0). A full fetch (session epoch
- * 0 or -1) is answered sessionless with session id 0, which clients take as
- * "no session"; an incremental fetch (epoch > 0) gets
- * FETCH_SESSION_ID_NOT_FOUND at the top level (Kafka's FetchManager).
+ * Fetch sessions (KIP-227, v7+; broker/fetch_session.h, Kafka's
+ * FetchManager.newContext and the FetchContexts):
+ *   - epoch -1 (or v4-6): sessionless, session id 0; a session id given is
+ *     closed (SessionlessFetchContext);
+ *   - epoch 0: full fetch; a session id given is closed, and a new session
+ *     holding every requested partition is created when the response is
+ *     made (FullFetchContext), session id 0 when the cache has no room;
+ *   - epoch > 0: incremental. Unknown id -> FETCH_SESSION_ID_NOT_FOUND,
+ *     wrong epoch -> INVALID_FETCH_SESSION_EPOCH, a v13+ request on a name
+ *     session or the reverse -> FETCH_SESSION_TOPIC_ID_ERROR (each with no
+ *     partitions and session id 0: SessionErrorContext). Else the request's
+ *     partitions are added or updated, forgotten topics removed (by id
+ *     v13+), the epoch moves on, and every partition of the session is read
+ *     (and watched by a delayed fetch); the response carries only those
+ *     with records, a new high watermark, last stable or log start offset,
+ *     or an error (IncrementalFetchContext.updateAndGenerateResponseData),
+ *     answered ones moving to the end of the session's order. A session
+ *     left with no partitions is closed and the fetch answered sessionless.
+ *     When the session went away or moved on while the fetch waited in the
+ *     purgatory, the answer is FETCH_SESSION_ID_NOT_FOUND or
+ *     INVALID_FETCH_SESSION_EPOCH with no partitions.
  *
  * Per partition (Kafka's ReplicaManager.readFromLog): unknown topic or
  * partition errors, current leader epoch checks (KIP-320), fetch offset
@@ -43,6 +59,7 @@
  */
 #include <string.h>
 
+#include "broker/fetch_session.h"
 #include "broker/partitions.h"
 #include "broker/purgatory.h"
 #include "broker/request.h"
@@ -65,7 +82,12 @@ typedef struct fetch_state {
 	int64_t first_bytes;  /* bytes found by the first read */
 	proto_arena *arena;   /* the request's */
 	abort_buf *aborts;    /* one per requested partition, in request order */
+	int ctx;              /* CTX_* */
+	int32_t session_id;   /* CTX_INCREMENTAL: the session */
+	int32_t next_epoch;   /* CTX_INCREMENTAL: its epoch after this request */
 } fetch_state;
+
+enum { CTX_SESSIONLESS, CTX_FULL, CTX_INCREMENTAL };
 
 static void release_records(fetch_state *st)
 {
@@ -302,6 +324,251 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 	return failed;
 }
 
+/* ---- fetch sessions ---- */
+
+static fs_cache *session_cache(void)
+{
+	return brk_fetch_sessions(server.cfg.max_incremental_fetch_session_cache_slots);
+}
+
+static bool is_follower(const FetchRequest *m, int16_t v)
+{
+	return (v >= 15 ? m->replica_state.replica_id : m->replica_id) >= 0;
+}
+
+static fs_req_partition req_params(const FetchRequest_FetchPartition *fp)
+{
+	fs_req_partition rq = {
+		.max_bytes = fp->partition_max_bytes,
+		.fetch_offset = fp->fetch_offset,
+		.log_start_offset = fp->log_start_offset,
+		.leader_epoch = fp->current_leader_epoch,
+		.last_fetched_epoch = fp->last_fetched_epoch,
+	};
+	return rq;
+}
+
+static bool same_topic(const fs_session *s, const fs_partition *a, const fs_partition *b)
+{
+	if (s->uses_topic_ids)
+		return memcmp(a->topic_id, b->topic_id, 16) == 0;
+	return a->topic_len == b->topic_len &&
+	       (a->topic_len == 0 || memcmp(a->topic, b->topic, (size_t)a->topic_len) == 0);
+}
+
+/*
+ * Replace st->m.topics with every partition of session s, in the session's
+ * order, consecutive partitions of one topic in one entry (as Kafka's
+ * FetchResponse.of groups them). Names are copied to the arena: the session
+ * may go away while the fetch waits. Returns 0 or -1 (arena full).
+ */
+static int topics_from_session(brk_request *req, fetch_state *st, const fs_session *s)
+{
+	int32_t nt = 0;
+	for (int32_t i = 0; i < s->n; i++)
+		if (i == 0 || !same_topic(s, &s->parts[i - 1], &s->parts[i]))
+			nt++;
+	FetchRequest_FetchTopic *topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*topics));
+	FetchRequest_FetchPartition *parts =
+		proto_arena_alloc(req->arena, (size_t)(s->n ? s->n : 1) * sizeof(*parts));
+	if (!topics || !parts)
+		return -1;
+	int32_t t = -1;
+	for (int32_t i = 0; i < s->n; i++) {
+		const fs_partition *cp = &s->parts[i];
+		if (i == 0 || !same_topic(s, &s->parts[i - 1], cp)) {
+			t++;
+			FetchRequest_FetchTopic_init(&topics[t]);
+			memcpy(topics[t].topic_id.b, cp->topic_id, 16);
+			if (!s->uses_topic_ids) {
+				char *name = proto_arena_alloc(req->arena, (size_t)cp->topic_len + 1);
+				if (!name)
+					return -1;
+				memcpy(name, cp->topic, (size_t)cp->topic_len + 1);
+				topics[t].topic.ptr = name;
+				topics[t].topic.len = cp->topic_len;
+			}
+			topics[t].partitions = &parts[i];
+			topics[t].partitions_count = 0;
+		}
+		FetchRequest_FetchPartition *fp = &parts[i];
+		FetchRequest_FetchPartition_init(fp);
+		fp->partition = cp->partition;
+		fp->current_leader_epoch = cp->leader_epoch;
+		fp->fetch_offset = cp->fetch_offset;
+		fp->last_fetched_epoch = cp->last_fetched_epoch;
+		fp->log_start_offset = cp->fetcher_log_start_offset;
+		fp->partition_max_bytes = cp->max_bytes;
+		topics[t].partitions_count++;
+	}
+	st->m.topics = topics;
+	st->m.topics_count = nt;
+	return 0;
+}
+
+/*
+ * Kafka's FetchManager.newContext: pick the context of the request, close
+ * the session a full fetch names, apply an incremental request to its
+ * session. Returns KERR_NONE or the top-level session error; -1 when the
+ * arena is full.
+ */
+static int open_context(brk_request *req, fetch_state *st)
+{
+	int16_t v = req->api_version;
+	FetchRequest *m = &st->m;
+	fs_cache *c = v >= 7 ? session_cache() : NULL;
+	st->ctx = CTX_SESSIONLESS;
+	if (!c)
+		return KERR_NONE;
+	if (m->session_epoch == FS_INITIAL_EPOCH || m->session_epoch == FS_FINAL_EPOCH) {
+		if (m->session_id != FS_INVALID_SESSION_ID) {
+			fs_session *old = fs_cache_get(c, m->session_id);
+			if (old)
+				fs_cache_remove(c, old);
+		}
+		st->ctx = m->session_epoch == FS_INITIAL_EPOCH ? CTX_FULL : CTX_SESSIONLESS;
+		return KERR_NONE;
+	}
+	fs_session *s = fs_cache_get(c, m->session_id);
+	if (!s)
+		return KERR_FETCH_SESSION_ID_NOT_FOUND;
+	if (s->epoch != m->session_epoch)
+		return KERR_INVALID_FETCH_SESSION_EPOCH;
+	if (s->uses_topic_ids != (v >= 13))
+		return KERR_FETCH_SESSION_TOPIC_ID_ERROR;
+	for (int32_t i = 0; i < m->topics_count; i++) {
+		const FetchRequest_FetchTopic *ft = &m->topics[i];
+		for (int32_t j = 0; j < ft->partitions_count; j++) {
+			fs_req_partition rq = req_params(&ft->partitions[j]);
+			if (!fs_session_upsert(s, ft->topic.ptr, ft->topic.len, ft->topic_id.b,
+					       ft->partitions[j].partition, &rq)) {
+				/* past this broker's bound on a session: drop it,
+				 * the client starts again with a full fetch */
+				fs_cache_remove(c, s);
+				return KERR_FETCH_SESSION_ID_NOT_FOUND;
+			}
+		}
+	}
+	for (int32_t i = 0; i < m->forgotten_topics_data_count; i++) {
+		const FetchRequest_ForgottenTopic *ft = &m->forgotten_topics_data[i];
+		for (int32_t j = 0; j < ft->partitions_count; j++)
+			fs_session_forget(s, ft->topic.ptr, ft->topic.len, ft->topic_id.b, ft->partitions[j]);
+	}
+	if (s->n == 0) {
+		/* nothing left: close it, answer the (empty) request sessionless */
+		fs_cache_remove(c, s);
+		return KERR_NONE;
+	}
+	fs_cache_touch(c, s, brk_mono_ms());
+	s->epoch = fs_next_epoch(s->epoch);
+	st->ctx = CTX_INCREMENTAL;
+	st->session_id = s->id;
+	st->next_epoch = s->epoch;
+	return topics_from_session(req, st, s) == 0 ? KERR_NONE : -1;
+}
+
+static fs_resp_partition resp_values(const FetchResponse_PartitionData *pd)
+{
+	fs_resp_partition r = {
+		.error_code = pd->error_code,
+		.high_watermark = pd->high_watermark,
+		.last_stable_offset = pd->last_stable_offset,
+		.log_start_offset = pd->log_start_offset,
+		.records_bytes = pd->records.len,
+	};
+	return r;
+}
+
+/* Drop every partition from the response (a session error at the end). */
+static void clear_partitions(fetch_state *st, int16_t error, int32_t session_id)
+{
+	release_records(st);
+	st->resp.responses_count = 0;
+	st->resp.error_code = error;
+	st->resp.session_id = session_id;
+}
+
+/*
+ * The session side of the response, right before it is encoded: create the
+ * session of a full fetch (FullFetchContext), or keep only the partitions
+ * an incremental response must carry (IncrementalFetchContext).
+ */
+static void session_respond(brk_request *req, fetch_state *st)
+{
+	int16_t v = req->api_version;
+	st->resp.session_id = FS_INVALID_SESSION_ID;
+	if (st->ctx == CTX_SESSIONLESS)
+		return;
+	fs_cache *c = session_cache();
+	if (!c)
+		return;
+	if (st->ctx == CTX_FULL) {
+		int32_t n = 0;
+		for (int32_t i = 0; i < st->m.topics_count; i++)
+			n += st->m.topics[i].partitions_count;
+		fs_session *s = fs_cache_create(c, brk_mono_ms(), is_follower(&st->m, v), n, v >= 13);
+		if (!s)
+			return;
+		for (int32_t i = 0; i < st->m.topics_count; i++) {
+			const FetchRequest_FetchTopic *ft = &st->m.topics[i];
+			for (int32_t j = 0; j < ft->partitions_count; j++) {
+				fs_req_partition rq = req_params(&ft->partitions[j]);
+				fs_partition *cp = fs_session_upsert(s, ft->topic.ptr, ft->topic.len,
+								     ft->topic_id.b,
+								     ft->partitions[j].partition, &rq);
+				if (!cp) {
+					fs_cache_remove(c, s);
+					return;
+				}
+				fs_resp_partition r = resp_values(&st->resp.responses[i].partitions[j]);
+				fs_partition_must_respond(cp, &r, true);
+			}
+		}
+		fs_cache_touch(c, s, brk_mono_ms());
+		st->resp.session_id = s->id;
+		return;
+	}
+	/* CTX_INCREMENTAL */
+	fs_session *s = fs_cache_get(c, st->session_id);
+	if (!s) {
+		clear_partitions(st, KERR_FETCH_SESSION_ID_NOT_FOUND, FS_INVALID_SESSION_ID);
+		return;
+	}
+	if (s->epoch != st->next_epoch) {
+		clear_partitions(st, KERR_INVALID_FETCH_SESSION_EPOCH, s->id);
+		return;
+	}
+	bool *answered = proto_arena_alloc(st->arena, (size_t)(s->n ? s->n : 1) * sizeof(bool));
+	if (answered)
+		memset(answered, 0, (size_t)(s->n ? s->n : 1) * sizeof(bool));
+	int32_t nt = 0;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const FetchRequest_FetchTopic *ft = &st->m.topics[i];
+		FetchResponse_FetchableTopicResponse tr = st->resp.responses[i];
+		int32_t np = 0;
+		for (int32_t j = 0; j < tr.partitions_count; j++) {
+			FetchResponse_PartitionData *pd = &tr.partitions[j];
+			fs_partition *cp = fs_session_find(s, ft->topic.ptr, ft->topic.len, ft->topic_id.b,
+							   pd->partition_index);
+			fs_resp_partition r = resp_values(pd);
+			if (cp && !fs_partition_must_respond(cp, &r, true))
+				continue; /* unchanged: left out (it holds no records) */
+			if (cp && answered)
+				answered[cp - s->parts] = true;
+			if (np != j)
+				tr.partitions[np] = *pd;
+			np++;
+		}
+		tr.partitions_count = np;
+		if (np > 0)
+			st->resp.responses[nt++] = tr;
+	}
+	st->resp.responses_count = nt;
+	if (answered)
+		fs_session_move_answered_last(s, answered);
+	st->resp.session_id = s->id;
+}
+
 /*
  * Encode st->resp into req->out.
  *
@@ -322,6 +589,7 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
  */
 static int respond(brk_request *req, fetch_state *st)
 {
+	session_respond(req, st);
 	proto_writer *w = req->out;
 	int first_chunk = w->nchunks;
 	for (int32_t i = 0; i < st->resp.responses_count; i++) {
@@ -395,17 +663,20 @@ int brk_handle_fetch(brk_request *req)
 		return BRK_CLOSE;
 	FetchRequest *m = &st->m;
 
-	if (v >= 7 && m->session_epoch > 0) {
-		/* Incremental fetch: there is no session to increment. */
+	int serr = open_context(req, st);
+	if (serr < 0)
+		return BRK_CLOSE;
+	if (serr != KERR_NONE) {
+		/* SessionErrorContext: no partitions, session id 0 */
 		FetchResponse_init(&st->resp);
-		st->resp.error_code = KERR_FETCH_SESSION_ID_NOT_FOUND;
-		st->resp.session_id = 0;
+		st->resp.error_code = (int16_t)serr;
+		st->resp.session_id = FS_INVALID_SESSION_ID;
 		return FetchResponse_encode(req->out, v, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 	}
 	if (alloc_response(req, st))
 		return BRK_CLOSE;
 	st->resp.error_code = KERR_NONE;
-	st->resp.session_id = 0;
+	st->resp.session_id = FS_INVALID_SESSION_ID;
 
 	int64_t bytes;
 	bool failed = read_all(v, st, &bytes);
