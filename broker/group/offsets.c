@@ -229,3 +229,18 @@ const grp_offset *grp_offsets_at(const grp_offsets *o, int32_t i, const char **t
 		*partition = o->e[i].partition;
 	return &o->e[i].v;
 }
+
+grp_offset grp_offset_of_commit(int64_t offset, int32_t leader_epoch, proto_str metadata,
+				int64_t now_ms, int64_t expire_ms)
+{
+	grp_offset v;
+	memset(&v, 0, sizeof(v));
+	v.offset = offset;
+	v.leader_epoch = leader_epoch;
+	v.metadata = metadata.len > 0 ? metadata.ptr : "";
+	v.metadata_len = metadata.len > 0 ? metadata.len : 0;
+	v.commit_timestamp_ms = now_ms;
+	v.expire_timestamp_ms = expire_ms;
+	v.record_offset = -1;
+	return v;
+}

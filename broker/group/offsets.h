@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "broker/group/group.h"
+#include "protocol/buf.h"
 
 /* One committed offset (Kafka's OffsetAndMetadata). */
 typedef struct grp_offset {
@@ -28,6 +29,16 @@ typedef struct grp_offset {
 				      * (Kafka's OffsetAndMetadata.recordOffset), -1 = unknown;
 				      * decides which of a transactional and a plain commit wins */
 } grp_offset;
+
+/*
+ * The offset an OffsetCommit or TxnOffsetCommit partition asks to commit
+ * (Kafka's OffsetAndMetadata built by the coordinator): offset, leader
+ * epoch (-1 = none), the client's metadata (a view into the request; null
+ * or empty gives ""), commit time now_ms, expire timestamp expire_ms (-1 =
+ * none), record_offset -1 (the store sets it when the record is written).
+ */
+grp_offset grp_offset_of_commit(int64_t offset, int32_t leader_epoch, proto_str metadata,
+				int64_t now_ms, int64_t expire_ms);
 
 /* An empty map; NULL on allocation failure. */
 grp_offsets *grp_offsets_new(void);

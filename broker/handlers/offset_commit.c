@@ -115,12 +115,9 @@ int brk_handle_offset_commit(brk_request *req)
 				continue;
 			}
 			grp_offset *val = &values[n];
-			val->offset = rp->committed_offset;
-			val->leader_epoch = v >= 6 ? rp->committed_leader_epoch : -1;
-			val->metadata = rp->committed_metadata.len > 0 ? rp->committed_metadata.ptr : "";
-			val->metadata_len = rp->committed_metadata.len > 0 ? rp->committed_metadata.len : 0;
-			val->commit_timestamp_ms = req->now_ms;
-			val->expire_timestamp_ms = expire;
+			*val = grp_offset_of_commit(rp->committed_offset,
+						    v >= 6 ? rp->committed_leader_epoch : -1,
+						    rp->committed_metadata, req->now_ms, expire);
 			items[n] = (grp_store_offset){ proto_cstr(t->meta->name), rp->partition_index, val };
 			pending[n] = &pr->error_code;
 			n++;

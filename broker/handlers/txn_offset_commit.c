@@ -153,14 +153,9 @@ int brk_handle_txn_offset_commit(brk_request *req)
 				continue;
 			}
 			grp_offset *val = &values[n];
-			memset(val, 0, sizeof(*val));
-			val->offset = rp->committed_offset;
-			val->leader_epoch = v >= 2 ? rp->committed_leader_epoch : -1;
-			val->metadata = rp->committed_metadata.len > 0 ? rp->committed_metadata.ptr : "";
-			val->metadata_len = rp->committed_metadata.len > 0 ? rp->committed_metadata.len : 0;
-			val->commit_timestamp_ms = req->now_ms;
-			val->expire_timestamp_ms = -1;
-			val->record_offset = -1;
+			*val = grp_offset_of_commit(rp->committed_offset,
+						    v >= 2 ? rp->committed_leader_epoch : -1,
+						    rp->committed_metadata, req->now_ms, -1);
 			items[n] = (grp_store_offset){ proto_cstr(t->meta->name), rp->partition_index, val };
 			pending[n] = &pr->error_code;
 			n++;
