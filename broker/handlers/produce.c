@@ -53,11 +53,9 @@
  */
 #include <string.h>
 
-#include "broker/group/store.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
-#include "broker/txn/store.h"
 #include "broker/txn/verify.h"
 #include "protocol/batch.h"
 #include "protocol/err.h"
@@ -96,13 +94,6 @@ static void partition_error(ProduceResponse_PartitionProduceResponse *pr, int er
 	pr->log_start_offset = -1;
 	if (msg)
 		pr->error_message = proto_cstr(msg);
-}
-
-/* Kafka's Topic.isInternal: the coordinators' topics, written by the
- * broker only. */
-static bool is_internal_topic(const char *name)
-{
-	return strcmp(name, GRP_OFFSETS_TOPIC) == 0 || strcmp(name, TXN_STATE_TOPIC) == 0;
 }
 
 /* KIP-890 partition verification of a transactional batch (txn/verify.h),
@@ -146,7 +137,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	}
 	/* ReplicaManager.appendToLocalLog: internalTopicsAllowed only for
 	 * Kafka's own admin client id */
-	if (is_internal_topic(t->meta->name) &&
+	if (t->meta->internal &&
 	    !(req->client_id.len == 14 && memcmp(req->client_id.ptr, "__admin_client", 14) == 0)) {
 		partition_error(pr, KERR_INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic");
 		return;
