@@ -59,6 +59,7 @@ enum {
 	E_UNKNOWN_TOPIC_OR_PARTITION = 3,
 	E_INVALID_PRODUCER_EPOCH = 47,
 	E_INVALID_TXN_STATE = 48,
+	E_TOPIC_AUTHORIZATION_FAILED = 29,
 	E_TRANSACTION_COORDINATOR_FENCED = 52,
 	E_INVALID_TOPIC_EXCEPTION = 17,
 	E_INVALID_PRODUCER_ID_MAPPING = 49,
@@ -864,15 +865,16 @@ static int64_t init_txn(int fd, const char *txn, int16_t *epoch)
 	return pid;
 }
 
-/* AddPartitionsToTxn v3 of TOPIC-partition: the partition's error. */
-static int16_t add_partition(int fd, const char *txn, int64_t pid, int16_t epoch, int32_t partition)
+/* AddPartitionsToTxn v3 of topic-partition: the partition's error. */
+static int16_t add_partition_to(int fd, const char *txn, int64_t pid, int16_t epoch,
+				const char *topic, int32_t partition)
 {
 	k_wbuf body = {.len = 0};
 	kw_cstr(&body, txn);
 	kw_i64(&body, pid);
 	kw_i16(&body, epoch);
 	kw_uvarint(&body, 2);
-	kw_cstr(&body, TOPIC);
+	kw_cstr(&body, topic);
 	kw_uvarint(&body, 2);
 	kw_i32(&body, partition);
 	kw_tags0(&body);
@@ -897,6 +899,11 @@ static int16_t add_partition(int fd, const char *txn, int64_t pid, int16_t epoch
 	kr_done(&r, "AddPartitionsToTxn v3");
 	free(resp);
 	return err;
+}
+
+static int16_t add_partition(int fd, const char *txn, int64_t pid, int16_t epoch, int32_t partition)
+{
+	return add_partition_to(fd, txn, pid, epoch, TOPIC, partition);
 }
 
 /* KIP-890 verification of transactional produce (on by default), the
@@ -943,6 +950,11 @@ START_TEST(test_verification)
 			 E_INVALID_TOPIC_EXCEPTION);
 	ck_assert_int_eq(produce_to(fd, NULL, "__transaction_state", 0, &batch, &base),
 			 E_INVALID_TOPIC_EXCEPTION);
+	/* AddPartitionsToTxn v0-3 refuses them (Kafka's Topic.isInternal) */
+	ck_assert_int_eq(add_partition_to(fd, TXN_ID, pid, epoch, "__consumer_offsets", 0),
+			 E_TOPIC_AUTHORIZATION_FAILED);
+	ck_assert_int_eq(add_partition_to(fd, TXN_ID, pid, epoch, "__transaction_state", 0),
+			 E_TOPIC_AUTHORIZATION_FAILED);
 	close(fd);
 	c_stop_broker(b);
 }

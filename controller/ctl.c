@@ -118,10 +118,13 @@ static void topic_free(ctl_topic *t)
 	free(t);
 }
 
-static bool is_internal_name(const char *name)
+bool ctl_topic_name_is_internal(const char *name, size_t len)
 {
-	return strcmp(name, "__consumer_offsets") == 0 ||
-	       strcmp(name, "__transaction_state") == 0;
+	static const char *const internal[] = { "__consumer_offsets", "__transaction_state" };
+	for (size_t i = 0; i < sizeof(internal) / sizeof(internal[0]); i++)
+		if (len == strlen(internal[i]) && memcmp(name, internal[i], len) == 0)
+			return true;
+	return false;
 }
 
 /* Kafka's Uuid.randomUuid(): never ZERO_UUID, never METADATA_TOPIC_ID
@@ -708,7 +711,7 @@ int ctl_create_topic(ctl *c, const char *name, int32_t partitions, int16_t repli
 		return KERR_UNKNOWN_SERVER_ERROR;
 	memcpy(t->name, name, (size_t)len);
 	t->name[len] = '\0';
-	t->internal = is_internal_name(t->name);
+	t->internal = ctl_topic_name_is_internal(t->name, strlen(t->name));
 	t->replication_factor = replication_factor;
 	if (random_topic_id(t->id)) {
 		free(t);

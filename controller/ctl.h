@@ -60,6 +60,10 @@ int32_t ctl_broker_id_at(const ctl *c, int32_t i);
  * Returns 0 or INVALID_TOPIC_EXCEPTION. */
 int ctl_validate_topic_name(const char *name, int32_t len);
 
+/* Kafka's Topic.isInternal: __consumer_offsets and __transaction_state (len
+ * bytes of name, not NUL-terminated). Topics so named are created internal. */
+bool ctl_topic_name_is_internal(const char *name, size_t len);
+
 /*
  * Create a topic: partitions >= 1 (INVALID_PARTITIONS), replication factor
  * between 1 and the broker count (INVALID_REPLICATION_FACTOR), a name that

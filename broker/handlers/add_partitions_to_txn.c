@@ -24,11 +24,10 @@
  */
 #include <string.h>
 
-#include "broker/group/store.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
-#include "broker/txn/store.h"
 #include "broker/txn/txn.h"
+#include "controller/ctl.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -46,13 +45,6 @@ typedef struct txn_req {
 	txn_tp_ref *refs;             /* n, flattened */
 	int16_t *errs;                /* n: the result of each */
 } txn_req;
-
-/* Kafka's Topic.isInternal. */
-static bool internal_topic(proto_str t)
-{
-	return proto_str_eq(t, GRP_OFFSETS_TOPIC) || proto_str_eq(t, TXN_STATE_TOPIC) ||
-	       proto_str_eq(t, "__share_group_state");
-}
 
 /* Flatten the partitions into refs and errs. Returns -1 on arena failure. */
 static int flatten(txn_req *tr, proto_arena *a)
@@ -82,7 +74,8 @@ static void handle_txn(txn_req *tr, int16_t v, int64_t now_ms)
 	for (int32_t i = 0; i < tr->n; i++) {
 		const txn_tp_ref *r = &tr->refs[i];
 		brk_topic *t = r->topic.len > 0 ? brk_topic_find(r->topic.ptr, r->topic.len) : NULL;
-		if (v < 4 && internal_topic(r->topic))
+		if (v < 4 && r->topic.len > 0 &&
+		    ctl_topic_name_is_internal(r->topic.ptr, (size_t)r->topic.len))
 			tr->errs[i] = KERR_TOPIC_AUTHORIZATION_FAILED;
 		else if (!t || !brk_topic_partition(t, r->partition))
 			tr->errs[i] = KERR_UNKNOWN_TOPIC_OR_PARTITION;
