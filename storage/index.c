@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,8 +132,15 @@ int log_ef_sync(log_entfile *ef)
 	}
 	int rc = log_io_pwrite(ef->fd, log_ef_at(ef, ef->nfile), (ef->n - ef->nfile) * ef->esz,
 			       (int64_t)(ef->nfile * ef->esz));
-	if (rc < 0)
+	if (rc < 0) {
+		/* A short write (ENOSPC, EFBIG) may have left part of the
+		 * entries: cut the file back to the entries written before, so
+		 * no torn entry stays (best effort: shrinking needs no space). */
+		if (ftruncate(ef->fd, (off_t)(ef->nfile * ef->esz)) < 0)
+			fprintf(stderr, "samsa storage: %s: cannot truncate a failed index write: %s\n",
+				ef->path, strerror(errno));
 		return rc;
+	}
 	ef->nfile = ef->n;
 	return 0;
 }

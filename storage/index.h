@@ -50,7 +50,9 @@ int log_ef_reset(log_entfile *ef);
 /* Add one entry in memory (loaded only); written by log_ef_sync. 0 or -ENOMEM. */
 int log_ef_push(log_entfile *ef, const uint8_t *entry);
 /* Write entries pushed since the last sync to the end of the file (opening
- * the fd on first use). */
+ * the fd on first use). On a failed write (-ENOSPC, -EFBIG, -EIO) the file
+ * is cut back to the entries written before and nfile does not move: the
+ * unwritten entries stay in memory (log_ef_truncate drops them). */
 int log_ef_sync(log_entfile *ef);
 /* Keep the first n entries (memory and file). */
 int log_ef_truncate(log_entfile *ef, size_t n);

@@ -281,23 +281,43 @@ static bool should_roll(const log_partition *lp, const log_segment *s, size_t le
 	return last - s->base_offset > INT32_MAX;
 }
 
-static int roll(log_partition *lp, int64_t now_ms)
+/*
+ * Kafka, on an IOException while rolling or appending, marks the whole log
+ * dir offline (LogDirFailureChannel) until a restart. Samsa keeps the
+ * partition online instead and puts the log back as it was: an append
+ * answered KAFKA_STORAGE_ERROR (a full disk: ENOSPC, or EFBIG past
+ * RLIMIT_FSIZE) succeeds once space is freed, without a restart.
+ */
+
+/* Roll (Kafka's UnifiedLog.roll). *sealed_ti gets the old segment's time
+ * index entry count before its closing entry (for unroll). Nothing changes
+ * on error: the closing entry is dropped again, a half-created segment
+ * removed. */
+static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
 {
 	log_segment *old = log_active(lp);
-	int rc = log_seg_seal_timeindex(old);
+	int rc = log_ef_load(&old->tidx);
 	if (rc < 0)
 		return rc;
-	old->dirty = true;
-	log_segment *s;
-	rc = log_seg_create(lp->dir, old->next_offset, now_ms, &s);
-	if (rc < 0)
-		return rc;
-	rc = log_push_segment(lp, s);
+	size_t ti = old->tidx.n;
+	if (sealed_ti)
+		*sealed_ti = ti;
+	rc = log_seg_seal_timeindex(old);
+	log_segment *s = NULL;
+	if (rc == 0)
+		rc = log_seg_create(lp->dir, old->next_offset, now_ms, &s);
+	if (rc == 0) {
+		rc = log_push_segment(lp, s);
+		if (rc < 0) {
+			log_seg_unlink(s);
+			log_segment_release(s);
+		}
+	}
 	if (rc < 0) {
-		log_seg_unlink(s);
-		log_segment_release(s);
+		log_ef_truncate(&old->tidx, ti);
 		return rc;
 	}
+	old->dirty = true;
 	lp->dir_unsynced = true;
 	log_txnindex_remove(&lp->tix[lp->nseg - 1]); /* a leftover file of that name */
 	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
@@ -312,7 +332,22 @@ int log_roll(log_partition *lp, int64_t now_ms)
 {
 	if (log_active(lp)->size == 0)
 		return 0;
-	return roll(lp, now_ms);
+	return roll(lp, now_ms, NULL);
+}
+
+/* Undo a roll whose first append failed: the new, empty segment leaves the
+ * log (files removed) and the previous one is active again without its
+ * closing time index entry (sealed_ti entries). The producer snapshot the
+ * roll wrote stays: it is the state at the log end offset, still true. */
+static void unroll(log_partition *lp, size_t sealed_ti)
+{
+	log_segment *s = log_active(lp);
+	lp->nseg--;
+	log_txnindex_destroy(&lp->tix[lp->nseg]);
+	log_seg_unlink(s);
+	log_segment_release(s);
+	lp->dir_unsynced = true;
+	log_ef_truncate(&log_active(lp)->tidx, sealed_ti);
 }
 
 void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
@@ -557,11 +592,14 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts)
 {
 	log_segment *s = log_active(lp);
+	bool rolled = false;
+	size_t sealed_ti = 0;
 	if (should_roll(lp, s, len, max_ts, next - 1, now_ms)) {
-		int rc = roll(lp, now_ms);
+		int rc = roll(lp, now_ms, &sealed_ti);
 		if (rc < 0)
 			return rc;
 		s = log_active(lp);
+		rolled = true;
 	}
 	/* Patch offsets and epochs in place (outside the CRC). */
 	int64_t off = leo;
@@ -573,7 +611,11 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		off += delta + 1;
 		pos += log_be32(p + PROTO_BATCH_OFF_LENGTH) + PROTO_BATCH_LOG_OVERHEAD;
 	}
-	/* Write, then index; on any failure put everything back. */
+	/* Write, then index; on any failure (ENOSPC mid-batch: a short
+	 * write) put everything back: the .log cut to the end of the last
+	 * complete batch, the index entries of this append dropped from
+	 * memory and file, the segment's counters restored; the log end
+	 * offset, producer state and high watermark were not touched yet. */
 	int64_t old_size = s->size, old_max_ts = s->max_ts, old_max_ts_off = s->max_ts_offset;
 	int64_t old_since = s->bytes_since_index, old_rolling = s->rolling_ts;
 	size_t old_oi = s->oidx.n, old_ti = s->tidx.n;
@@ -596,6 +638,8 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		s->max_ts_offset = old_max_ts_off;
 		s->bytes_since_index = old_since;
 		s->rolling_ts = old_rolling;
+		if (rolled)
+			unroll(lp, sealed_ti);
 		return rc;
 	}
 	if (old_size == 0)
@@ -729,8 +773,23 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	int rc = j->rc;
 	if (lp) {
 		lp->flush_in_flight = false;
+		/* A failed fsync may have dropped dirty pages (Linux clears
+		 * them after reporting the error once, so a retry "succeeds"
+		 * without the data). Kafka halts the log dir; Samsa keeps
+		 * serving but pins the recovery point from then on and reports
+		 * every later flush as failed, so the broker writes no
+		 * clean-shutdown marker and the next open checks every batch
+		 * from the last good recovery point (CRC) and truncates what
+		 * was lost. */
+		if (rc < 0 && !lp->fsync_failed) {
+			lp->fsync_failed = true;
+			fprintf(stderr,
+				"samsa storage: %s: fsync failed (%s): the recovery point stays at %lld until "
+				"a restart\n",
+				lp->dir, strerror(-rc), (long long)lp->recovery_point);
+		}
 		if (rc == 0) {
-			if (j->target > lp->recovery_point)
+			if (j->target > lp->recovery_point && !lp->fsync_failed)
 				lp->recovery_point = j->target;
 		} else {
 			for (size_t i = 0; i < j->n; i++) {
@@ -748,6 +807,8 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				lp->unflushed_since_ms = j->unflushed_since_ms;
 		}
 	}
+	if (rc == 0 && lp && lp->fsync_failed)
+		rc = -EIO;
 	for (size_t i = 0; i < j->n; i++) {
 		log_segment_release(j->segs[i]);
 		if (j->index_fds[i * 3 + 2] >= 0)

@@ -134,9 +134,14 @@ typedef struct log_append_info {
  * place, rolls a segment first when size or age asks for it (writing the
  * producer snapshot named after the new segment and keeping the latest 2),
  * writes, updates the indexes and the producer state. Either all batches
- * are written or, on error, the segment is truncated back so nothing of
- * them stays. Producers idle for producer.id.expiration.ms are removed here,
- * checked at most every 10 minutes (Kafka's
+ * are written or, on error (-ENOSPC, -EFBIG, -EIO: the broker answers
+ * KAFKA_STORAGE_ERROR), nothing of them stays: the .log is truncated back
+ * to the end of the last complete batch, index entries are dropped, a roll
+ * done for this append is undone, and the log end offset, producer state
+ * and segment sizes are unchanged, so the same append succeeds once space
+ * is freed (Kafka would take the log dir offline instead). Producers idle
+ * for producer.id.expiration.ms are removed here, checked at most every 10
+ * minutes (Kafka's
  * producer.id.expiration.check.interval.ms default).
  * Returns 0, LOG_ERR_* above, -EINVAL (bad framing) or -errno.
  * Does not move the high watermark.
@@ -221,8 +226,12 @@ int log_flush(log_partition *lp);
  * checkpoint and the directory when needed; log_flush_end (log's thread)
  * advances the recovery point on success (or marks the data unflushed again)
  * and frees the job. lp may be NULL in log_flush_end when the log was closed
- * meanwhile. While a job is in flight log_flush_due is false. begin returns
- * 0 or -ENOMEM; run and end return the fsync result, 0 or -errno.
+ * meanwhile. After a failed fsync (dirty pages may be lost) the recovery
+ * point stays where it was until the log is reopened and log_flush /
+ * log_flush_end return -EIO even when a later fsync succeeds, so the broker
+ * writes no clean-shutdown marker and the next open checks the tail (Kafka
+ * takes the log dir offline instead). While a job is in flight log_flush_due
+ * is false. begin returns 0 or -ENOMEM; run and end return the fsync result, 0 or -errno.
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);

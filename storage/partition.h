@@ -31,6 +31,8 @@ struct log_partition {
 	int64_t unflushed_since_ms; /* first append since the last flush began, -1 none */
 	bool flush_in_flight;
 	bool dir_unsynced;          /* segment files created/removed since the last flush */
+	bool fsync_failed;          /* an fsync failed once: the recovery point stays put
+				     * until the log is reopened (log_flush_end) */
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */

@@ -47,7 +47,8 @@
  *    5 batches: nothing is written and the answer is NONE with the original
  *    batch's base offset, its max timestamp as log_append_time_ms and the
  *    log start offset, as Kafka's UnifiedLog.append does for a duplicate;
- *  - an I/O error on append: KAFKA_STORAGE_ERROR.
+ *  - an I/O error on append (a full disk included): KAFKA_STORAGE_ERROR,
+ *    nothing written, the partition stays online (see below).
  * acks=0 gets no response; if any partition failed the connection is closed
  * instead, as Kafka does, so the producer notices and refreshes metadata.
  */
@@ -224,6 +225,11 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		return;
 	}
 	if (rc) {
+		/* ENOSPC/EFBIG/EIO: log_append_checked left nothing of the
+		 * batch (file, indexes, roll and producer state rolled back),
+		 * so the client's retry succeeds once space is freed. Kafka
+		 * takes the log dir offline instead (LogDirFailureChannel);
+		 * the partition stays online here (issue 6, disk full). */
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
 		return;
 	}
