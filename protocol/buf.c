@@ -107,11 +107,13 @@ void proto_arena_free(proto_arena *a)
 
 void proto_reader_init(proto_reader *r, const void *buf, size_t len)
 {
+	r->err = 0;
+	if (buf == NULL) { /* NULL + 0 is undefined behaviour in C */
+		r->p = r->end = (const uint8_t *)"";
+		return;
+	}
 	r->p = buf;
 	r->end = r->p + len;
-	r->err = 0;
-	if (buf == NULL)
-		r->p = r->end = (const uint8_t *)"";
 }
 
 static inline void fail(proto_reader *r, int err)

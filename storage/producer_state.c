@@ -384,7 +384,9 @@ void log_pstate_expire(log_producer_state *ps, int64_t now_ms, int64_t expiratio
 	ps->last_expire_ms = now_ms;
 	for (size_t i = 0; i < ps->cap;) {
 		log_producer_entry *e = &ps->slots[i];
-		if (e->producer_id >= 0 && e->txn_first_offset < 0 && now_ms - e->last_ts >= expiration_ms)
+		/* last_ts <= now - expiration: now - last_ts overflows for a
+		 * timestamp read from a corrupt segment (fuzz_recover) */
+		if (e->producer_id >= 0 && e->txn_first_offset < 0 && e->last_ts <= now_ms - expiration_ms)
 			remove_slot(ps, i); /* slot i now holds a later entry: look again */
 		else
 			i++;
@@ -488,7 +490,7 @@ int log_pstate_read_snapshot(log_producer_state *ps, const char *path, int64_t o
 			rc = LOG_ERR_CORRUPT;
 			goto out;
 		}
-		if (e.txn_first_offset < 0 && now_ms - e.last_ts >= expiration_ms)
+		if (e.txn_first_offset < 0 && e.last_ts <= now_ms - expiration_ms) /* no overflow */
 			continue;
 		if (last_offset >= 0) {
 			log_producer_batch b = {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "protocol/buf.h"
+#include "protocol/gen/messages.h"
 
 /* ---- varints ---- */
 
@@ -592,6 +593,37 @@ START_TEST(test_arena_cap)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_request (corpus/fuzz_request/regress-reader-null, bytes
+ * 00 0d 00): ApiVersions v0 has an empty body, so its re-encoding leaves the
+ * writer's buffer NULL, and proto_reader_init computed NULL + 0, undefined
+ * behaviour that UBSan (make check under --enable-sanitizers) reports. A
+ * reader over NULL must be empty and safe to read. */
+START_TEST(test_reader_over_null)
+{
+	proto_reader r;
+	proto_reader_init(&r, NULL, 0);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+	proto_read_int8(&r);
+	ck_assert_int_eq(r.err, PROTO_ERR_UNDERFLOW);
+
+	static const uint8_t input[] = { 0x00, 0x0d, 0x00 };
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	ApiVersionsRequest m;
+	ApiVersionsRequest_init(&m);
+	proto_reader_init(&r, input + 3, sizeof(input) - 3);
+	ck_assert_int_eq(ApiVersionsRequest_decode(&r, &a, 0, &m), 0);
+	proto_writer w;
+	proto_writer_init(&w);
+	ck_assert_int_eq(ApiVersionsRequest_encode(&w, 0, &m), 0);
+	ck_assert_uint_eq(w.len, 0);
+	proto_reader_init(&r, w.buf, w.len);
+	ck_assert_int_eq(ApiVersionsRequest_decode(&r, &a, 0, &m), 0);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 static Suite *buf_suite(void)
 {
 	Suite *s = suite_create("buf");
@@ -614,6 +646,7 @@ static Suite *buf_suite(void)
 	tcase_add_test(tc, test_arena);
 	tcase_add_test(tc, test_arena_reset_trim);
 	tcase_add_test(tc, test_arena_cap);
+	tcase_add_test(tc, test_reader_over_null);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -473,6 +473,23 @@ START_TEST(producers_expire)
 }
 END_TEST
 
+/* Found by fuzz/fuzz_recover (corpus/fuzz_recover/regress-expire-overflow):
+ * a batch whose max timestamp is near INT64_MIN (read from a corrupt segment)
+ * made the expiry's now - last timestamp overflow (UBSan), and in a plain
+ * build the wrapped difference kept the producer forever. */
+START_TEST(expire_ancient_timestamp)
+{
+	cfg.producer_id_expiration_ms = 60000;
+	log_partition *lp = open_log(false, -1, 0);
+	log_append_info info;
+	size_t len = pbatch(15, 0, 0, 1, INT64_MIN + 1000); /* record timestamps */
+	ck_assert_int_eq(log_append_checked(lp, bbuf, len, 0, 1000, &info), 0);
+	ck_assert_int_eq(papp(lp, 16, 0, 0, 1, 1000 + 600000, NULL), 0);
+	ck_assert_ptr_null(log_pstate_find(&lp->producers, 15));
+	log_close(lp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("producer_state");
@@ -492,6 +509,7 @@ int main(void)
 	tcase_add_test(tc, truncated_log_drops_later_snapshot);
 	tcase_add_test(tc, clean_open_reads_the_snapshot);
 	tcase_add_test(tc, producers_expire);
+	tcase_add_test(tc, expire_ancient_timestamp);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	tu_begin();
