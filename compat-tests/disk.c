@@ -32,21 +32,9 @@
 
 #include "compat-tests/compat.h"
 #include "compat-tests/kmsg.h"
+#include "compat-tests/logcheck.h"
 
 #define T0 1700000000000LL
-
-static uint64_t be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* Read a whole file; *len set. Caller frees. */
 static uint8_t *slurp(const char *path, size_t *len)
@@ -62,64 +50,6 @@ static uint8_t *slurp(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return b;
-}
-
-typedef struct log_scan {
-	int batches;
-	int64_t first_base;    /* base offset of the first batch, -1 if none */
-	int64_t next_offset;   /* last offset + 1 of the last batch */
-	int64_t last_base;     /* base offset of the last batch */
-	size_t last_pos;       /* file position of the last batch */
-	size_t end;            /* end of the last whole batch */
-	char error[256];
-} log_scan;
-
-/* Walk the batches of a .log file checking magic, CRC32C and offset
- * continuity. */
-static void scan_log(const char *path, int64_t expect_first, log_scan *s)
-{
-	size_t len;
-	uint8_t *b = slurp(path, &len);
-	memset(s, 0, sizeof(*s));
-	s->first_base = -1;
-	size_t pos = 0;
-	int64_t expect = expect_first;
-	while (pos + 12 <= len && !s->error[0]) {
-		int64_t base = (int64_t)be64(b + pos);
-		uint32_t blen = be32(b + pos + 8);
-		if (blen < 49 || pos + 12 + blen > len) {
-			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: length %u past the end",
-				 path, pos, blen);
-			break;
-		}
-		const uint8_t *h = b + pos;
-		uint32_t crc = be32(h + 17);
-		uint32_t lod = be32(h + 23);
-		if (h[16] != 2)
-			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: magic %d", path, pos,
-				 h[16]);
-		else if (k_crc32c(h + 21, 12 + blen - 21) != crc)
-			snprintf(s->error, sizeof(s->error), "%s: batch at %zu: bad CRC32C", path, pos);
-		else if (base != expect)
-			snprintf(s->error, sizeof(s->error),
-				 "%s: batch at %zu has base offset %lld, expected %lld", path, pos,
-				 (long long)base, (long long)expect);
-		if (s->error[0])
-			break;
-		if (s->first_base < 0)
-			s->first_base = base;
-		s->batches++;
-		s->last_base = base;
-		s->last_pos = pos;
-		expect = base + (int64_t)lod + 1;
-		pos += 12 + blen;
-	}
-	s->next_offset = expect;
-	s->end = pos;
-	if (!s->error[0] && pos != len)
-		snprintf(s->error, sizeof(s->error), "%s: %zu bytes after the last batch", path,
-			 len - pos);
-	free(b);
 }
 
 static long file_size(const char *path)
@@ -239,8 +169,8 @@ START_TEST(test_layout)
 
 	char path[PATH_MAX + 128];
 	snprintf(path, sizeof(path), "%s/disk-0/00000000000000000000.log", b->dir);
-	log_scan s;
-	scan_log(path, 0, &s);
+	lc_segment s;
+	lc_scan_log(path, 0, false, &s);
 	ck_assert_msg(!s.error[0], "%s", s.error);
 	ck_assert_msg(s.next_offset == 30 && s.batches >= 3,
 		      "segment holds %d batches up to offset %lld, expected 30 records in >= 3",
@@ -252,6 +182,11 @@ START_TEST(test_layout)
 	snprintf(path, sizeof(path), "%s/disk-0/00000000000000000000.timeindex", b->dir);
 	long tsz = file_size(path);
 	ck_assert_msg(tsz >= 0 && tsz % 12 == 0, "%s: size %ld (12-byte entries)", path, tsz);
+	snprintf(path, sizeof(path), "%s/disk-0", b->dir);
+	lc_result lr;
+	lc_options lo = {.first = 0};
+	ck_assert_msg(lc_check_dir(path, &lo, &lr) == 0, "%s", lr.error);
+	ck_assert_int_eq(lr.next_offset, 30);
 
 	snprintf(path, sizeof(path), "%s/replication-offset-checkpoint", b->dir);
 	ck_assert_msg(file_size(path) > 0 && file_has_line(path, "disk 0 30"),
@@ -317,8 +252,8 @@ START_TEST(test_small_segments)
 		ck_assert_msg(named == next, "segment %s: expected base offset %lld", names[i],
 			      (long long)next);
 		snprintf(path, sizeof(path), "%s/%.31s", dir, names[i]);
-		log_scan s;
-		scan_log(path, next, &s);
+		lc_segment s;
+		lc_scan_log(path, next, false, &s);
 		ck_assert_msg(!s.error[0], "%s", s.error);
 		ck_assert_msg(file_size(path) <= 1048576,
 			      "%s is %ld bytes with log.segment.bytes=1048576", names[i],
@@ -326,6 +261,11 @@ START_TEST(test_small_segments)
 		next = s.next_offset;
 	}
 	ck_assert_int_eq(next, n);
+	lc_result lr;
+	lc_options lo = {.first = 0};
+	ck_assert_msg(lc_check_dir(dir, &lo, &lr) == 0, "%s", lr.error);
+	ck_assert_msg(lr.segments == nseg && lr.next_offset == n, "logcheck: %d segments up to %lld",
+		      lr.segments, (long long)lr.next_offset);
 
 	/* Lookups by time land in the right segment. */
 	rd_kafka_t *c = c_consumer(b, NULL);
@@ -365,8 +305,8 @@ static void torn_tail(enum damage how)
 
 	char path[PATH_MAX + 128];
 	snprintf(path, sizeof(path), "%s/%s-0/00000000000000000000.log", b->dir, topic);
-	log_scan s;
-	scan_log(path, 0, &s);
+	lc_segment s;
+	lc_scan_log(path, 0, false, &s);
 	ck_assert_msg(!s.error[0], "before damage: %s", s.error);
 	ck_assert_int_eq(s.next_offset, 200);
 	ck_assert_msg(s.batches >= 2, "only %d batches", s.batches);
@@ -647,6 +587,291 @@ START_TEST(test_fd_limit_raised)
 }
 END_TEST
 
+/* ---- damaged index files and checkpoints (issue 6: torn and corrupt
+ * files): the broker recovers what is intact, names the file and what it
+ * dropped on stderr, and serves ---- */
+
+/* The broker's log from byte `from` on (what it wrote since then), as a
+ * malloc'd string. */
+static char *log_since(const h_broker *b, size_t from)
+{
+	char *all = h_broker_read_log(b);
+	ck_assert(all != NULL);
+	size_t n = strlen(all);
+	char *r = strdup(from < n ? all + from : "");
+	free(all);
+	return r;
+}
+
+static size_t log_len(const h_broker *b)
+{
+	char *all = h_broker_read_log(b);
+	size_t n = all ? strlen(all) : 0;
+	free(all);
+	return n;
+}
+
+enum file_damage { ZERO_FILL, CUT_ODD, GARBAGE, TRUNCATE_HALF, EMPTY };
+static const char *damage_name[] = {"zero-filled", "cut to an odd size", "garbage",
+				    "truncated", "empty"};
+
+static void damage_file(const char *path, enum file_damage how)
+{
+	long size = file_size(path);
+	ck_assert_msg(size >= 0, "%s is missing", path);
+	int fd = open(path, O_RDWR);
+	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+	if (how == ZERO_FILL) {
+		ck_assert_msg(size > 0, "%s is empty", path);
+		char *z = calloc((size_t)size, 1);
+		ck_assert(pwrite(fd, z, (size_t)size, 0) == (ssize_t)size);
+		free(z);
+	} else if (how == CUT_ODD) {
+		ck_assert_msg(size > 3, "%s: %ld bytes", path, size);
+		ck_assert(ftruncate(fd, size - 3) == 0);
+	} else if (how == GARBAGE) {
+		static const char junk[] = "\x01\xfe garbage \x7f\n-12 x\n\xff\xff";
+		ck_assert(ftruncate(fd, 0) == 0);
+		ck_assert(pwrite(fd, junk, sizeof(junk) - 1, 0) == (ssize_t)(sizeof(junk) - 1));
+	} else if (how == TRUNCATE_HALF) {
+		ck_assert_msg(size > 1, "%s: %ld bytes", path, size);
+		ck_assert(ftruncate(fd, size / 2) == 0);
+	} else {
+		ck_assert(ftruncate(fd, 0) == 0);
+	}
+	close(fd);
+}
+
+/* Damage every file of dir ending in suffix; returns how many. */
+static int damage_all(const char *dir, const char *suffix, enum file_damage how)
+{
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "no dir %s", dir);
+	int n = 0;
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name), sl = strlen(suffix);
+		if (l < sl || strcmp(e->d_name + l - sl, suffix) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (file_size(path) <= 3 && how != EMPTY && how != GARBAGE)
+			continue;
+		damage_file(path, how);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void stop_and_check(h_broker *b, const char *topic, int n)
+{
+	int st = h_broker_stop(b, h_scaled_ms(30000));
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM status 0x%x", st);
+	char dir[PATH_MAX + 64];
+	snprintf(dir, sizeof(dir), "%s/%s-0", b->dir, topic);
+	lc_result lr;
+	lc_options lo = {.first = 0};
+	ck_assert_msg(lc_check_dir(dir, &lo, &lr) == 0, "logcheck: %s", lr.error);
+	ck_assert_int_eq(lr.next_offset, n);
+	h_broker_free(b);
+}
+
+/* The time lookups of a log of n records T0 + i land on their offsets. */
+static void check_times(h_broker *b, const char *topic, int n)
+{
+	rd_kafka_t *c = c_consumer(b, NULL);
+	int64_t probes[] = {0, 1, n / 3, n / 2, n - 2, n - 1};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+		rd_kafka_topic_partition_list_add(l, topic, 0)->offset = T0 + probes[i];
+		rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(c, l, h_scaled_ms(10000));
+		ck_assert_msg(err == 0 && l->elems[0].err == 0, "offsets_for_times: %s",
+			      rd_kafka_err2str(err ? err : l->elems[0].err));
+		ck_assert_msg(l->elems[0].offset == probes[i], "time T0+%lld: offset %lld, expected %lld",
+			      (long long)probes[i], (long long)l->elems[0].offset, (long long)probes[i]);
+		rd_kafka_topic_partition_list_destroy(l);
+	}
+	rd_kafka_destroy(c);
+}
+
+/* Two segments and more of padded records, stopped cleanly; every .index and
+ * .timeindex damaged; the restart rebuilds them and says so. */
+static void damaged_indexes(enum file_damage how)
+{
+	char topic[32];
+	snprintf(topic, sizeof(topic), "idx-%d", (int)how);
+	h_broker *b = c_start_broker((const char *const[]){"log.segment.bytes=1048576",
+							  "log.index.interval.bytes=4096", NULL});
+	use_pad = 1;
+	const int n = 9000; /* 2 segments of 1 MiB and more */
+	produce_seq(b, topic, 0, n, 500);
+	int st = h_broker_stop(b, h_scaled_ms(30000));
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM status 0x%x", st);
+	char dir[PATH_MAX + 64];
+	snprintf(dir, sizeof(dir), "%s/%s-0", b->dir, topic);
+	int nidx = damage_all(dir, ".index", how);
+	int ntidx = damage_all(dir, ".timeindex", how);
+	ck_assert_msg(nidx >= 2 && ntidx >= 2, "%d .index and %d .timeindex files damaged", nidx,
+		      ntidx);
+	size_t mark = log_len(b);
+	ck_assert_msg(h_broker_restart(b) == 0, "no restart with %s indexes", damage_name[how]);
+	read_seq(b, topic, n, damage_name[how]);
+	check_times(b, topic, n);
+	char *log = log_since(b, mark);
+	ck_assert_msg(strstr(log, ".index") || strstr(log, ".log: "),
+		      "the restart with %s indexes does not name the file: %s", damage_name[how], log);
+	ck_assert_msg(strstr(log, "index"), "the restart with %s indexes does not say it rebuilt one: %s",
+		      damage_name[how], log);
+	free(log);
+	produce_seq(b, topic, n, 100, 100);
+	read_seq(b, topic, n + 100, "appending after the index rebuild");
+	stop_and_check(b, topic, n + 100);
+}
+
+START_TEST(test_index_zero_filled)
+{
+	damaged_indexes(ZERO_FILL);
+}
+END_TEST
+
+START_TEST(test_index_cut_odd)
+{
+	damaged_indexes(CUT_ODD);
+}
+END_TEST
+
+/* Produce records first..first+n-1 of topic with an idempotent producer
+ * (so the log has producer state and .snapshot files). */
+static void produce_idem(h_broker *b, const char *topic, int first, int n)
+{
+	rd_kafka_t *p = c_producer(b, (const char *const[]){"enable.idempotence", "true",
+							    "linger.ms", "50", NULL});
+	c_delivery *d = calloc((size_t)n, sizeof(*d));
+	char val[256];
+	for (int i = 0; i < n; i++) {
+		value_of(val, sizeof(val), topic, first + i);
+		c_msg m = {.topic = topic, .partition = 0, .key = "key", .key_len = 3,
+			   .value = val, .value_len = strlen(val), .timestamp = T0 + first + i};
+		c_produce(p, &m, &d[i]);
+		if ((i + 1) % 10 == 0)
+			c_flush(p, h_scaled_ms(20000));
+	}
+	c_flush(p, h_scaled_ms(20000));
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(d[i].done && d[i].err == 0 && d[i].offset == first + i,
+			      "produce %s %d: %s at %lld", topic, first + i, rd_kafka_err2str(d[i].err),
+			      (long long)d[i].offset);
+	free(d);
+	rd_kafka_destroy(p);
+}
+
+/*
+ * A broken checkpoint file (in the log dir, or with in_partition in the
+ * partition's dir, or every file ending in name there): garbage, truncated,
+ * empty. Each after a kill -9 (an unclean stop, so the recovery point
+ * matters), or with clean after a SIGTERM (a producer snapshot is read
+ * only then: after an unclean stop recovery starts below it and rebuilds
+ * the state from the batches): the broker starts, names the file in its log, every record
+ * reads back, producing goes on. Kafka fails the log dir on a checkpoint
+ * it cannot read; Samsa treats the file as absent: a missing recovery
+ * point recovers the whole log, a missing log start offset is the first
+ * segment's base, a missing leader epoch file or producer snapshot is
+ * rebuilt from the batches.
+ */
+static void broken_checkpoint(const char *name, bool in_partition, bool clean)
+{
+	const char *topic = "ckpt";
+	h_broker *b = c_start_broker((const char *const[]){"log.segment.bytes=1048576", NULL});
+	use_pad = 0;
+	char dir[PATH_MAX + 64], path[PATH_MAX + 128];
+	snprintf(dir, sizeof(dir), "%s/%s-0", b->dir, topic);
+	int n = 0;
+	enum file_damage kinds[] = {GARBAGE, TRUNCATE_HALF, EMPTY};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		/* a clean stop writes every checkpoint, records after it make
+		 * the kill -9 an unclean stop with work for recovery */
+		produce_idem(b, topic, n, 60);
+		n += 60;
+		int st = h_broker_stop(b, h_scaled_ms(30000));
+		ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM 0x%x", st);
+		ck_assert_int_eq(h_broker_restart(b), 0);
+		produce_idem(b, topic, n, 40);
+		n += 40;
+		if (clean) {
+			st = h_broker_stop(b, h_scaled_ms(30000));
+			ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM 0x%x", st);
+		} else {
+			ck_assert_int_eq(h_broker_kill(b), 0);
+		}
+		if (name[0] == '.') {
+			ck_assert_msg(damage_all(dir, name, kinds[k]) > 0, "no %s file in %s", name, dir);
+		} else {
+			snprintf(path, sizeof(path), "%s/%s", in_partition ? dir : b->dir, name);
+			if (file_size(path) < 0) {
+				/* not written by this run (no compacted topic): a
+				 * broken one is still read at start-up */
+				int fd = open(path, O_WRONLY | O_CREAT, 0644);
+				ck_assert(fd >= 0 && write(fd, "0\n0\n", 4) == 4);
+				close(fd);
+			}
+			damage_file(path, kinds[k]);
+		}
+		size_t mark = log_len(b);
+		ck_assert_msg(h_broker_restart(b) == 0, "no restart with a %s %s",
+			      damage_name[kinds[k]], name);
+		char *log = log_since(b, mark);
+		ck_assert_msg(strstr(log, name), "the restart with a %s %s does not name it:\n%s",
+			      damage_name[kinds[k]], name, log);
+		if (getenv("DISK_SHOW_LOG"))
+			fprintf(stderr, "---- %s %s:\n%s", damage_name[kinds[k]], name, log);
+		free(log);
+		char when[128];
+		snprintf(when, sizeof(when), "after a restart with a %s %s", damage_name[kinds[k]], name);
+		read_seq(b, topic, n, when);
+		produce_idem(b, topic, n, 10);
+		n += 10;
+		read_seq(b, topic, n, when);
+	}
+	stop_and_check(b, topic, n);
+}
+
+START_TEST(test_ckpt_recovery_point)
+{
+	broken_checkpoint("recovery-point-offset-checkpoint", false, false);
+}
+END_TEST
+
+START_TEST(test_ckpt_log_start)
+{
+	broken_checkpoint("log-start-offset-checkpoint", false, false);
+}
+END_TEST
+
+START_TEST(test_ckpt_replication)
+{
+	broken_checkpoint("replication-offset-checkpoint", false, false);
+}
+END_TEST
+
+START_TEST(test_ckpt_cleaner)
+{
+	broken_checkpoint("cleaner-offset-checkpoint", false, false);
+}
+END_TEST
+
+START_TEST(test_ckpt_leader_epoch)
+{
+	broken_checkpoint("leader-epoch-checkpoint", true, false);
+}
+END_TEST
+
+START_TEST(test_ckpt_producer_snapshot)
+{
+	broken_checkpoint(".snapshot", true, true);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("disk");
@@ -660,6 +885,17 @@ int main(void)
 	tcase_add_test(tc, test_torn_garbage);
 	tcase_add_test(tc, test_torn_cut);
 	tcase_add_test(tc, test_torn_crc);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("damaged_files");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_index_zero_filled);
+	tcase_add_test(tc, test_index_cut_odd);
+	tcase_add_test(tc, test_ckpt_recovery_point);
+	tcase_add_test(tc, test_ckpt_log_start);
+	tcase_add_test(tc, test_ckpt_replication);
+	tcase_add_test(tc, test_ckpt_cleaner);
+	tcase_add_test(tc, test_ckpt_leader_epoch);
+	tcase_add_test(tc, test_ckpt_producer_snapshot);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("housekeeping");
 	tcase_set_timeout(tc, 90);
