@@ -5,6 +5,8 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3
       libssl-dev zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libisal-dev
       check librdkafka-dev kcat procps"
+# clang and its libFuzzer/sanitizer runtime (libclang-rt-14-dev) for fuzz/
+PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -18,10 +18,17 @@ run plain --enable-werror CFLAGS="-O2 -g"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run sanitize --enable-sanitizers CFLAGS="-O1 -g"
+# libFuzzer targets (fuzz/) under ASan+UBSan, 30 s each; each leaves a .trs
+# with its result, counted below.
+rm -rf build/fuzz; mkdir -p build/fuzz
+( cd build/fuzz && CC=clang ../../configure --enable-fuzz --enable-sanitizers CFLAGS="-O1 -g" &&
+  make -j"$(nproc)" && make fuzz FUZZ_SECONDS=30 ) || status=1
 # One closing line over both builds, from automake's per-test .trs files.
 pass=$(find build/plain build/sanitize -name '*.trs' -exec grep -h '^:test-result: PASS' {} + | wc -l)
 fail=$(find build/plain build/sanitize -name '*.trs' -exec grep -h -E '^:test-result: (FAIL|ERROR|XPASS)' {} + | wc -l)
 skip=$(find build/plain build/sanitize -name '*.trs' -exec grep -h '^:test-result: SKIP' {} + | wc -l)
+pass=$((pass + $(find build/fuzz -name '*.trs' -exec grep -h '^:test-result: PASS' {} + | wc -l)))
+fail=$((fail + $(find build/fuzz -name '*.trs' -exec grep -h '^:test-result: FAIL' {} + | wc -l)))
 echo "tests: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ] || status=1
 exit $status

@@ -1,0 +1,43 @@
+/*
+ * fuzz_util.h - helpers shared by the libFuzzer targets (fuzz/).
+ *
+ * fuzz_fix_crcs: walk the record batches at p (len bytes, back to back as in
+ * a Produce partition or a .log segment) and rewrite each complete batch's
+ * CRC32C (over attributes..end, Kafka's DefaultRecordBatch), so mutated
+ * inputs get past the CRC check and reach the code behind it. Stops at the
+ * first batch whose length does not fit. Header-only, static functions.
+ */
+#ifndef SAMSA_FUZZ_UTIL_H
+#define SAMSA_FUZZ_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/batch.h"
+
+static inline uint32_t fuzz_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void fuzz_fix_crcs(uint8_t *p, size_t len)
+{
+	size_t pos = 0;
+	while (len - pos >= PROTO_BATCH_HEADER_SIZE) {
+		int32_t blen = (int32_t)fuzz_be32(p + pos + PROTO_BATCH_OFF_LENGTH);
+		if (blen < PROTO_BATCH_HEADER_SIZE - PROTO_BATCH_LOG_OVERHEAD ||
+		    (size_t)blen > len - pos - PROTO_BATCH_LOG_OVERHEAD)
+			return;
+		size_t end = pos + PROTO_BATCH_LOG_OVERHEAD + (size_t)blen;
+		uint32_t crc = proto_crc32c(0, p + pos + PROTO_BATCH_OFF_ATTRIBUTES,
+					    end - pos - PROTO_BATCH_OFF_ATTRIBUTES);
+		uint8_t *c = p + pos + PROTO_BATCH_OFF_CRC;
+		c[0] = (uint8_t)(crc >> 24);
+		c[1] = (uint8_t)(crc >> 16);
+		c[2] = (uint8_t)(crc >> 8);
+		c[3] = (uint8_t)crc;
+		pos = end;
+	}
+}
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * make_seeds.c - writes the seed corpora of the fuzz targets
+ * (corpus/<target>/, committed). Run by hand after a format change:
+ * "make -C fuzz fuzz-seeds" (overwrites the seed files it names).
+ *
+ *   fuzz_request  for a spread of served APIs and versions: a request filled
+ *                 by the generated test helpers, in body mode and as a whole
+ *                 frame (request header + body), see fuzz_request.c
+ *   fuzz_batch    one valid batch per codec (none, gzip, snappy, lz4, zstd),
+ *                 a compacted-topic batch, and two batches back to back
+ *   fuzz_recover  a real segment written by storage/ (3 batches, two of them
+ *                 compressed) with its .index and .timeindex, as the flags
+ *                 of fuzz_recover.c describe; also the .log alone, and split
+ *                 in two segments
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <lz4frame.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "fuzz/fuzz_util.h"
+#include "broker/request.h"
+#include "protocol/header.h"
+#include "protocol/records.h"
+#include "protocol/gen/messages.h"
+#include "protocol/gen/messages_fill.h"
+#include "storage/log.h"
+
+#define NOW_MS INT64_C(1700000000000)
+
+static const char *outdir;
+
+static void put(const char *target, const char *name, const uint8_t *p, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/%s", outdir, target, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* ---- requests ---- */
+
+static const proto_msg_ops *request_ops(int16_t key)
+{
+	int n;
+	const proto_msg_ops *all = proto_msg_ops_all(&n);
+	for (int i = 0; i < n; i++)
+		if (all[i].api_key == key && !all[i].response)
+			return &all[i];
+	return NULL;
+}
+
+static void request_seed(int16_t key, int16_t version)
+{
+	const proto_msg_ops *ops = request_ops(key);
+	const proto_api_desc *d = proto_api_desc_lookup(key);
+	/* fuzz_request body mode selects by index among the served keys */
+	int idx = 0;
+	for (int k = 0; k < key; k++)
+		idx += brk_apis[k].handler != NULL;
+	const brk_api *api = &brk_apis[key];
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	void *m = calloc(1, ops->size);
+	uint32_t seed = 0x9e3779b9u ^ (uint32_t)(key << 8 | version);
+	ops->fill(m, version, &a, &seed);
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_write_int8(&w, 0);
+	proto_write_int8(&w, (int8_t)idx);
+	proto_write_int8(&w, (int8_t)(version - api->min_version));
+	if (ops->encode(&w, version, m) != 0) {
+		fprintf(stderr, "%s v%d does not encode\n", ops->name, version);
+		exit(1);
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "body-%02d-v%d", key, version);
+	put("fuzz_request", name, w.buf, w.len);
+
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 1);
+	proto_request_header h = { key, version, 1234, proto_cstr("seed-client") };
+	proto_request_header_encode(&w, proto_request_header_version(key, version, d->flexible_min), &h);
+	ops->encode(&w, version, m);
+	snprintf(name, sizeof(name), "frame-%02d-v%d", key, version);
+	put("fuzz_request", name, w.buf, w.len);
+	proto_writer_free(&w);
+	free(m);
+	proto_arena_free(&a);
+}
+
+/* ---- batches ---- */
+
+/* An uncompressed batch of n records (keys "k<i>", values repeated text). */
+static void build_batch(proto_writer *w, int n, int64_t ts)
+{
+	proto_batch_builder b;
+	proto_batch_builder_begin(&b, w);
+	for (int i = 0; i < n; i++) {
+		char k[16], v[64];
+		int kl = snprintf(k, sizeof(k), "k%d", i);
+		int vl = snprintf(v, sizeof(v), "value %d value %d value", i, i);
+		proto_batch_builder_add(&b, ts + i, k, kl, v, vl);
+	}
+	if (proto_batch_builder_finish(&b) <= 0)
+		exit(1);
+}
+
+static size_t compress_buf(int codec, const uint8_t *src, size_t len, uint8_t *dst, size_t cap)
+{
+	switch (codec) {
+	case PROTO_COMPRESSION_GZIP: {
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+		z.next_in = (Bytef *)(uintptr_t)src;
+		z.avail_in = (uInt)len;
+		z.next_out = dst;
+		z.avail_out = (uInt)cap;
+		if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+			exit(1);
+		deflateEnd(&z);
+		return cap - z.avail_out;
+	}
+	case PROTO_COMPRESSION_SNAPPY: {
+		size_t n = cap;
+		if (snappy_compress((const char *)src, len, (char *)dst, &n) != SNAPPY_OK)
+			exit(1);
+		return n;
+	}
+	case PROTO_COMPRESSION_LZ4: {
+		size_t n = LZ4F_compressFrame(dst, cap, src, len, NULL);
+		if (LZ4F_isError(n))
+			exit(1);
+		return n;
+	}
+	case PROTO_COMPRESSION_ZSTD: {
+		size_t n = ZSTD_compress(dst, cap, src, len, 3);
+		if (ZSTD_isError(n))
+			exit(1);
+		return n;
+	}
+	}
+	exit(1);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Append to out a batch of n records compressed with codec (0: none). */
+static void codec_batch(proto_writer *out, int codec, int n, int64_t ts)
+{
+	proto_writer w;
+	proto_writer_init(&w);
+	build_batch(&w, n, ts);
+	if (codec == 0) {
+		proto_write_raw(out, w.buf, w.len);
+		proto_writer_free(&w);
+		return;
+	}
+	size_t rlen = w.len - PROTO_BATCH_HEADER_SIZE, cap = rlen * 2 + 1024;
+	uint8_t *c = malloc(PROTO_BATCH_HEADER_SIZE + cap);
+	memcpy(c, w.buf, PROTO_BATCH_HEADER_SIZE);
+	size_t clen = compress_buf(codec, w.buf + PROTO_BATCH_HEADER_SIZE, rlen,
+				   c + PROTO_BATCH_HEADER_SIZE, cap);
+	put_be32(c + PROTO_BATCH_OFF_LENGTH,
+		 (uint32_t)(PROTO_BATCH_HEADER_SIZE - PROTO_BATCH_LOG_OVERHEAD + clen));
+	c[PROTO_BATCH_OFF_ATTRIBUTES + 1] = (uint8_t)codec;
+	fuzz_fix_crcs(c, PROTO_BATCH_HEADER_SIZE + clen);
+	proto_write_raw(out, c, PROTO_BATCH_HEADER_SIZE + clen);
+	free(c);
+	proto_writer_free(&w);
+}
+
+static void batch_seeds(void)
+{
+	static const char *names[] = { "none", "gzip", "snappy", "lz4", "zstd" };
+	for (int codec = 0; codec <= 4; codec++) {
+		proto_writer w;
+		proto_writer_init(&w);
+		proto_write_int8(&w, 16); /* Kafka's default timestamp window */
+		codec_batch(&w, codec, 5, NOW_MS - 10);
+		char name[32];
+		snprintf(name, sizeof(name), "batch-%s", names[codec]);
+		put("fuzz_batch", name, w.buf, w.len);
+		w.buf[0] = 16 | 2 | 4; /* compacted, LogAppendTime */
+		snprintf(name, sizeof(name), "batch-%s-compact-lat", names[codec]);
+		put("fuzz_batch", name, w.buf, w.len);
+		proto_writer_free(&w);
+	}
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_write_int8(&w, 16);
+	codec_batch(&w, 0, 2, NOW_MS);
+	codec_batch(&w, 4, 3, NOW_MS);
+	put("fuzz_batch", "two-batches", w.buf, w.len);
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 16);
+	uint8_t marker[PROTO_CONTROL_BATCH_SIZE];
+	proto_control_batch_build(marker, 1000, 0, 5, true, NOW_MS);
+	proto_write_raw(&w, marker, sizeof(marker));
+	put("fuzz_batch", "control-marker", w.buf, w.len);
+	proto_writer_free(&w);
+}
+
+/* ---- a recovered segment ---- */
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		*n = 0;
+		return NULL;
+	}
+	uint8_t *p = malloc(1 << 20);
+	*n = fread(p, 1, 1 << 20, f);
+	fclose(f);
+	return p;
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[512];
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void recover_seeds(void)
+{
+	char root[] = "/tmp/make_seeds.XXXXXX", pdir[64];
+	if (!mkdtemp(root))
+		exit(1);
+	snprintf(pdir, sizeof(pdir), "%s/t-0", root);
+	log_config cfg;
+	log_config_defaults(&cfg);
+	cfg.index_interval_bytes = 128;
+	log_partition *lp;
+	if (log_open(pdir, &cfg, false, -1, -1, NOW_MS, &lp) != 0)
+		exit(1);
+	static const int codecs[] = { 0, 1, 0, 4 };
+	for (int i = 0; i < 4; i++) {
+		proto_writer w;
+		proto_writer_init(&w);
+		codec_batch(&w, codecs[i], 2 + i, NOW_MS + 100 * i);
+		int64_t base;
+		if (log_append(lp, w.buf, w.len, 3, NOW_MS, &base) != 0)
+			exit(1);
+		proto_writer_free(&w);
+	}
+	log_close(lp);
+	char path[128];
+	size_t nlog, nidx, ntime;
+	snprintf(path, sizeof(path), "%s/%020d.log", pdir, 0);
+	uint8_t *log = slurp(path, &nlog);
+	snprintf(path, sizeof(path), "%s/%020d.index", pdir, 0);
+	uint8_t *idx = slurp(path, &nidx);
+	snprintf(path, sizeof(path), "%s/%020d.timeindex", pdir, 0);
+	uint8_t *tidx = slurp(path, &ntime);
+	rm_rf(pdir);
+	rmdir(root);
+	if (!log || nlog == 0)
+		exit(1);
+
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_write_int8(&w, 0);
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_recover", "segment", w.buf, w.len);
+
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 2 | 4 | 8);
+	proto_write_int16(&w, (int16_t)nidx);
+	proto_write_raw(&w, idx, nidx);
+	proto_write_int16(&w, (int16_t)ntime);
+	proto_write_raw(&w, tidx, ntime);
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_recover", "segment-indexes", w.buf, w.len);
+
+	/* split after the first two batches */
+	proto_batch_info b1, b2;
+	proto_batch_header(log, nlog, &b1);
+	proto_batch_header(log + b1.size, nlog - (size_t)b1.size, &b2);
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 16);
+	proto_write_int16(&w, (int16_t)(b1.size + b2.size));
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_recover", "two-segments", w.buf, w.len);
+
+	/* a torn tail */
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 0);
+	proto_write_raw(&w, log, nlog - 7);
+	put("fuzz_recover", "torn-tail", w.buf, w.len);
+	proto_writer_free(&w);
+	free(log);
+	free(idx);
+	free(tidx);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: make_seeds CORPUS-DIR\n");
+		return 2;
+	}
+	outdir = argv[1];
+	static const struct { int16_t key, version; } reqs[] = {
+		{ 0, 3 }, { 0, 13 }, { 1, 4 }, { 1, 17 }, { 3, 0 }, { 3, 12 }, { 8, 9 },
+		{ 11, 5 }, { 18, 0 }, { 18, 3 }, { 19, 5 }, { 22, 4 }, { 32, 4 }, { 60, 1 },
+	};
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		const brk_api *api = &brk_apis[reqs[i].key];
+		if (!api->handler || reqs[i].version < api->min_version ||
+		    reqs[i].version > api->max_version) {
+			fprintf(stderr, "key %d v%d is not served\n", reqs[i].key, reqs[i].version);
+			return 1;
+		}
+		request_seed(reqs[i].key, reqs[i].version);
+	}
+	batch_seeds();
+	recover_seeds();
+	return 0;
+}
