@@ -4,18 +4,25 @@
  * (broker.id), producing to an unknown topic auto-creates it; with
  * auto.create.topics.enable=false a produce to an unknown topic fails with
  * UNKNOWN_TOPIC_OR_PARTITION and Metadata reports that error (Kafka broker
- * config docs: auto.create.topics.enable, num.partitions).
+ * config docs: auto.create.topics.enable, num.partitions). The internal
+ * topics are made on first use, as in Kafka: a fresh broker has neither;
+ * FindCoordinator for a group makes __consumer_offsets
+ * (offsets.topic.num.partitions), for a transactional id
+ * __transaction_state (transaction.state.log.num.partitions).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* POSIX and GNU extensions (nftw, strsignal...) */
 #endif
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "compat-tests/compat.h"
+#include "compat-tests/kmsg.h"
+#include "compat-tests/wire.h"
 
 #define BROKER_ID 3
 
@@ -172,6 +179,56 @@ START_TEST(test_no_auto_create)
 }
 END_TEST
 
+/* FindCoordinator v3 for key of key_type (0 group, 1 transaction): the
+ * error code. */
+static int16_t find_coordinator(int fd, const char *key, int8_t key_type)
+{
+	k_wbuf body = {.len = 0};
+	kw_cstr(&body, key);
+	kw_u8(&body, (uint8_t)key_type);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *resp = k_roundtrip(fd, 10, 3, &body, &r);
+	kr_i32(&r, "throttle");
+	int16_t err = kr_i16(&r, "error code");
+	free(resp);
+	return err;
+}
+
+/* The number of partitions of topic in a Metadata answer, 0 when absent. */
+static int partitions_of(rd_kafka_t *rk, const char *topic)
+{
+	const struct rd_kafka_metadata *md = c_metadata_all(rk);
+	const rd_kafka_metadata_topic_t *t = c_md_topic(md, topic);
+	int n = t ? t->partition_cnt : 0;
+	rd_kafka_metadata_destroy(md);
+	return n;
+}
+
+START_TEST(test_internal_topics_on_first_use)
+{
+	h_broker *b = c_start_broker((const char *const[]){
+		"offsets.topic.num.partitions=3", "transaction.state.log.num.partitions=2", NULL});
+	rd_kafka_t *c = c_consumer(b, NULL);
+	ck_assert_int_eq(partitions_of(c, "__consumer_offsets"), 0);
+	ck_assert_int_eq(partitions_of(c, "__transaction_state"), 0);
+	ck_assert(!dir_exists(b, "__consumer_offsets-0"));
+	ck_assert(!dir_exists(b, "__transaction_state-0"));
+	int fd = w_connect(b->port, h_scaled_ms(5000));
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(find_coordinator(fd, "g1", 0), 0);
+	ck_assert_int_eq(partitions_of(c, "__consumer_offsets"), 3);
+	ck_assert(dir_exists(b, "__consumer_offsets-2"));
+	ck_assert_int_eq(partitions_of(c, "__transaction_state"), 0);
+	ck_assert_int_eq(find_coordinator(fd, "tx1", 1), 0);
+	ck_assert_int_eq(partitions_of(c, "__transaction_state"), 2);
+	ck_assert(dir_exists(b, "__transaction_state-1"));
+	close(fd);
+	rd_kafka_destroy(c);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("metadata");
@@ -180,6 +237,7 @@ int main(void)
 	tcase_add_test(tc, test_auto_create_by_metadata);
 	tcase_add_test(tc, test_auto_create_by_produce);
 	tcase_add_test(tc, test_no_auto_create);
+	tcase_add_test(tc, test_internal_topics_on_first_use);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

@@ -446,19 +446,20 @@ START_TEST(test_fd_budget)
 		struct rlimit rl = { 3000, 3000 };
 		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
 			_exit(2);
-		h_broker *b = c_start_broker(NULL); /* 100 internal partitions */
+		/* no internal partitions: they are made on first use */
+		h_broker *b = c_start_broker(NULL);
 		rd_kafka_t *p = c_producer(b, NULL);
 		char msg[512];
 		int rc = 0;
-		if (c_create_topic(p, "fits", 800, 1, NULL, msg, sizeof(msg)) != 0)
+		if (c_create_topic(p, "fits", 900, 1, NULL, msg, sizeof(msg)) != 0)
 			rc = 10;
 		else if (c_create_topic(p, "toomany", 100, 1, NULL, msg, sizeof(msg)) !=
 			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION)
 			rc = 11;
-		else if (create_partitions(p, "fits", 900, NULL, 0, 0, 0, msg, sizeof(msg)) !=
+		else if (create_partitions(p, "fits", 1000, NULL, 0, 0, 0, msg, sizeof(msg)) !=
 			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION || !strstr(msg, "open file limit"))
 			rc = 12;
-		else if (md_partitions(p, "fits") != 800 || md_partitions(p, "toomany") > 0)
+		else if (md_partitions(p, "fits") != 900 || md_partitions(p, "toomany") > 0)
 			rc = 13;
 		rd_kafka_destroy(p);
 		if (rc == 0) {

@@ -329,7 +329,7 @@ int logdir_write_partition_metadata(const char *partition_dir, const uint8_t top
 	char id[23], buf[64];
 	logdir_uuid_to_string(topic_id, id);
 	int n = snprintf(buf, sizeof buf, "version: 0\ntopic_id: %s\n", id);
-	return log_io_write_atomic(partition_dir, "partition.metadata", buf, (size_t)n, true);
+	return log_io_write_atomic(partition_dir, "partition.metadata", buf, (size_t)n, false);
 }
 
 int logdir_read_partition_metadata(const char *partition_dir, uint8_t topic_id[16])

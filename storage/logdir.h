@@ -44,7 +44,13 @@ int logdir_checkpoint_read(const char *path, logdir_checkpoint_entry **out, int 
 /* Write it atomically (tmp, fsync, rename, fsync dir). */
 int logdir_checkpoint_write(const char *path, const logdir_checkpoint_entry *e, int n);
 
-/* partition.metadata in a partition directory (topic id as 16 bytes). */
+/* partition.metadata in a partition directory (topic id as 16 bytes).
+ * Written atomically (tmp, rename) but not fsynced (Kafka's
+ * PartitionMetadataFile flushes it later too): the file only repeats the
+ * topic id of the controller's metadata, which is durable, and a partition
+ * whose file was lost in a crash gets it written again at open. Creating
+ * many partitions thus costs no fsync each (a fresh start creates 100 for
+ * the internal topics). Returns 0 or -errno. */
 int logdir_write_partition_metadata(const char *partition_dir, const uint8_t topic_id[16]);
 int logdir_read_partition_metadata(const char *partition_dir, uint8_t topic_id[16]);
 

@@ -107,7 +107,7 @@ static int batch_append(proto_batch_builder *b, const char *group, int32_t glen,
 	int32_t size = proto_batch_builder_finish(b);
 	if (size < 0)
 		return KERR_UNKNOWN_SERVER_ERROR;
-	brk_topic *t = offsets_topic();
+	brk_topic *t = grp_store_topic();
 	if (!t)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	int32_t index = grp_partition_for(group, glen, t->npartitions);
@@ -702,6 +702,14 @@ static int create_offsets_topic(void)
 					 cfg->offsets_topic_segment_bytes);
 }
 
+brk_topic *grp_store_topic(void)
+{
+	brk_topic *t = offsets_topic();
+	if (!t && create_offsets_topic() == 0)
+		t = offsets_topic();
+	return t && t->npartitions > 0 ? t : NULL;
+}
+
 /* The start-up warning about transactions left open in __consumer_offsets:
  * the first few groups and producer ids by name, then how many more. */
 static void warn_pending(int64_t npending)
@@ -728,6 +736,14 @@ static void warn_pending(int64_t npending)
 	fprintf(stderr, "\n");
 }
 
+/* The offset expiry timer (offsets.retention.check.interval.ms). */
+static void start_expiry_timer(void)
+{
+	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
+	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
+				     NULL);
+}
+
 /*
  * Loading is synchronous, before the listeners open, so no client ever sees
  * a partition of __consumer_offsets being loaded: Kafka's
@@ -738,12 +754,9 @@ int grp_store_open(void)
 	int rc;
 	brk_topic *t = offsets_topic();
 	if (!t) {
-		rc = create_offsets_topic();
-		if (rc)
-			return rc;
-		t = offsets_topic();
-		if (!t)
-			return -EIO;
+		/* Created on first use (grp_store_topic), as Kafka does. */
+		start_expiry_timer();
+		return 0;
 	}
 	stage st = { 0 };
 	load_ctx lc = { .st = &st };
@@ -789,8 +802,6 @@ int grp_store_open(void)
 			(int)ngroups, (long long)noffsets, GRP_OFFSETS_TOPIC);
 	if (npending > 0)
 		warn_pending(npending);
-	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
-	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
-				     NULL);
+	start_expiry_timer();
 	return 0;
 }

@@ -23,12 +23,24 @@
 #define GRP_OFFSETS_TOPIC "__consumer_offsets"
 
 /*
- * At start-up, after brk_partitions_open and before the listeners open:
- * create __consumer_offsets when absent (offsets.topic.num.partitions
+ * __consumer_offsets, created first when absent (offsets.topic.num.partitions
  * partitions, replication factor min(offsets.topic.replication.factor,
  * brokers) with a warning on stderr when capped, cleanup.policy=compact,
  * compression.type=producer, segment.bytes=offsets.topic.segment.bytes: Kafka's
- * GroupCoordinator.groupMetadataTopicConfigs), then load every group and
+ * GroupCoordinator.groupMetadataTopicConfigs). As in Kafka the topic is
+ * made on first use: FindCoordinator for a group, a group write, a
+ * transaction's AddOffsetsToTxn / TxnOffsetCommit, or Metadata naming it;
+ * a broker that serves no group never pays for its 50 partitions. Returns
+ * the topic (owned by the partition registry), or NULL when it cannot be
+ * created (the error is on stderr; callers answer
+ * COORDINATOR_NOT_AVAILABLE).
+ */
+struct brk_topic *grp_store_topic(void);
+
+/*
+ * At start-up, after brk_partitions_open and before the listeners open:
+ * when __consumer_offsets exists (it is not created here, see
+ * grp_store_topic), load every group and
  * committed offset from it (each partition from its log start offset to its
  * high watermark, records applied in order, tombstones remove), restore the
  * groups (Empty without members, else Stable; grp_restored) and start the

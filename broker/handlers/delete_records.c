@@ -30,19 +30,23 @@
 #include "broker/request.h"
 #include "broker/retention.h"
 #include "broker/server.h"
+#include "controller/ctl.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
 /* The offset -1 of a request: delete up to the high watermark. */
 #define DELETE_RECORDS_HIGH_WATERMARK (-1)
 
-static int16_t delete_one(brk_topic *t, int32_t index, int64_t offset, int64_t *low_watermark)
+static int16_t delete_one(proto_str name, brk_topic *t, int32_t index, int64_t offset,
+			  int64_t *low_watermark)
 {
+	/* ReplicaManager.deleteRecordsOnLocalLog: internal topics by name,
+	 * before the partition is looked up */
+	if (name.len > 0 && ctl_topic_name_is_internal(name.ptr, (size_t)name.len))
+		return KERR_INVALID_TOPIC_EXCEPTION;
 	brk_partition *p = t ? brk_topic_partition(t, index) : NULL;
 	if (!p)
 		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	if (t->meta->internal)
-		return KERR_INVALID_TOPIC_EXCEPTION;
 	if (!p->log)
 		return KERR_KAFKA_STORAGE_ERROR;
 	if (!t->cfg.delete_policy)
@@ -96,7 +100,8 @@ int brk_handle_delete_records(brk_request *req)
 			DeleteRecordsResponse_DeleteRecordsPartitionResult_init(r);
 			r->partition_index = mp->partition_index;
 			r->low_watermark = -1;
-			r->error_code = delete_one(t, mp->partition_index, mp->offset, &r->low_watermark);
+			r->error_code = delete_one(mt->name, t, mp->partition_index, mp->offset,
+						   &r->low_watermark);
 		}
 	}
 	if (DeleteRecordsResponse_encode(req->out, v, &resp) != 0)

@@ -6,13 +6,18 @@
  * KafkaApis.handleFindCoordinatorRequest: a key type other than group (0)
  * or transaction (1) is INVALID_REQUEST (share groups, type 2, are not
  * served); the node is the first advertised listener, the error message
- * Kafka's Errors.message() ("NONE" on success).
+ * Kafka's Errors.message() ("NONE" on success). As in Kafka, the
+ * coordinator's internal topic (__consumer_offsets for groups,
+ * __transaction_state for transactional ids) is created on the first
+ * lookup; when it cannot be, the answer is COORDINATOR_NOT_AVAILABLE.
  */
 #include <string.h>
 #include <unistd.h>
 
+#include "broker/group/store.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/store.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -50,6 +55,10 @@ int brk_handle_find_coordinator(brk_request *req)
 	const brk_listener *l = listener();
 	int16_t err = valid_type ? KERR_NONE : KERR_INVALID_REQUEST;
 	const char *msg = valid_type ? "NONE" : "Invalid coordinator key type";
+	if (valid_type && !(m.key_type == KEY_TYPE_GROUP ? grp_store_topic() : txn_store_topic())) {
+		err = KERR_COORDINATOR_NOT_AVAILABLE;
+		msg = "The coordinator is not available.";
+	}
 
 	FindCoordinatorResponse resp;
 	FindCoordinatorResponse_init(&resp);

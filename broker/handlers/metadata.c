@@ -8,9 +8,11 @@
  */
 #include <string.h>
 
+#include "broker/group/store.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/store.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -26,36 +28,21 @@
 #define AUTHORIZED_OPERATIONS_OMITTED INT32_MIN
 
 /* Create the topic named (name, len) with the auto-creation settings.
- * Internal topics get their coordinator settings (offsets.topic.*,
- * transaction.state.log.*), replication capped to the live brokers. */
+ * The internal topics are made by their coordinators, with their settings
+ * (offsets.topic.*, transaction.state.log.*; Kafka's
+ * AutoTopicCreationManager does the same). */
 static int auto_create(const char *name, int32_t len, const ctl_topic **out)
 {
 	char buf[CTL_TOPIC_NAME_MAX + 1];
 	memcpy(buf, name, (size_t)len);
 	buf[len] = '\0';
-	int32_t partitions = server.cfg.num_partitions;
-	int16_t rf = server.cfg.default_replication_factor;
-	ctl_config_entry compact[] = { { "cleanup.policy", "compact" },
-				       { "compression.type", "producer" } };
-	const ctl_config_entry *cfg = NULL;
-	int32_t ncfg = 0;
-	int32_t brokers = ctl_broker_count(server.ctl);
-	if (strcmp(buf, "__consumer_offsets") == 0) {
-		partitions = server.cfg.offsets_topic_num_partitions;
-		rf = server.cfg.offsets_topic_replication_factor;
-		if (rf > brokers)
-			rf = (int16_t)brokers;
-		cfg = compact;
-		ncfg = 2;
-	} else if (strcmp(buf, "__transaction_state") == 0) {
-		partitions = 50; /* transaction.state.log.num.partitions */
-		rf = server.cfg.transaction_state_log_replication_factor;
-		if (rf > brokers)
-			rf = (int16_t)brokers;
-		cfg = compact;
-		ncfg = 2;
+	if (ctl_topic_name_is_internal(buf, (size_t)len)) {
+		brk_topic *t = strcmp(buf, GRP_OFFSETS_TOPIC) == 0 ? grp_store_topic() : txn_store_topic();
+		*out = t ? t->meta : NULL;
+		return t ? KERR_NONE : KERR_COORDINATOR_NOT_AVAILABLE;
 	}
-	return brk_create_topic(buf, partitions, rf, cfg, ncfg, false, out);
+	return brk_create_topic(buf, server.cfg.num_partitions, server.cfg.default_replication_factor,
+				NULL, 0, false, out);
 }
 
 static int32_t *one_id(proto_arena *a, int32_t id)

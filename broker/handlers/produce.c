@@ -59,6 +59,7 @@
 #include "broker/server.h"
 #include "broker/txn/verify.h"
 #include "protocol/batch.h"
+#include "controller/ctl.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -123,24 +124,25 @@ static int16_t verify_txn_batch(brk_request *req, const ProduceRequest *m, brk_p
 	return err;
 }
 
-static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t, brk_partition *p,
-			const ProduceRequest_PartitionProduceData *pd,
+static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t, bool internal,
+			brk_partition *p, const ProduceRequest_PartitionProduceData *pd,
 			ProduceResponse_PartitionProduceResponse *pr)
 {
 	int16_t v = req->api_version;
+	/* ReplicaManager.appendToLocalLog: internalTopicsAllowed only for
+	 * Kafka's own admin client id; checked by name before the topic is
+	 * looked up (an internal topic not made yet is refused the same way) */
+	if (internal &&
+	    !(req->client_id.len == 14 && memcmp(req->client_id.ptr, "__admin_client", 14) == 0)) {
+		partition_error(pr, KERR_INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic");
+		return;
+	}
 	if (!t) {
 		partition_error(pr, v >= 13 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
 		return;
 	}
 	if (!p) {
 		partition_error(pr, KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
-		return;
-	}
-	/* ReplicaManager.appendToLocalLog: internalTopicsAllowed only for
-	 * Kafka's own admin client id */
-	if (t->meta->internal &&
-	    !(req->client_id.len == 14 && memcmp(req->client_id.ptr, "__admin_client", 14) == 0)) {
-		partition_error(pr, KERR_INVALID_TOPIC_EXCEPTION, "Cannot append to internal topic");
 		return;
 	}
 	if (!p->log) {
@@ -283,6 +285,9 @@ int brk_handle_produce(brk_request *req)
 			t = brk_topic_find_by_id(td->topic_id.b);
 		else if (td->name.len > 0)
 			t = brk_topic_find(td->name.ptr, td->name.len);
+		bool internal = t ? t->meta->internal
+				  : v < 13 && td->name.len > 0 &&
+					    ctl_topic_name_is_internal(td->name.ptr, (size_t)td->name.len);
 		int32_t np = td->partition_data_count > 0 ? td->partition_data_count : 0;
 		tr->partition_responses_count = np;
 		tr->partition_responses = proto_arena_alloc(
@@ -297,7 +302,8 @@ int brk_handle_produce(brk_request *req)
 			if (request_error)
 				partition_error(pr, request_error, NULL);
 			else
-				produce_one(req, &m, t, brk_topic_partition(t, pd->index), pd, pr);
+				produce_one(req, &m, t, internal, brk_topic_partition(t, pd->index), pd,
+					    pr);
 			if (pr->error_code != KERR_NONE)
 				any_error = true;
 		}

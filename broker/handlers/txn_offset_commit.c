@@ -61,8 +61,8 @@
  * .maybeStartTransactionVerification, before the group is looked at. */
 static int verify_txn(const brk_request *req, const TxnOffsetCommitRequest *m)
 {
-	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
-	if (!t || t->npartitions <= 0)
+	brk_topic *t = grp_store_topic();
+	if (!t)
 		return KERR_NONE; /* the write answers COORDINATOR_NOT_AVAILABLE */
 	brk_partition *p = brk_topic_partition(
 		t, grp_partition_for(m->group_id.ptr, m->group_id.len, t->npartitions));

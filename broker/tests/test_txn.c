@@ -120,6 +120,12 @@ brk_topic *brk_topic_find(const char *name, int32_t len)
 	return NULL;
 }
 
+/* The group store's __consumer_offsets (already there in these tests). */
+brk_topic *grp_store_topic(void)
+{
+	return brk_topic_find("__consumer_offsets", (int32_t)strlen("__consumer_offsets"));
+}
+
 brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
 {
 	return index >= 0 && index < t->npartitions ? t->partitions[index] : NULL;

@@ -729,8 +729,8 @@ int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const cha
 
 int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str group, int64_t now_ms)
 {
-	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
-	if (!t || t->npartitions <= 0)
+	brk_topic *t = grp_store_topic();
+	if (!t)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	txn_tp_ref r = {
 		proto_cstr(GRP_OFFSETS_TOPIC),

@@ -44,11 +44,21 @@ static brk_topic *state_topic(void)
 	return brk_topic_find(TXN_STATE_TOPIC, (int32_t)strlen(TXN_STATE_TOPIC));
 }
 
+static int create_state_topic(void);
+
+brk_topic *txn_store_topic(void)
+{
+	brk_topic *t = state_topic();
+	if (!t && create_state_topic() == 0)
+		t = state_topic();
+	return t && t->npartitions > 0 ? t : NULL;
+}
+
 /* The __transaction_state partition of id, or NULL. */
 static brk_partition *partition_of(proto_str id)
 {
-	brk_topic *t = state_topic();
-	if (!t || t->npartitions <= 0)
+	brk_topic *t = txn_store_topic();
+	if (!t)
 		return NULL;
 	return brk_topic_partition(t, grp_partition_for(id.ptr, id.len, t->npartitions));
 }
@@ -328,12 +338,12 @@ int txn_store_open(void)
 	int rc;
 	brk_topic *t = state_topic();
 	if (!t) {
-		rc = create_state_topic();
-		if (rc)
-			return rc;
-		t = state_topic();
-		if (!t)
-			return -EIO;
+		/* Created on first use (txn_store_topic), as Kafka does; no
+		 * transaction can be open, so pending offsets are orphans. */
+		txn_coordinator_start(brk_wall_ms());
+		if (server.cfg.transaction_partition_verification_enable)
+			abort_orphan_offsets(brk_wall_ms());
+		return 0;
 	}
 	load_ctx lc = { .skipped = 0 };
 	proto_arena_init(&lc.arena, 0);

@@ -22,13 +22,24 @@
 #define TXN_STATE_TOPIC "__transaction_state"
 
 /*
- * At start-up, after grp_store_open and before the listeners open: create
- * __transaction_state when absent (transaction.state.log.num.partitions
- * partitions, replication factor min(transaction.state.log.replication
- * .factor, brokers) and min.insync.replicas min(transaction.state.log
- * .min.isr, replication factor), each with a warning when capped,
- * cleanup.policy=compact, segment.bytes=transaction.state.log.segment.bytes:
- * Kafka's TransactionLog topic configs), load every transactional id from it
+ * __transaction_state, created first when absent
+ * (transaction.state.log.num.partitions partitions, replication factor
+ * min(transaction.state.log.replication.factor, brokers) and
+ * min.insync.replicas min(transaction.state.log.min.isr, replication
+ * factor), each with a warning when capped, cleanup.policy=compact,
+ * segment.bytes=transaction.state.log.segment.bytes: Kafka's TransactionLog
+ * topic configs). As in Kafka the topic is made on first use:
+ * FindCoordinator for a transactional id, InitProducerId with one, or
+ * Metadata naming it. Returns the topic (owned by the partition registry),
+ * or NULL when it cannot be created (the error is on stderr; callers answer
+ * COORDINATOR_NOT_AVAILABLE).
+ */
+struct brk_topic *txn_store_topic(void);
+
+/*
+ * At start-up, after grp_store_open and before the listeners open: when
+ * __transaction_state exists (it is not created here, see txn_store_topic),
+ * load every transactional id from it
  * (each partition from its log start offset to its high watermark, records
  * applied in order, a tombstone removes the id), then txn_coordinator_start
  * (Prepare* transactions completed, timers started).
