@@ -56,28 +56,9 @@ int fdatasync(int fd)
 	return fsync(fd);
 }
 
-static void empty_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[512];
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) != 0 && errno == EISDIR) {
-			empty_dir(path);
-			rmdir(path);
-		}
-	}
-	closedir(d);
-}
-
 static void cleanup(void)
 {
-	empty_dir(root);
+	fuzz_empty_dir(root);
 	rmdir(root);
 }
 
@@ -254,7 +235,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		read_all(lp);
 		log_close(lp);
 	}
-	empty_dir(pdir);
+	fuzz_empty_dir(pdir);
 	free(log);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "broker/request.h"
+#include "fuzz/fuzz_util.h"
 #include "protocol/buf.h"
 #include "protocol/header.h"
 #include "protocol/gen/messages.h"
@@ -44,16 +45,6 @@ static int napis;
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const proto_msg_ops *request_ops(int16_t key)
-{
-	int n;
-	const proto_msg_ops *all = proto_msg_ops_all(&n);
-	for (int i = 0; i < n; i++)
-		if (all[i].api_key == key && !all[i].response)
-			return &all[i];
-	return NULL;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
@@ -61,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	for (int k = 0; k <= BRK_API_KEY_MAX; k++) {
 		if (!brk_apis[k].handler)
 			continue;
-		const proto_msg_ops *ops = request_ops((int16_t)k);
+		const proto_msg_ops *ops = fuzz_request_ops((int16_t)k);
 		if (!ops || !proto_api_desc_lookup((int16_t)k))
 			abort(); /* a served key without a codec */
 		apis[napis++] = (served){ (int16_t)k, brk_apis[k].min_version,
@@ -131,7 +122,7 @@ static void frame_mode(const uint8_t *frame, size_t size)
 	if (h.api_key != key || h.api_version != version ||
 	    (h.client_id.len >= 0 && (size_t)h.client_id.len > size))
 		abort();
-	decode_body(request_ops(key), version, &r);
+	decode_body(fuzz_request_ops(key), version, &r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,15 +5,24 @@
  * a Produce partition or a .log segment) and rewrite each complete batch's
  * CRC32C (over attributes..end, Kafka's DefaultRecordBatch), so mutated
  * inputs get past the CRC check and reach the code behind it. Stops at the
- * first batch whose length does not fit. Header-only, static functions.
+ * first batch whose length does not fit.
+ * fuzz_request_ops: the generated codec of API key's request, or NULL.
+ * fuzz_empty_dir: remove everything below dir (dir itself stays).
+ * Header-only, static functions.
  */
 #ifndef SAMSA_FUZZ_UTIL_H
 #define SAMSA_FUZZ_UTIL_H
 
+#include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "protocol/batch.h"
+#include "protocol/gen/messages_fill.h"
 
 static inline uint32_t fuzz_be32(const uint8_t *p)
 {
@@ -38,6 +47,35 @@ static inline void fuzz_fix_crcs(uint8_t *p, size_t len)
 		c[3] = (uint8_t)crc;
 		pos = end;
 	}
+}
+
+static inline const proto_msg_ops *fuzz_request_ops(int16_t key)
+{
+	int n;
+	const proto_msg_ops *all = proto_msg_ops_all(&n);
+	for (int i = 0; i < n; i++)
+		if (all[i].api_key == key && !all[i].response)
+			return &all[i];
+	return NULL;
+}
+
+static inline void fuzz_empty_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[512];
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) != 0 && errno == EISDIR) {
+			fuzz_empty_dir(path);
+			rmdir(path);
+		}
+	}
+	closedir(d);
 }
 
 #endif

@@ -52,19 +52,9 @@ static void put(const char *target, const char *name, const uint8_t *p, size_t n
 
 /* ---- requests ---- */
 
-static const proto_msg_ops *request_ops(int16_t key)
-{
-	int n;
-	const proto_msg_ops *all = proto_msg_ops_all(&n);
-	for (int i = 0; i < n; i++)
-		if (all[i].api_key == key && !all[i].response)
-			return &all[i];
-	return NULL;
-}
-
 static void request_seed(int16_t key, int16_t version)
 {
-	const proto_msg_ops *ops = request_ops(key);
+	const proto_msg_ops *ops = fuzz_request_ops(key);
 	const proto_api_desc *d = proto_api_desc_lookup(key);
 	/* fuzz_request body mode selects by index among the served keys */
 	int idx = 0;
@@ -235,23 +225,6 @@ static uint8_t *slurp(const char *path, size_t *n)
 	return p;
 }
 
-static void rm_rf(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char path[512];
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static void recover_seeds(void)
 {
 	char root[] = "/tmp/make_seeds.XXXXXX", pdir[64];
@@ -283,7 +256,8 @@ static void recover_seeds(void)
 	uint8_t *idx = slurp(path, &nidx);
 	snprintf(path, sizeof(path), "%s/%020d.timeindex", pdir, 0);
 	uint8_t *tidx = slurp(path, &ntime);
-	rm_rf(pdir);
+	fuzz_empty_dir(pdir);
+	rmdir(pdir);
 	rmdir(root);
 	if (!log || nlog == 0)
 		exit(1);
