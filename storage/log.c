@@ -171,6 +171,7 @@ void log_close(log_partition *lp)
 	log_segment *a = log_active(lp);
 	if (log_seg_seal_timeindex(a) == 0)
 		a->dirty = true;
+	log_seg_trim_preallocated(a);
 	/* Kafka's UnifiedLog.close: a snapshot at the log end offset, so a
 	 * clean open reads it instead of replaying the log. */
 	if (lp->producers.map_end_offset > lp->producers.snap_offset ||
@@ -318,6 +319,7 @@ static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
 		return rc;
 	}
 	old->dirty = true;
+	log_seg_trim_preallocated(old);
 	lp->dir_unsynced = true;
 	log_txnindex_remove(&lp->tix[lp->nseg - 1]); /* a leftover file of that name */
 	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
@@ -619,6 +621,7 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 	int64_t old_size = s->size, old_max_ts = s->max_ts, old_max_ts_off = s->max_ts_offset;
 	int64_t old_since = s->bytes_since_index, old_rolling = s->rolling_ts;
 	size_t old_oi = s->oidx.n, old_ti = s->tidx.n;
+	log_seg_preallocate(s, old_size + (int64_t)len, lp->cfg.segment_bytes);
 	int rc = log_io_pwrite(s->fd, batches, len, old_size);
 	for (size_t pos = 0; rc == 0 && pos < len;) {
 		proto_batch_info h;
@@ -632,6 +635,7 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		if (ftruncate(s->fd, (off_t)old_size) < 0)
 			fprintf(stderr, "samsa storage: %s: cannot truncate a failed append: %s\n", s->log_path,
 				strerror(errno));
+		s->allocated = old_size; /* the truncation gave back the reserve */
 		log_ef_truncate(&s->oidx, old_oi);
 		log_ef_truncate(&s->tidx, old_ti);
 		s->max_ts = old_max_ts;

@@ -2,12 +2,14 @@
  * segment.c - segment files, per-batch index maintenance and the header
  * scanner (see segment.h).
  */
+#define _GNU_SOURCE /* fallocate(2) */
 #include "storage/segment.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,6 +117,34 @@ void log_seg_unlink(log_segment *s)
 void log_segment_keep(log_segment *s)
 {
 	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+#define PREALLOC_MIN (1LL << 20)
+#define PREALLOC_MAX (16LL << 20)
+
+void log_seg_preallocate(log_segment *s, int64_t end, int64_t limit)
+{
+	if (s->allocated < s->size)
+		s->allocated = s->size;
+	if (end <= s->allocated || s->no_prealloc || s->size < PREALLOC_MIN)
+		return;
+	int64_t to = end + (s->size < PREALLOC_MAX ? s->size : PREALLOC_MAX);
+	if (to > limit)
+		to = limit;
+	if (to <= s->allocated)
+		return;
+	if (fallocate(s->fd, FALLOC_FL_KEEP_SIZE, (off_t)s->allocated, (off_t)(to - s->allocated)) == 0)
+		s->allocated = to;
+	else if (errno == EOPNOTSUPP || errno == ENOSYS)
+		s->no_prealloc = true;
+}
+
+void log_seg_trim_preallocated(log_segment *s)
+{
+	if (s->allocated > s->size && ftruncate(s->fd, (off_t)s->size) < 0)
+		fprintf(stderr, "samsa storage: %s: cannot give back preallocated blocks: %s\n",
+			s->log_path, strerror(errno));
+	s->allocated = s->size;
 }
 
 void log_segment_release(void *segment)

@@ -3,8 +3,10 @@
  * rollback of a failed write), read (max_bytes, min_one, max_offset, out of
  * range, across segments), roll by size and time, offsets by timestamp,
  * max timestamp, clean reopen, flush, leader epochs, delete and segment
- * references; the epoch-for-offset lookup and directory removal helpers.
+ * references; the epoch-for-offset lookup and directory removal helpers;
+ * blocks reserved ahead of a busy segment and given back at roll and close.
  */
+#define _GNU_SOURCE /* fallocate(2) */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -204,6 +206,62 @@ START_TEST(roll_by_size_and_read_across)
 	ck_assert_int_eq(r.file_pos, (int64_t)sz);
 	ck_assert_int_eq(read_be64(r.fd, r.file_pos), 15);
 	log_segment_release(r.segment);
+	log_close(lp);
+}
+END_TEST
+
+/* Bytes of disk blocks held by a file, and whether the file system can
+ * reserve blocks past the end at all. */
+static int64_t allocated_bytes(const char *path)
+{
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (int64_t)st.st_blocks * 512;
+}
+
+static bool can_preallocate(void)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/probe", dir);
+	int fd = open(p, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	bool ok = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
+	close(fd);
+	unlink(p);
+	return ok;
+}
+
+/* A busy active segment has blocks reserved ahead of its end (the file size
+ * stays the data's); rolling and closing give them back. */
+START_TEST(preallocated_ahead_and_trimmed)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	int64_t base, total = 0;
+	/* up to 1 MiB nothing is reserved; the next append reserves as much
+	 * again past its end */
+	while (total < (1 << 20))
+		total += (int64_t)append(lp, 50, 10, 1000, 0, 0, &base);
+	total += (int64_t)append(lp, 50, 10, 1000, 0, 0, &base);
+	char p[PATH_MAX];
+	tu_seg_path(p, sizeof p, pdir, 0, ".log");
+	ck_assert_int_eq(tu_file_size(p), total);
+	if (can_preallocate())
+		ck_assert_int_ge(allocated_bytes(p), total + (1 << 20));
+	ck_assert_int_eq(log_roll(lp, 0), 0);
+	ck_assert_int_eq(tu_file_size(p), total);
+	ck_assert_int_lt(allocated_bytes(p), total + (64 << 10));
+	/* the next segment, then close */
+	int64_t second = 0, first_next = log_end_offset(lp);
+	while (second < total)
+		second += (int64_t)append(lp, 50, 10, 1000, 0, 0, &base);
+	log_close(lp);
+	tu_seg_path(p, sizeof p, pdir, first_next, ".log");
+	ck_assert_int_eq(tu_file_size(p), second);
+	ck_assert_int_lt(allocated_bytes(p), second + (64 << 10));
+	/* what was written reads back after the reserve and trims */
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 2 * first_next); /* the same batches twice */
 	log_close(lp);
 }
 END_TEST
@@ -671,6 +729,7 @@ int main(void)
 	tcase_add_test(tc, delete_and_segment_refs);
 	tcase_add_test(tc, epoch_for_offset_cache);
 	tcase_add_test(tc, remove_dir);
+	tcase_add_test(tc, preallocated_ahead_and_trimmed);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	tu_begin();
