@@ -12,6 +12,10 @@
  *   - an OffsetCommit that cannot be written is NOT_COORDINATOR (Kafka's
  *     GroupMetadataManager maps KAFKA_STORAGE_ERROR to it) and the group
  *     keeps its previous committed offset;
+ *   - an InitProducerId whose __transaction_state record cannot be written
+ *     is NOT_COORDINATOR (TransactionStateManager's mapping) and the
+ *     transactional id keeps its epoch: the next one after space is freed
+ *     bumps it by one, also after a kill -9;
  *   - librdkafka takes 56 as retriable: a record produced while full is
  *     delivered once the ballast is removed, without a broker restart;
  *   - once space is freed producing and committing work again;
@@ -42,6 +46,7 @@
 
 #define TOPIC "full"
 #define GROUP "full-group"
+#define TXN_ID "full-txn"
 #define FS_SIZE "8m"
 #define SEGMENT_BYTES 1048576 /* the smallest Kafka allows */
 #define RECS_PER_BATCH 400 /* about 10 KiB a batch: more than a page */
@@ -241,6 +246,29 @@ static int16_t commit_raw(int fd, int64_t offset, int mlen)
 	return err;
 }
 
+/* InitProducerId v4 for TXN_ID (a new epoch each time); *epoch set on
+ * success. Returns the error code. */
+static int16_t init_txn_raw(int fd, int16_t *epoch)
+{
+	k_wbuf body = { .len = 0 };
+	kw_cstr(&body, TXN_ID);
+	kw_i32(&body, 60000);
+	kw_i64(&body, -1);
+	kw_i16(&body, -1);
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 22, 4, &body, &r);
+	kr_i32(&r, "throttle");
+	int16_t err = kr_i16(&r, "error");
+	kr_i64(&r, "producer id");
+	int16_t e = kr_i16(&r, "producer epoch");
+	ck_assert_msg(r.err == NULL, "InitProducerId response: %s", r.err);
+	free(frame);
+	if (err == 0)
+		*epoch = e;
+	return err;
+}
+
 static int64_t committed(const h_broker *b)
 {
 	rd_kafka_t *c = c_consumer(b, (const char *const[]){ "group.id", GROUP, NULL });
@@ -307,6 +335,7 @@ START_TEST(test_disk_full)
 		"log.index.interval.bytes=1024",
 		"offsets.topic.num.partitions=1",
 		"offsets.topic.replication.factor=1",
+		"transaction.state.log.num.partitions=1",
 		"num.partitions=1",
 		NULL,
 	};
@@ -344,6 +373,9 @@ START_TEST(test_disk_full)
 	int64_t next = 0, commit_want = 5;
 	for (int i = 0; i < 10; i++)
 		produce_ok(fd, &next, "before the disk fills");
+	/* the transactional id (and __transaction_state) before it fills */
+	int16_t epoch = -1;
+	ck_assert_int_eq(init_txn_raw(fd, &epoch), 0);
 
 	/* 1. full: the append fails mid-batch */
 	fill_ballast(ballast);
@@ -360,12 +392,22 @@ START_TEST(test_disk_full)
 	}
 	ck_assert_msg(cerr == ERR_NOT_COORDINATOR, "OffsetCommit while full answered %d", cerr);
 	ck_assert_int_eq(committed(b), commit_want);
+	/* an epoch bump that cannot be written: NOT_COORDINATOR, the epoch
+	 * stays (a small record may still fit the last page: go on until one
+	 * fails) */
+	int16_t terr = 0;
+	for (int i = 0; i < 200 && terr == 0; i++)
+		terr = init_txn_raw(fd, &epoch);
+	ck_assert_msg(terr == ERR_NOT_COORDINATOR, "InitProducerId while full answered %d", terr);
 
 	/* 2. space freed: producing and committing work again */
 	remove_ballast(ballast);
 	produce_ok(fd, &next, "after freeing space");
 	ck_assert_int_eq(commit_raw(fd, 300, 10), 0);
 	commit_want = 300;
+	int16_t before = epoch;
+	ck_assert_int_eq(init_txn_raw(fd, &epoch), 0);
+	ck_assert_int_eq(epoch, before + 1);
 	check_dir(pdir, next, "after freeing space");
 
 	/* 3. full when the append needs a new segment: the roll is undone */
@@ -430,6 +472,11 @@ START_TEST(test_disk_full)
 	ck_assert_int_eq(h_broker_restart(b), 0);
 	read_all(b, next, "after kill -9");
 	ck_assert_int_eq(committed(b), commit_want);
+	fd = w_connect(b->port, h_scaled_ms(5000));
+	before = epoch;
+	ck_assert_int_eq(init_txn_raw(fd, &epoch), 0);
+	ck_assert_int_eq(epoch, before + 1);
+	close(fd);
 
 	stop_broker(b);
 	detach_mount();
