@@ -330,6 +330,12 @@ static int partition_open(brk_topic *t, int32_t i, bool clean, bool fresh, const
 	}
 	if (mrc != 0) {
 		rc = logdir_write_partition_metadata(dir, m->id);
+		if (rc && !fresh && log_io_full(rc)) {
+			/* a full disk does not keep existing data offline: the
+			 * file is written at the next start that has space */
+			fprintf(stderr, "samsa: %s: no space to write partition.metadata\n", dir);
+			rc = 0;
+		}
 		if (rc) {
 			if (fresh) {
 				partition_discard(p);

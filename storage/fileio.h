@@ -3,11 +3,12 @@
  * pread/pwrite loops, big-endian field access, directory fsync and atomic
  * small-file replacement (write a .tmp, optionally fsync, rename).
  * Internal to storage/ (except log_io_remove_dir, which the broker also uses
- * for leftover partition directories); every function returns 0 or -errno.
+ * for leftover partition directories, and log_io_full); every function returns 0 or -errno.
  */
 #ifndef SAMSA_STORAGE_FILEIO_H
 #define SAMSA_STORAGE_FILEIO_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,9 @@
 int log_io_pread(int fd, void *buf, size_t n, int64_t pos);
 /* Write exactly n bytes at pos (bytes); -ENOSPC/-EIO on a short write. */
 int log_io_pwrite(int fd, const void *buf, size_t n, int64_t pos);
+/* Whether rc (a negative errno) says the disk is full: -ENOSPC, -EDQUOT, or
+ * -EFBIG (past RLIMIT_FSIZE), which the storage treats alike. */
+static inline bool log_io_full(int rc) { return rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG; }
 /* fsync the directory itself (after a create, rename or unlink in it). */
 int log_io_fsync_dir(const char *dir);
 /* Replace dir/name with len bytes: write dir/name.tmp, fsync it when sync is

@@ -164,10 +164,13 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	return 0;
 }
 
+static void sync_rebuilt_indexes(log_partition *lp);
+
 void log_close(log_partition *lp)
 {
 	if (!lp)
 		return;
+	sync_rebuilt_indexes(lp);
 	log_segment *a = log_active(lp);
 	if (log_seg_seal_timeindex(a) == 0)
 		a->dirty = true;
@@ -687,8 +690,24 @@ bool log_flush_due(const log_partition *lp, int64_t now_ms)
 	return now_ms - lp->unflushed_since_ms >= lp->cfg.flush_ms;
 }
 
+/* Write the index entries recovery could not (indexes_unsynced); best
+ * effort, again at the next flush while the disk stays full. */
+static void sync_rebuilt_indexes(log_partition *lp)
+{
+	if (!lp->indexes_unsynced)
+		return;
+	int rc = 0;
+	for (size_t i = 0; i < lp->nseg; i++) {
+		int r = log_seg_sync_indexes(lp->segs[i]);
+		if (r < 0)
+			rc = r;
+	}
+	lp->indexes_unsynced = rc < 0;
+}
+
 int log_flush_begin(log_partition *lp, log_flush_job **out)
 {
+	sync_rebuilt_indexes(lp);
 	log_flush_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return -ENOMEM;

@@ -31,6 +31,8 @@ struct log_partition {
 	int64_t unflushed_since_ms; /* first append since the last flush began, -1 none */
 	bool flush_in_flight;
 	bool dir_unsynced;          /* segment files created/removed since the last flush */
+	bool indexes_unsynced;      /* index entries rebuilt at open but not written (a full
+				     * disk): written at the next flush or close */
 	bool fsync_failed;          /* an fsync failed once: the recovery point stays put
 				     * until the log is reopened (log_flush_end) */
 	log_epoch_cache epochs;

@@ -246,6 +246,21 @@ int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_
 	rc = log_seg_sync_indexes(s);
 	if (rc == 0)
 		rc = log_seg_seal_timeindex(s);
+	if (log_io_full(rc)) {
+		/* A full disk must not keep the log from opening (its data is
+		 * all there): the entries, the closing time index one
+		 * included, stay in memory and reach the files at the next
+		 * flush or close that finds space (log_ef_sync writes from the
+		 * first unwritten one); a restart before that rebuilds them. */
+		fprintf(stderr,
+			"samsa storage: %s: no space to write the rebuilt indexes of segment %" PRId64
+			"; kept in memory\n",
+			lp->dir, s->base_offset);
+		rc = s->max_ts < 0 ? 0
+				   : log_timeindex_maybe_add(&s->tidx, s->max_ts,
+							     (int32_t)(s->max_ts_offset - s->base_offset));
+		lp->indexes_unsynced = true;
+	}
 	return rc;
 }
 
