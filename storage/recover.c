@@ -639,8 +639,8 @@ static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, 
 		first = recovery_point < 0 ? 0 : log_seg_floor(lp, recovery_point);
 	if (!clean && recovery_point < 0 && (lp->nseg > 1 || lp->segs[0]->size > 0))
 		fprintf(stderr,
-			"samsa storage: %s: unclean stop and no recovery point (checkpoint missing or unreadable): "
-			"checking all %zu segments from offset %" PRId64 "\n",
+			"samsa storage: %s: no usable recovery point (an unclean stop, or a checkpoint "
+			"missing or unreadable): checking all %zu segments from offset %" PRId64 "\n",
 			lp->dir, lp->nseg, lp->segs[0]->base_offset);
 
 	/* The producer state to start from, before recovery replays into it:

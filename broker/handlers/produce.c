@@ -52,14 +52,16 @@
  * acks=0 gets no response; if any partition failed the connection is closed
  * instead, as Kafka does, so the producer notices and refreshes metadata.
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/verify.h"
-#include "protocol/batch.h"
 #include "controller/ctl.h"
+#include "protocol/batch.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -231,7 +233,18 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		 * batch (file, indexes, roll and producer state rolled back),
 		 * so the client's retry succeeds once space is freed. Kafka
 		 * takes the log dir offline instead (LogDirFailureChannel);
-		 * the partition stays online here (issue 6, disk full). */
+		 * the partition stays online here (issue 6, disk full).
+		 * Logged at most every 10 s, so a full disk does not also
+		 * flood the broker's log. */
+		static int64_t last_logged_ms = INT64_MIN;
+		int64_t now = brk_mono_ms();
+		if (last_logged_ms == INT64_MIN || now - last_logged_ms >= 10000) {
+			last_logged_ms = now;
+			fprintf(stderr,
+				"samsa: appending to %s-%d failed: %s (answered KAFKA_STORAGE_ERROR; "
+				"logged at most every 10 s)\n",
+				t->meta->name, (int)p->index, rc < 0 && rc > -4096 ? strerror(-rc) : "error");
+		}
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
 		return;
 	}
