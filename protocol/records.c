@@ -196,7 +196,9 @@ int proto_record_iter_next(proto_record_iter *it, proto_record *out)
 	if (rec.err != 0 || proto_reader_left(&rec) != 0)
 		return PROTO_ERR_INVALID;
 	out->headers_len = (size_t)(rec.p - out->headers);
-	out->offset = it->info.base_offset + offset_delta;
+	/* wrapping, as the timestamp below: an unvalidated batch (a control
+	 * batch read back, a fuzzed one) may sit at INT64_MAX */
+	out->offset = (int64_t)((uint64_t)it->info.base_offset + (uint64_t)(int64_t)offset_delta);
 	out->timestamp = (it->info.attributes & PROTO_ATTR_TIMESTAMP_TYPE)
 				 ? it->info.max_timestamp
 				 : (int64_t)((uint64_t)it->info.base_timestamp + (uint64_t)ts_delta);

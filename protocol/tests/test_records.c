@@ -4,7 +4,9 @@
  * same records (null keys, tombstones, timestamps, offsets); a batch with a
  * producer id, epoch, base sequence and the transactional attribute; a hand-checked
  * byte layout of one record; a gzip- and a zstd-compressed batch through the
- * iterator; corrupt input (CRC, magic, record lengths) is refused.
+ * iterator; corrupt input (CRC, magic, record lengths) is refused; a
+ * record's offset at the top of the int64 range wraps instead of
+ * overflowing (fuzz_batch's regress-offset-overflow).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -332,6 +334,34 @@ START_TEST(test_corrupt)
 }
 END_TEST
 
+/* fuzz_batch found base offset + offset delta overflowing int64 in a
+ * control batch read without validation: the record's offset now wraps
+ * (UBSan in the sanitizer build fails this test otherwise). */
+START_TEST(test_offset_at_int64_max)
+{
+	uint8_t b[PROTO_CONTROL_BATCH_SIZE];
+	proto_control_batch_build(b, 7, 1, 3, true, NOW);
+	for (int i = 0; i < 8; i++)
+		b[i] = i == 0 ? 0x7f : 0xff; /* base offset INT64_MAX */
+	b[PROTO_BATCH_HEADER_SIZE + 3] = 2; /* offsetDelta 1 (zigzag) */
+	put32(b + PROTO_BATCH_OFF_CRC, proto_crc32c(0, b + PROTO_BATCH_OFF_ATTRIBUTES,
+						   PROTO_CONTROL_BATCH_SIZE - PROTO_BATCH_OFF_ATTRIBUTES));
+	int16_t type = -1;
+	int32_t epoch = -1;
+	ck_assert_int_eq(proto_control_batch_parse(b, sizeof b, &type, &epoch), 0);
+	ck_assert_int_eq(type, PROTO_CONTROL_COMMIT);
+	ck_assert_int_eq(epoch, 3);
+	proto_scratch s;
+	proto_scratch_init(&s, 1 << 20);
+	proto_record_iter it;
+	proto_record r;
+	ck_assert_int_eq(proto_record_iter_init(&it, b, sizeof b, &s), 0);
+	ck_assert_int_eq(proto_record_iter_next(&it, &r), 1);
+	ck_assert(r.offset == INT64_MIN);
+	proto_scratch_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("records");
@@ -342,6 +372,7 @@ int main(void)
 	tcase_add_test(tc, test_gzip_batch);
 	tcase_add_test(tc, test_zstd_batch);
 	tcase_add_test(tc, test_corrupt);
+	tcase_add_test(tc, test_offset_at_int64_max);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
