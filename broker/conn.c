@@ -60,6 +60,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "broker/ratelog.h"
 #include "broker/request.h"
 #include "protocol/buf.h"
 #include "protocol/gen/messages.h"
@@ -284,8 +285,9 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		for (const brk_conn *o = cs->head; o && n < limit; o = o->next)
 			n += strcmp(o->ip, ip) == 0;
 		if (n >= limit) {
-			fprintf(stderr, "samsa: refusing connection from %s: %d connections from it "
-					"(max.connections.per.ip %d)\n", ip, (int)n, (int)limit);
+			static brk_ratelog refused = BRK_RATELOG_INIT;
+			brk_ratelog_printf(&refused, "samsa: refusing connection from %s: %d connections "
+					   "from it (max.connections.per.ip %d)\n", ip, (int)n, (int)limit);
 			close(fd);
 			return -EDQUOT;
 		}
@@ -339,8 +341,9 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 static void conn_close(brk_conn *c, const char *reason)
 {
 	brk_conns *cs = c->set;
+	static brk_ratelog closed = BRK_RATELOG_INIT;
 	if (reason)
-		fprintf(stderr, "samsa: closing connection from %s: %s\n", c->peer, reason);
+		brk_ratelog_printf(&closed, "samsa: closing connection from %s: %s\n", c->peer, reason);
 	if (c->st == DELAYED && c->req.cancel)
 		c->req.cancel(&c->req);
 	if (c->resume_timer)

@@ -2,7 +2,8 @@
  * bad_input.c - hostile and broken clients on raw sockets (no librdkafka):
  * oversized and negative frame sizes, truncated frames, a body that ends
  * in the middle of a field, an unknown API key, an unsupported version,
- * ApiVersions v99, seeded random bytes, and a client that sends many
+ * ApiVersions v99, seeded random bytes, a client that gets itself closed
+ * again and again (the log lines it causes are rate-limited), and one that sends many
  * requests and never reads. Each must cost at most that one connection
  * (DESIGN.md 9: a frame above socket.request.max.bytes is refused, a request
  * that does not parse closes its connection and only that one; KIP-511: an
@@ -339,6 +340,44 @@ START_TEST(test_random_bytes)
 }
 END_TEST
 
+/* Lines of the broker's log that contain needle. */
+static int log_lines_with(const h_broker *b, const char *needle)
+{
+	char *log = h_broker_read_log(b);
+	ck_assert_msg(log != NULL, "cannot read the broker log");
+	int n = 0;
+	for (const char *p = log; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	free(log);
+	return n;
+}
+
+START_TEST(test_log_rate_limited)
+{
+	/* A client that gets itself closed again and again must not flood
+	 * the broker's log: at most 10 "closing connection" lines per 10 s
+	 * (broker/ratelog.h), however many connections it burns. */
+	h_broker *b = start();
+	uint8_t buf[16];
+	for (int round = 0; round < 60; round++) {
+		w_put32(buf, 12);
+		w_put16(buf + 4, 32000); /* an API key nobody serves */
+		w_put16(buf + 6, 0);
+		w_put32(buf + 8, round);
+		w_put16(buf + 12, -1); /* null client id */
+		w_put16(buf + 14, 0);
+		int fd = connect_or_fail(b);
+		send_or_fail(fd, buf, sizeof(buf));
+		expect_closed(fd, "unknown API key");
+	}
+	c_assert_broker_serving(b);
+	int lines = log_lines_with(b, "closing connection from");
+	ck_assert_msg(lines >= 1, "no close was logged at all");
+	ck_assert_msg(lines <= 10, "%d close lines for 60 bad connections in one window", lines);
+	c_stop_broker(b);
+}
+END_TEST
+
 static int count_cb(const rd_kafka_message_t *m, void *opaque)
 {
 	(void)m;
@@ -448,6 +487,7 @@ int main(void)
 	    {"api_versions_unsupported", test_api_versions_unsupported},
 	    {"api_versions_ranges", test_api_versions_ranges},
 	    {"random_bytes", test_random_bytes},
+	    {"log_rate_limited", test_log_rate_limited},
 	    {"slow_reader", test_slow_reader},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

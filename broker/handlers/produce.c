@@ -55,8 +55,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "broker/loop.h"
 #include "broker/partitions.h"
+#include "broker/ratelog.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/verify.h"
@@ -234,17 +234,12 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		 * so the client's retry succeeds once space is freed. Kafka
 		 * takes the log dir offline instead (LogDirFailureChannel);
 		 * the partition stays online here (issue 6, disk full).
-		 * Logged at most every 10 s, so a full disk does not also
-		 * flood the broker's log. */
-		static int64_t last_logged_ms = INT64_MIN;
-		int64_t now = brk_mono_ms();
-		if (last_logged_ms == INT64_MIN || now - last_logged_ms >= 10000) {
-			last_logged_ms = now;
-			fprintf(stderr,
-				"samsa: appending to %s-%d failed: %s (answered KAFKA_STORAGE_ERROR; "
-				"logged at most every 10 s)\n",
-				t->meta->name, (int)p->index, rc < 0 && rc > -4096 ? strerror(-rc) : "error");
-		}
+		 * Rate-limited, so a full disk does not also flood the
+		 * broker's log. */
+		static brk_ratelog failed = BRK_RATELOG_INIT;
+		brk_ratelog_printf(&failed, "samsa: appending to %s-%d failed: %s (answered "
+				   "KAFKA_STORAGE_ERROR)\n", t->meta->name, (int)p->index,
+				   rc < 0 && rc > -4096 ? strerror(-rc) : "error");
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
 		return;
 	}
