@@ -220,3 +220,46 @@ void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int
 		if (dup_cmp(&scratch[i - 1], &scratch[i], &c) == 0)
 			dup[scratch[i - 1]] = dup[scratch[i]] = true;
 }
+
+char *brk_config_strndup(proto_arena *a, const char *p, int32_t len)
+{
+	char *s = proto_arena_alloc(a, (size_t)(len > 0 ? len : 0) + 1);
+	if (s && len > 0)
+		memcpy(s, p, (size_t)len);
+	if (s)
+		s[len > 0 ? len : 0] = '\0';
+	return s;
+}
+
+int brk_config_alter_resources(proto_arena *a, const proto_str *names, const int8_t *kinds,
+			       int32_t n, brk_config_alter_fn alter, void *ctx, int16_t *err,
+			       proto_str *msg)
+{
+	size_t cap = (size_t)(n > 0 ? n : 1);
+	bool *dup = proto_arena_alloc(a, cap * sizeof(*dup));
+	int32_t *scratch = proto_arena_alloc(a, cap * sizeof(*scratch));
+	if (!dup || !scratch)
+		return -1;
+	brk_config_find_duplicates(names, kinds, n, dup, scratch);
+	for (int32_t i = 0; i < n; i++) {
+		char text[512] = "";
+		int rc;
+		if (dup[i]) {
+			rc = KERR_INVALID_REQUEST;
+			snprintf(text, sizeof(text), "Each resource must appear at most once.");
+		} else {
+			rc = alter(ctx, i, text, sizeof(text));
+		}
+		if (rc < 0)
+			return -1;
+		err[i] = (int16_t)rc;
+		msg[i] = proto_cstr(NULL);
+		if (rc && text[0]) {
+			char *s = brk_config_strndup(a, text, (int32_t)strlen(text));
+			if (!s)
+				return -1;
+			msg[i] = proto_cstr(s);
+		}
+	}
+	return 0;
+}

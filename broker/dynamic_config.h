@@ -101,4 +101,26 @@ int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, cha
 void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int32_t n,
 				bool *dup, int32_t *scratch);
 
+/* A NUL-terminated copy of the len bytes at p (len <= 0: "") in arena a;
+ * NULL when the arena is exhausted. */
+char *brk_config_strndup(proto_arena *a, const char *p, int32_t len);
+
+/* Alter resource i of the request in ctx: a Kafka error code with msg
+ * (msgsize bytes) filled when there is one, or < 0 to close the connection. */
+typedef int (*brk_config_alter_fn)(void *ctx, int32_t i, char *msg, size_t msgsize);
+
+/*
+ * The resource loop shared by AlterConfigs and IncrementalAlterConfigs
+ * (Kafka's ConfigAdminManager): for each of the n resources (kinds[i],
+ * names[i]), err[i] and msg[i] become INVALID_REQUEST "Each resource must
+ * appear at most once." for a resource named twice, else what
+ * alter(ctx, i, ...) returns; msg[i] is an arena copy of the message when
+ * err[i] != 0 and there is one, a null string otherwise. err and msg hold n
+ * entries, owned by the caller. Returns 0, or -1 when the arena is
+ * exhausted or alter returned < 0 (the request is answered by closing).
+ */
+int brk_config_alter_resources(proto_arena *a, const proto_str *names, const int8_t *kinds,
+			       int32_t n, brk_config_alter_fn alter, void *ctx, int16_t *err,
+			       proto_str *msg);
+
 #endif

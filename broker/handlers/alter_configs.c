@@ -26,16 +26,6 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
-static char *arena_strndup(proto_arena *a, const char *p, int32_t len)
-{
-	char *s = proto_arena_alloc(a, (size_t)(len > 0 ? len : 0) + 1);
-	if (s && len > 0)
-		memcpy(s, p, (size_t)len);
-	if (s)
-		s[len > 0 ? len : 0] = '\0';
-	return s;
-}
-
 /* Returns a Kafka error code with msg, or -1 when out of memory. */
 static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 		     const AlterConfigsRequest_AlterConfigsResource *q, char *msg, size_t msgsize)
@@ -74,8 +64,8 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 	if (!cfg)
 		return -1;
 	for (int32_t i = 0; i < nc; i++) {
-		cfg[i].name = arena_strndup(req->arena, q->configs[i].name.ptr, q->configs[i].name.len);
-		cfg[i].value = arena_strndup(req->arena, q->configs[i].value.ptr, q->configs[i].value.len);
+		cfg[i].name = brk_config_strndup(req->arena, q->configs[i].name.ptr, q->configs[i].name.len);
+		cfg[i].value = brk_config_strndup(req->arena, q->configs[i].value.ptr, q->configs[i].value.len);
 		if (!cfg[i].name || !cfg[i].value)
 			return -1;
 	}
@@ -97,7 +87,7 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 			if (err)
 				return err;
 		}
-		char *name = arena_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
+		char *name = brk_config_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
 		if (!name)
 			return -1;
 		if (!ctl_find_topic(server.ctl, q->resource_name.ptr, q->resource_name.len)) {
@@ -131,6 +121,18 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 	return KERR_INVALID_REQUEST;
 }
 
+/* brk_config_alter_fn over the decoded request. */
+typedef struct alter_ctx {
+	brk_request *req;
+	const AlterConfigsRequest *m;
+} alter_ctx;
+
+static int alter_at(void *ctx, int32_t i, char *msg, size_t msgsize)
+{
+	alter_ctx *c = ctx;
+	return alter_one(c->req, c->m, &c->m->resources[i], msg, msgsize);
+}
+
 int brk_handle_alter_configs(brk_request *req)
 {
 	AlterConfigsRequest m;
@@ -140,44 +142,29 @@ int brk_handle_alter_configs(brk_request *req)
 	AlterConfigsResponse resp;
 	AlterConfigsResponse_init(&resp);
 	int32_t n = m.resources_count > 0 ? m.resources_count : 0;
-	resp.responses = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.responses));
-	if (!resp.responses)
-		return BRK_CLOSE;
-	resp.responses_count = n;
-	proto_str *names = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*names));
-	int8_t *kinds = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*kinds));
-	bool *dup = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*dup));
-	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*scratch));
-	if (!names || !kinds || !dup || !scratch)
+	size_t cap = (size_t)(n ? n : 1);
+	resp.responses = proto_arena_alloc(req->arena, cap * sizeof(*resp.responses));
+	proto_str *names = proto_arena_alloc(req->arena, cap * sizeof(*names));
+	int8_t *kinds = proto_arena_alloc(req->arena, cap * sizeof(*kinds));
+	int16_t *errs = proto_arena_alloc(req->arena, cap * sizeof(*errs));
+	proto_str *msgs = proto_arena_alloc(req->arena, cap * sizeof(*msgs));
+	if (!resp.responses || !names || !kinds || !errs || !msgs)
 		return BRK_CLOSE;
 	for (int32_t i = 0; i < n; i++) {
 		names[i] = m.resources[i].resource_name;
 		kinds[i] = m.resources[i].resource_type;
 	}
-	brk_config_find_duplicates(names, kinds, n, dup, scratch);
+	alter_ctx c = { req, &m };
+	if (brk_config_alter_resources(req->arena, names, kinds, n, alter_at, &c, errs, msgs) < 0)
+		return BRK_CLOSE;
+	resp.responses_count = n;
 	for (int32_t i = 0; i < n; i++) {
-		const AlterConfigsRequest_AlterConfigsResource *q = &m.resources[i];
 		AlterConfigsResponse_AlterConfigsResourceResponse *r = &resp.responses[i];
 		AlterConfigsResponse_AlterConfigsResourceResponse_init(r);
-		r->resource_type = q->resource_type;
-		r->resource_name = q->resource_name;
-		char msg[512] = "";
-		int err;
-		if (dup[i]) {
-			err = KERR_INVALID_REQUEST;
-			snprintf(msg, sizeof(msg), "Each resource must appear at most once.");
-		} else {
-			err = alter_one(req, &m, q, msg, sizeof(msg));
-		}
-		if (err < 0)
-			return BRK_CLOSE;
-		r->error_code = (int16_t)err;
-		if (err && msg[0]) {
-			char *s = arena_strndup(req->arena, msg, (int32_t)strlen(msg));
-			if (!s)
-				return BRK_CLOSE;
-			r->error_message = proto_cstr(s);
-		}
+		r->resource_type = kinds[i];
+		r->resource_name = names[i];
+		r->error_code = errs[i];
+		r->error_message = msgs[i];
 	}
 	if (AlterConfigsResponse_encode(req->out, req->api_version, &resp) != 0)
 		return BRK_CLOSE;

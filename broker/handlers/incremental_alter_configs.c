@@ -34,16 +34,6 @@ enum { OP_SET = 0, OP_DELETE = 1, OP_APPEND = 2, OP_SUBTRACT = 3 };
 typedef IncrementalAlterConfigsRequest_AlterConfigsResource resource_t;
 typedef IncrementalAlterConfigsRequest_AlterableConfig op_t;
 
-static char *arena_strndup(proto_arena *a, const char *p, int32_t len)
-{
-	char *s = proto_arena_alloc(a, (size_t)(len > 0 ? len : 0) + 1);
-	if (s && len > 0)
-		memcpy(s, p, (size_t)len);
-	if (s)
-		s[len > 0 ? len : 0] = '\0';
-	return s;
-}
-
 /* A config set being edited; entries point into ctl or the arena. */
 typedef struct work_set {
 	ctl_config_entry *e;
@@ -110,7 +100,7 @@ static char *list_op(proto_arena *a, const char *old, const char *value, bool ap
 	size_t vlen = strlen(value);
 	while (vlen > 0 && value[vlen - 1] == ',')
 		vlen--;
-	char *ops = arena_strndup(a, value, (int32_t)vlen);
+	char *ops = brk_config_strndup(a, value, (int32_t)vlen);
 	if (!ops)
 		return NULL;
 	/* keep the old items (minus the subtracted ones, first occurrence of each) */
@@ -165,11 +155,11 @@ static int apply_ops(brk_request *req, const resource_t *q, work_set *w, bool to
 {
 	for (int32_t i = 0; i < q->configs_count; i++) {
 		const op_t *c = &q->configs[i];
-		char *name = arena_strndup(req->arena, c->name.ptr, c->name.len);
+		char *name = brk_config_strndup(req->arena, c->name.ptr, c->name.len);
 		if (!name)
 			return -1;
 		if (c->config_operation == OP_SET) {
-			char *v = arena_strndup(req->arena, c->value.ptr, c->value.len);
+			char *v = brk_config_strndup(req->arena, c->value.ptr, c->value.len);
 			if (!v)
 				return -1;
 			ws_set(w, name, v);
@@ -201,7 +191,7 @@ static int apply_ops(brk_request *req, const resource_t *q, work_set *w, bool to
 			}
 			int32_t at = ws_find(w, name);
 			const char *old = at >= 0 ? w->e[at].value : dflt;
-			char *v = arena_strndup(req->arena, c->value.ptr, c->value.len);
+			char *v = brk_config_strndup(req->arena, c->value.ptr, c->value.len);
 			if (!v)
 				return -1;
 			char *nv = list_op(req->arena, old, v, c->config_operation == OP_APPEND);
@@ -287,7 +277,7 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 			if (err)
 				return err;
 		}
-		char *name = arena_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
+		char *name = brk_config_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
 		if (!name)
 			return -1;
 		if (!t) {
@@ -328,6 +318,18 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 	return KERR_INVALID_REQUEST;
 }
 
+/* brk_config_alter_fn over the decoded request. */
+typedef struct alter_ctx {
+	brk_request *req;
+	const IncrementalAlterConfigsRequest *m;
+} alter_ctx;
+
+static int alter_at(void *ctx, int32_t i, char *msg, size_t msgsize)
+{
+	alter_ctx *c = ctx;
+	return alter_one(c->req, c->m, &c->m->resources[i], msg, msgsize);
+}
+
 int brk_handle_incremental_alter_configs(brk_request *req)
 {
 	IncrementalAlterConfigsRequest m;
@@ -337,42 +339,29 @@ int brk_handle_incremental_alter_configs(brk_request *req)
 	IncrementalAlterConfigsResponse resp;
 	IncrementalAlterConfigsResponse_init(&resp);
 	int32_t n = m.resources_count > 0 ? m.resources_count : 0;
-	resp.responses = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.responses));
-	proto_str *names = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*names));
-	int8_t *kinds = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*kinds));
-	bool *dup = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*dup));
-	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*scratch));
-	if (!resp.responses || !names || !kinds || !dup || !scratch)
+	size_t cap = (size_t)(n ? n : 1);
+	resp.responses = proto_arena_alloc(req->arena, cap * sizeof(*resp.responses));
+	proto_str *names = proto_arena_alloc(req->arena, cap * sizeof(*names));
+	int8_t *kinds = proto_arena_alloc(req->arena, cap * sizeof(*kinds));
+	int16_t *errs = proto_arena_alloc(req->arena, cap * sizeof(*errs));
+	proto_str *msgs = proto_arena_alloc(req->arena, cap * sizeof(*msgs));
+	if (!resp.responses || !names || !kinds || !errs || !msgs)
 		return BRK_CLOSE;
-	resp.responses_count = n;
 	for (int32_t i = 0; i < n; i++) {
 		names[i] = m.resources[i].resource_name;
 		kinds[i] = m.resources[i].resource_type;
 	}
-	brk_config_find_duplicates(names, kinds, n, dup, scratch);
+	alter_ctx c = { req, &m };
+	if (brk_config_alter_resources(req->arena, names, kinds, n, alter_at, &c, errs, msgs) < 0)
+		return BRK_CLOSE;
+	resp.responses_count = n;
 	for (int32_t i = 0; i < n; i++) {
-		const resource_t *q = &m.resources[i];
 		IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *r = &resp.responses[i];
 		IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_init(r);
-		r->resource_type = q->resource_type;
-		r->resource_name = q->resource_name;
-		char msg[512] = "";
-		int err;
-		if (dup[i]) {
-			err = KERR_INVALID_REQUEST;
-			snprintf(msg, sizeof(msg), "Each resource must appear at most once.");
-		} else {
-			err = alter_one(req, &m, q, msg, sizeof(msg));
-		}
-		if (err < 0)
-			return BRK_CLOSE;
-		r->error_code = (int16_t)err;
-		if (err && msg[0]) {
-			char *s = arena_strndup(req->arena, msg, (int32_t)strlen(msg));
-			if (!s)
-				return BRK_CLOSE;
-			r->error_message = proto_cstr(s);
-		}
+		r->resource_type = kinds[i];
+		r->resource_name = names[i];
+		r->error_code = errs[i];
+		r->error_message = msgs[i];
 	}
 	if (IncrementalAlterConfigsResponse_encode(req->out, req->api_version, &resp) != 0)
 		return BRK_CLOSE;
