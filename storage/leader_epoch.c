@@ -47,7 +47,13 @@ static int write_file(log_epoch_cache *c)
 	free(buf);
 	if (rc == 0)
 		c->unsynced = true;
+	c->unwritten = rc < 0;
 	return rc;
+}
+
+int log_epoch_write_pending(log_epoch_cache *c)
+{
+	return c->unwritten ? write_file(c) : 0;
 }
 
 int log_epoch_load(log_epoch_cache *c, const char *dir)

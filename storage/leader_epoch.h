@@ -9,6 +9,11 @@
  *
  * The file is rewritten (tmp + rename) whenever the cache changes and fsynced
  * by log_epoch_sync (called from the log's flush), so appends never fsync.
+ * A rewrite that fails (disk full) leaves the cache ahead of the file; the
+ * log's flush rewrites it first (log_epoch_write_pending) and fails while
+ * it cannot, so the recovery point never passes an epoch the file lacks and
+ * the shutdown is not marked clean (recovery then re-reads the epochs from
+ * the batches above the recovery point).
  */
 #ifndef SAMSA_STORAGE_LEADER_EPOCH_H
 #define SAMSA_STORAGE_LEADER_EPOCH_H
@@ -31,6 +36,7 @@ typedef struct log_epoch_cache {
 	log_epoch_entry *e;   /* n entries, increasing */
 	size_t n, cap;
 	bool unsynced;        /* rewritten since the last fsync */
+	bool unwritten;       /* the file is behind the cache: its last rewrite failed */
 } log_epoch_cache;
 
 /* Read dir/leader-epoch-checkpoint (missing = empty). LOG_ERR_CORRUPT when it
@@ -62,6 +68,9 @@ int32_t log_leader_epoch_for_offset(const log_partition *lp, int64_t offset);
 /* Kafka's endOffsetFor(epoch, logEndOffset) for OffsetsForLeaderEpoch. */
 void log_epoch_end_offset_for(const log_epoch_cache *c, int32_t epoch, int64_t log_end_offset,
 			      int32_t *out_epoch, int64_t *out_end_offset);
+/* Rewrite the file when its last rewrite failed (unwritten). Returns 0 or
+ * -errno (ENOSPC...), the cache still ahead of the file. */
+int log_epoch_write_pending(log_epoch_cache *c);
 /* fsync the file and the directory if rewritten since the last call. */
 int log_epoch_sync(log_epoch_cache *c);
 

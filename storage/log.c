@@ -659,8 +659,8 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		lp->unflushed_since_ms = now_ms;
 	rc = log_epoch_assign(&lp->epochs, leader_epoch, leo);
 	if (rc < 0)
-		fprintf(stderr, "samsa storage: %s: cannot write %s: %s\n", lp->dir, LOG_EPOCH_FILE,
-			strerror(-rc));
+		fprintf(stderr, "samsa storage: %s: cannot write %s: %s (written at the next flush, "
+			"which fails until it is)\n", lp->dir, LOG_EPOCH_FILE, strerror(-rc));
 	return 0;
 }
 
@@ -708,6 +708,10 @@ static void sync_rebuilt_indexes(log_partition *lp)
 int log_flush_begin(log_partition *lp, log_flush_job **out)
 {
 	sync_rebuilt_indexes(lp);
+	/* An epoch the checkpoint file lacks pins the recovery point. */
+	int erc = log_epoch_write_pending(&lp->epochs);
+	if (erc < 0)
+		return erc;
 	log_flush_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return -ENOMEM;

@@ -231,7 +231,10 @@ int log_flush(log_partition *lp);
  * log_flush_end return -EIO even when a later fsync succeeds, so the broker
  * writes no clean-shutdown marker and the next open checks the tail (Kafka
  * takes the log dir offline instead). While a job is in flight log_flush_due
- * is false. begin returns 0 or -ENOMEM; run and end return the fsync result, 0 or -errno.
+ * is false. begin returns 0, -ENOMEM, or the -errno of rewriting a leader
+ * epoch checkpoint an earlier append could not write (storage/leader_epoch.h;
+ * nothing to flush is taken then, so the recovery point stays); run and end
+ * return the fsync result, 0 or -errno.
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);

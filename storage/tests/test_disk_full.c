@@ -2,8 +2,9 @@
  * test_disk_full.c - storage on a full disk: a failed index write leaves no
  * torn entry, a roll that fails (its segment file cannot be created, the
  * closing time index entry cannot be written, or the first append to the
- * new segment fails) leaves the log as it was, and a failed checkpoint
- * write leaves the old file. Short writes come from RLIMIT_FSIZE (EFBIG,
+ * new segment fails) leaves the log as it was, a failed checkpoint
+ * write leaves the old file, and a leader epoch the checkpoint could not
+ * take pins the recovery point until it is written. Short writes come from RLIMIT_FSIZE (EFBIG,
  * handled as ENOSPC); no check assertion runs while the limit holds (check
  * may write its own messages to a file).
  */
@@ -20,6 +21,7 @@
 
 #include "storage/fileio.h"
 #include "storage/index.h"
+#include "storage/leader_epoch.h"
 #include "storage/log.h"
 #include "storage/tests/testutil.h"
 
@@ -60,6 +62,39 @@ static size_t make_batch(int n, int64_t ts, int value_size)
 	tu_batch_opts o = { .nrecords = n, .base_ts = ts, .ts_step = 1, .value_size = value_size };
 	return tu_batch(bbuf, sizeof bbuf, &o);
 }
+
+START_TEST(epoch_checkpoint_failure_pins_recovery_point)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	size_t len = make_batch(2, 1000, 10);
+	int64_t base;
+	ck_assert_int_eq(log_append(lp, bbuf, len, 1, 0, &base), 0);
+	ck_assert_int_eq(log_flush(lp), 0);
+	ck_assert_int_eq(log_recovery_point(lp), 2);
+	/* A directory where the checkpoint's temporary file goes: rewriting
+	 * leader-epoch-checkpoint fails as on a full disk. */
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof tmp, "%s/leader-epoch-checkpoint.tmp", pdir);
+	ck_assert_int_eq(mkdir(tmp, 0755), 0);
+	make_batch(2, 2000, 10);
+	ck_assert_int_eq(log_append(lp, bbuf, len, 2, 0, &base), 0); /* epoch 2 from offset 2 */
+	ck_assert_int_eq(log_latest_epoch(lp), 2);
+	/* The flush cannot write the epoch: the recovery point stays below it. */
+	ck_assert_int_lt(log_flush(lp), 0);
+	ck_assert_int_eq(log_recovery_point(lp), 2);
+	/* Space again: the flush writes the epoch, then moves on. */
+	ck_assert_int_eq(rmdir(tmp), 0);
+	ck_assert_int_eq(log_flush(lp), 0);
+	ck_assert_int_eq(log_recovery_point(lp), 4);
+	log_close(lp);
+	ck_assert_int_eq(log_open(pdir, &cfg, true, 4, 0, 0, &lp), 0);
+	ck_assert_int_eq(log_latest_epoch(lp), 2);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 1), 1);
+	ck_assert_int_eq(log_leader_epoch_for_offset(lp, 2), 2);
+	log_close(lp);
+}
+END_TEST
 
 START_TEST(index_short_write_leaves_no_torn_entry)
 {
@@ -259,6 +294,7 @@ int main(void)
 	tcase_add_test(tc, first_append_after_roll_fails);
 	tcase_add_test(tc, mid_batch_short_write_then_space_freed);
 	tcase_add_test(tc, checkpoint_write_failure_keeps_old_file);
+	tcase_add_test(tc, epoch_checkpoint_failure_pins_recovery_point);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
