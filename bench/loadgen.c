@@ -41,9 +41,11 @@
  * threads; samsa runs as a separate process (compat harness, 127.0.0.1, a
  * temporary log dir).
  *
- * Usage: loadgen [-H 1,2,3,4] [-x scale] [-S] [-M] [-p perf-prefix] [-d ctx]
+ * Usage: loadgen [-H 1,2,3,4] [-x scale] [-r runs] [-S] [-M] [-p perf-prefix] [-d ctx]
  *   -H  scenarios to run (default all); -x  scale every count and size
- *   (0.1 for a quick run); -S samsa only; -M mock only; -p  run
+ *   (0.1 for a quick run); -r  H2 runs per target (default 3), samsa and
+ *   mock alternating, each figure the median (this VM's H2 figures swing
+ *   up to 2x between runs); -S samsa only; -M mock only; -p  run
  *   `perf record -g` on the broker during H1 produce, H1 consume and the
  *   H2 produce runs, writing PREFIX-h1-produce.data, PREFIX-h1-consume.data,
  *   PREFIX-h2-1k.data, PREFIX-h2-10k.data; -d librdkafka debug
@@ -80,6 +82,8 @@
 static const char *debug_contexts; /* -d */
 static const char *perf_prefix;    /* -p */
 static double scale = 1.0;         /* -x */
+#define MAX_REPS 9
+static int reps = 3;               /* -r: H2 runs per target, median reported */
 static int failures;               /* measurements that failed */
 
 static int64_t now_ns(void)
@@ -105,6 +109,18 @@ static int cmp_i64(const void *a, const void *b)
 static double pct_ms(const int64_t *v, long n, double q)
 {
 	return n > 0 ? (double)v[(long)((double)(n - 1) * q)] / 1e6 : -1;
+}
+
+/* Median of n values (sorts v in place). */
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the table ---- */
@@ -761,26 +777,44 @@ static void h2(int do_s, int do_m)
 	for (int k = 0; k < 2; k++) {
 		long n = scaled(cases[k].n);
 		double mbps[2] = {-1, -1};
-		for (int mock = 0; mock < 2; mock++) {
-			if (mock ? !do_m : !do_s)
-				continue;
-			target t;
-			fprintf(stderr, "loadgen: H2 %s: %ld x %zu B, acks=all\n",
-				mock ? "mock" : "samsa", n, cases[k].size);
-			if (target_open(&t, mock) < 0) {
-				failures++;
+		double runs[2][MAX_REPS];
+		int nruns[2] = {0, 0};
+		/* Alternate samsa and mock so a slow spell of the VM hits both. */
+		for (int rep = 0; rep < reps; rep++) {
+			for (int mock = 0; mock < 2; mock++) {
+				if (mock ? !do_m : !do_s)
+					continue;
+				target t;
+				fprintf(stderr, "loadgen: H2 %s: %ld x %zu B, acks=all (run %d of %d)\n",
+					mock ? "mock" : "samsa", n, cases[k].size, rep + 1, reps);
+				if (target_open(&t, mock) < 0) {
+					failures++;
+					target_close(&t);
+					continue;
+				}
+				prod_cfg c = {n, cases[k].size, "all", "5", mock ? 0 : t.b->pid,
+					      k ? "h2-10k" : "h2-1k"};
+				prod_res p;
+				produce_phase(t.bootstrap, &c, &p);
+				if (p.ok)
+					runs[mock][nruns[mock]++] =
+						(double)p.delivered * (double)cases[k].size / 1e6 / p.secs;
+				else
+					failures++;
 				target_close(&t);
-				continue;
 			}
-			prod_cfg c = {n, cases[k].size, "all", "5", mock ? 0 : t.b->pid,
-				      k ? "h2-10k" : "h2-1k"};
-			prod_res p;
-			produce_phase(t.bootstrap, &c, &p);
-			if (p.ok)
-				mbps[mock] = (double)p.delivered * (double)cases[k].size / 1e6 / p.secs;
-			else
-				failures++;
-			target_close(&t);
+		}
+		for (int mock = 0; mock < 2; mock++) {
+			if (!nruns[mock])
+				continue;
+			if (reps > 1) {
+				printf("H2: %zu B %s runs (MB/s):", cases[k].size, mock ? "mock" : "samsa");
+				for (int i = 0; i < nruns[mock]; i++)
+					printf(" %.1f", runs[mock][i]);
+			}
+			mbps[mock] = median(runs[mock], nruns[mock]);
+			if (reps > 1)
+				printf("; median %.1f\n", mbps[mock]);
 		}
 		char f[64];
 		snprintf(f, sizeof(f), "produce MB/s (%ld x %zu B, acks=all)", n, cases[k].size);
@@ -1182,7 +1216,7 @@ int main(int argc, char **argv)
 {
 	int do_s = 1, do_m = 1, sel = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "H:x:p:d:SMh")) != -1) {
+	while ((opt = getopt(argc, argv, "H:x:r:p:d:SMh")) != -1) {
 		switch (opt) {
 		case 'H':
 			for (const char *p = optarg; *p; p++)
@@ -1191,6 +1225,13 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			scale = atof(optarg);
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			if (reps < 1 || reps > MAX_REPS) {
+				fprintf(stderr, "loadgen: -r must be 1..%d\n", MAX_REPS);
+				return 2;
+			}
 			break;
 		case 'p':
 			perf_prefix = optarg;
@@ -1205,8 +1246,8 @@ int main(int argc, char **argv)
 			do_s = 0;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-H 1,2,3,4] [-x scale] [-S samsa only] [-M mock "
-					"only] [-p perf-prefix] [-d librdkafka debug contexts]\n",
+			fprintf(stderr, "usage: %s [-H 1,2,3,4] [-x scale] [-r H2 runs] [-S samsa only] "
+					"[-M mock only] [-p perf-prefix] [-d librdkafka debug contexts]\n",
 				argv[0]);
 			return 2;
 		}
