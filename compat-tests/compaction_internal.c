@@ -63,10 +63,6 @@
 #define STATE_TOPIC "__transaction_state"
 #define MAX_OUT 4096 /* records expected per output partition */
 
-/* Kafka error codes the raw request may see. */
-enum { KE_NONE = 0, KE_COORDINATOR_LOAD_IN_PROGRESS = 14, KE_COORDINATOR_NOT_AVAILABLE = 15,
-       KE_NOT_COORDINATOR = 16, KE_CONCURRENT_TRANSACTIONS = 51 };
-
 static const char *const overrides[] = {
 	"offsets.topic.num.partitions=1",
 	"transaction.state.log.num.partitions=1",
@@ -175,42 +171,6 @@ static int64_t high_watermark(const h_broker *b, const char *topic)
 
 /* ---- raw InitProducerId (v4: a new producer instance) ---- */
 
-static void raw_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid,
-				 int16_t *epoch)
-{
-	k_wbuf *body = malloc(sizeof(*body));
-	ck_assert_ptr_nonnull(body);
-	long long deadline = h_now_ms() + h_scaled_ms(30000);
-	for (;;) {
-		int fd = w_connect(b->port, h_scaled_ms(5000));
-		ck_assert_msg(fd >= 0, "connect to the broker");
-		body->len = 0;
-		kw_cstr(body, txn_id);
-		kw_i32(body, 60000);
-		kw_i64(body, -1);
-		kw_i16(body, -1);
-		kw_tags0(body);
-		k_rbuf r;
-		uint8_t *frame = k_roundtrip(fd, 22, 4, body, &r);
-		kr_i32(&r, "throttle time");
-		int16_t err = kr_i16(&r, "error code");
-		*pid = kr_i64(&r, "producer id");
-		*epoch = kr_i16(&r, "producer epoch");
-		kr_tags(&r, "tags");
-		kr_done(&r, "InitProducerId v4 response");
-		free(frame);
-		close(fd);
-		if (err == KE_NONE)
-			break;
-		ck_assert_msg((err == KE_COORDINATOR_LOAD_IN_PROGRESS ||
-			       err == KE_COORDINATOR_NOT_AVAILABLE || err == KE_NOT_COORDINATOR ||
-			       err == KE_CONCURRENT_TRANSACTIONS) &&
-				      h_now_ms() < deadline,
-			      "InitProducerId v4 for %s: error %d", txn_id, err);
-		sleep_ms(100);
-	}
-	free(body);
-}
 
 /* ---- librdkafka helpers ---- */
 
@@ -362,7 +322,7 @@ static void filler(const h_broker *b, rd_kafka_t *c, int round, int i)
 	snprintf(id, sizeof id, "ci-filler-%d-%d", round, i);
 	int64_t pid;
 	int16_t epoch;
-	raw_init_producer_id(b, id, &pid, &epoch);
+	c_init_producer_id(b, id, &pid, &epoch);
 }
 
 static void work_round(const h_broker *b, int round, int ncommits, int ntxns, expect *ex)
@@ -371,7 +331,7 @@ static void work_round(const h_broker *b, int round, int ncommits, int ntxns, ex
 	transactions(b, round, ntxns, ex);
 	/* the producer id and epoch the coordinator has now (its record is
 	 * the round's last in __transaction_state) */
-	raw_init_producer_id(b, TXID, &ex->pid, &ex->epoch);
+	c_init_producer_id(b, TXID, &ex->pid, &ex->epoch);
 	/* the end of the round's records in the internal topics */
 	int64_t co_end = high_watermark(b, OFFSETS_TOPIC);
 	int64_t ts_end = high_watermark(b, STATE_TOPIC);
@@ -470,7 +430,7 @@ static void check_state(const h_broker *b, expect *ex, int round, const char *wh
 	expect_out(b, ex, when);
 	int64_t pid;
 	int16_t epoch;
-	raw_init_producer_id(b, TXID, &pid, &epoch);
+	c_init_producer_id(b, TXID, &pid, &epoch);
 	ck_assert_msg(pid == ex->pid && epoch == ex->epoch + 1,
 		      "%s: InitProducerId for %s: producer id %" PRId64 " epoch %d, expected %" PRId64
 		      " epoch %d (the same id, the epoch bumped)",

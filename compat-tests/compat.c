@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compat-tests/kmsg.h"
 #include "compat-tests/wire.h"
 
 int c_run_suite(Suite *s)
@@ -387,4 +388,27 @@ void c_assert_broker_serving(h_broker *b)
 		      b->last_status);
 	ck_assert_msg(w_probe(b->port, h_scaled_ms(5000)) == 0,
 		      "broker does not answer a fresh ApiVersions request");
+}
+
+void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch)
+{
+	/* Kafka error codes a coordinator answers while it is not ready. */
+	enum { LOAD_IN_PROGRESS = 14, NOT_AVAILABLE = 15, NOT_COORDINATOR = 16, CONCURRENT = 51 };
+	long long deadline = h_now_ms() + h_scaled_ms(30000);
+	for (;;) {
+		int fd = w_connect(b->port, h_scaled_ms(5000));
+		ck_assert_msg(fd >= 0, "connect to the broker");
+		k_init_pid r;
+		int16_t err = k_init_producer_id(fd, 4, txn_id, 60000, -1, -1, &r);
+		close(fd);
+		*pid = r.producer_id;
+		*epoch = r.producer_epoch;
+		if (err == 0)
+			return;
+		ck_assert_msg((err == LOAD_IN_PROGRESS || err == NOT_AVAILABLE || err == NOT_COORDINATOR ||
+			       err == CONCURRENT) &&
+				      h_now_ms() < deadline,
+			      "InitProducerId v4 for %s: error %d", txn_id ? txn_id : "(null)", err);
+		usleep(100 * 1000);
+	}
 }

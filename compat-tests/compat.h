@@ -143,4 +143,13 @@ void c_wait_topic(rd_kafka_t *rk, const char *name, int partitions, int timeout_
 /* Fail the test unless b is still running and answers ApiVersions. */
 void c_assert_broker_serving(h_broker *b);
 
+/*
+ * InitProducerId v4 for txn_id (NULL: an idempotent producer) on a fresh
+ * connection to b, retried every 100 ms while the coordinator answers
+ * COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+ * or CONCURRENT_TRANSACTIONS (as Kafka clients do); *pid and *epoch get the
+ * answer. Fails the test on any other error or after 30 s (scaled).
+ */
+void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch);
+
 #endif

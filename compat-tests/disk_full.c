@@ -273,22 +273,10 @@ static int16_t commit_raw(int fd, int64_t offset, int mlen)
  * success. Returns the error code. */
 static int16_t init_txn_raw(int fd, int16_t *epoch)
 {
-	k_wbuf body = { .len = 0 };
-	kw_cstr(&body, TXN_ID);
-	kw_i32(&body, 60000);
-	kw_i64(&body, -1);
-	kw_i16(&body, -1);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *frame = k_roundtrip(fd, 22, 4, &body, &r);
-	kr_i32(&r, "throttle");
-	int16_t err = kr_i16(&r, "error");
-	kr_i64(&r, "producer id");
-	int16_t e = kr_i16(&r, "producer epoch");
-	ck_assert_msg(r.err == NULL, "InitProducerId response: %s", r.err);
-	free(frame);
+	k_init_pid r;
+	int16_t err = k_init_producer_id(fd, 4, TXN_ID, 60000, -1, -1, &r);
 	if (err == 0)
-		*epoch = e;
+		*epoch = r.producer_epoch;
 	return err;
 }
 

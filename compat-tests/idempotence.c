@@ -456,55 +456,14 @@ END_TEST
 /* InitProducerId, raw                                                 */
 /* ------------------------------------------------------------------ */
 
-typedef struct ipid_result {
-	int16_t error;
-	int64_t producer_id;
-	int16_t epoch;
-} ipid_result;
-
-/* One InitProducerId of version ver. txn_id NULL = null; pid/epoch are sent
- * in v3+. */
-static ipid_result init_pid(int fd, int16_t ver, const char *txn_id, int64_t pid, int16_t epoch)
+/* One InitProducerId of version ver (k_init_producer_id, timeout 60 s);
+ * the broker never throttles it. */
+static k_init_pid init_pid(int fd, int16_t ver, const char *txn_id, int64_t pid, int16_t epoch)
 {
-	static k_wbuf body;
-	ipid_result res = {0};
-	body.len = 0;
-	uint8_t *frame = NULL;
-	k_rbuf r;
-	if (ver < 2) {
-		int16_t sl = txn_id ? (int16_t)strlen(txn_id) : -1;
-		kw_i16(&body, sl);
-		if (txn_id)
-			kw_raw(&body, txn_id, strlen(txn_id));
-		kw_i32(&body, 60000);
-		uint8_t req[1024];
-		int32_t cid = 4242 + ver;
-		int len = w_build_request(req, sizeof(req), 22, ver, cid, "idem", body.b, body.len);
-		ck_assert_int_gt(len, 0);
-		ck_assert_int_eq(w_send_all(fd, req, (size_t)len, h_scaled_ms(5000)), 0);
-		int32_t flen = 0;
-		ck_assert_int_eq(w_recv_frame(fd, &frame, &flen, 1 << 20, h_scaled_ms(5000)), WIRE_OK);
-		r = (k_rbuf){.b = frame, .len = (size_t)flen};
-		ck_assert_int_eq(kr_i32(&r, "correlation id"), cid);
-	} else {
-		kw_cstr(&body, txn_id);
-		kw_i32(&body, 60000);
-		if (ver >= 3) {
-			kw_i64(&body, pid);
-			kw_i16(&body, epoch);
-		}
-		kw_tags0(&body);
-		frame = k_roundtrip(fd, 22, ver, &body, &r);
-	}
-	ck_assert_int_eq(kr_i32(&r, "throttle time"), 0);
-	res.error = kr_i16(&r, "error code");
-	res.producer_id = kr_i64(&r, "producer id");
-	res.epoch = kr_i16(&r, "producer epoch");
-	if (ver >= 2)
-		kr_tags(&r, "tags");
-	kr_done(&r, "InitProducerId response");
-	free(frame);
-	return res;
+	k_init_pid r;
+	k_init_producer_id(fd, ver, txn_id, 60000, pid, epoch, &r);
+	ck_assert_int_eq(r.throttle_ms, 0);
+	return r;
 }
 
 START_TEST(test_init_producer_id)
@@ -514,22 +473,22 @@ START_TEST(test_init_producer_id)
 	ck_assert_int_ge(fd, 0);
 	int64_t last = -1;
 	for (int16_t v = 0; v <= 5; v++) {
-		ipid_result r = init_pid(fd, v, NULL, -1, -1);
-		ck_assert_msg(r.error == 0 && r.epoch == 0 && r.producer_id > last,
+		k_init_pid r = init_pid(fd, v, NULL, -1, -1);
+		ck_assert_msg(r.error == 0 && r.producer_epoch == 0 && r.producer_id > last,
 			      "v%d: error %d id %lld epoch %d (previous id %lld)", v, r.error,
-			      (long long)r.producer_id, r.epoch, (long long)last);
+			      (long long)r.producer_id, r.producer_epoch, (long long)last);
 		last = r.producer_id;
 		if (v >= 3) {
 			/* an idempotent producer asking again with its id: a new id */
 			r = init_pid(fd, v, NULL, last, 0);
-			ck_assert_msg(r.error == 0 && r.epoch == 0 && r.producer_id > last,
+			ck_assert_msg(r.error == 0 && r.producer_epoch == 0 && r.producer_id > last,
 				      "v%d with id %lld epoch 0: error %d id %lld epoch %d", v,
-				      (long long)last, r.error, (long long)r.producer_id, r.epoch);
+				      (long long)last, r.error, (long long)r.producer_id, r.producer_epoch);
 			last = r.producer_id;
 			r = init_pid(fd, v, NULL, last, -1);
-			ck_assert_msg(r.error == 42 && r.producer_id == -1 && r.epoch == -1,
+			ck_assert_msg(r.error == 42 && r.producer_id == -1 && r.producer_epoch == -1,
 				      "v%d id without epoch: error %d id %lld epoch %d", v, r.error,
-				      (long long)r.producer_id, r.epoch);
+				      (long long)r.producer_id, r.producer_epoch);
 			r = init_pid(fd, v, NULL, -1, 3);
 			ck_assert_msg(r.error == 42, "v%d epoch without id: error %d", v, r.error);
 		}
@@ -539,14 +498,14 @@ START_TEST(test_init_producer_id)
 		char tid[16];
 		snprintf(tid, sizeof(tid), "txn-v%d", (int)v);
 		r = init_pid(fd, v, tid, -1, -1);
-		ck_assert_msg(r.error == 0 && r.producer_id > last && r.epoch == 0,
+		ck_assert_msg(r.error == 0 && r.producer_id > last && r.producer_epoch == 0,
 			      "v%d transactional: error %d id %lld epoch %d", v, r.error,
-			      (long long)r.producer_id, r.epoch);
+			      (long long)r.producer_id, r.producer_epoch);
 		last = r.producer_id;
 		r = init_pid(fd, v, tid, -1, -1);
-		ck_assert_msg(r.error == 0 && r.producer_id == last && r.epoch == 1,
+		ck_assert_msg(r.error == 0 && r.producer_id == last && r.producer_epoch == 1,
 			      "v%d transactional again: error %d id %lld epoch %d", v, r.error,
-			      (long long)r.producer_id, r.epoch);
+			      (long long)r.producer_id, r.producer_epoch);
 		r = init_pid(fd, v, "", -1, -1);
 		ck_assert_msg(r.error == 42, "v%d empty transactional id: error %d", v, r.error);
 	}
@@ -565,7 +524,7 @@ START_TEST(test_init_producer_id)
 		fd = w_connect(b->port, h_scaled_ms(5000));
 		ck_assert_int_ge(fd, 0);
 		for (int16_t v = 0; v <= 5; v++) {
-			ipid_result r = init_pid(fd, v, NULL, -1, -1);
+			k_init_pid r = init_pid(fd, v, NULL, -1, -1);
 			ck_assert_msg(r.error == 0 && r.producer_id > last,
 				      "after %s: v%d id %lld, previous %lld (error %d)",
 				      round ? "restart" : "kill -9", v, (long long)r.producer_id,

@@ -269,7 +269,9 @@ int32_t k_send(int fd, int16_t key, int16_t ver, const k_wbuf *body)
 	return cid;
 }
 
-uint8_t *k_recv(int fd, int32_t cid, k_rbuf *r, int timeout_ms)
+/* Read one response frame within timeout_ms and check its correlation id;
+ * flexible: response header v1 (skip its tags), else v0. */
+static uint8_t *recv_hdr(int fd, int32_t cid, k_rbuf *r, int timeout_ms, int flexible)
 {
 	uint8_t *resp;
 	int32_t len;
@@ -281,8 +283,29 @@ uint8_t *k_recv(int fd, int32_t cid, k_rbuf *r, int timeout_ms)
 	*r = (k_rbuf){.b = resp, .len = (size_t)len};
 	int32_t got = kr_i32(r, "correlation id");
 	ck_assert_msg(got == cid, "correlation id %d, expected %d", got, cid);
-	kr_tags(r, "response header tags");
+	if (flexible)
+		kr_tags(r, "response header tags");
 	return resp;
+}
+
+uint8_t *k_recv(int fd, int32_t cid, k_rbuf *r, int timeout_ms)
+{
+	return recv_hdr(fd, cid, r, timeout_ms, 1);
+}
+
+/* As k_roundtrip, but with the classic request header v1 (no tags) and
+ * response header v0, for the non-flexible versions of an API. */
+static uint8_t *roundtrip_classic(int fd, int16_t key, int16_t ver, const k_wbuf *body,
+				  k_rbuf *r)
+{
+	static k_wbuf req;
+	int32_t cid = next_cid++;
+	int n = w_build_request(req.b, sizeof(req.b), key, ver, cid, "compat", body->b,
+				body->len);
+	ck_assert_msg(n > 0, "api %d v%d: request does not fit", key, ver);
+	ck_assert_msg(w_send_all(fd, req.b, (size_t)n, h_scaled_ms(5000)) == 0,
+		      "api %d v%d: send failed", key, ver);
+	return recv_hdr(fd, cid, r, h_scaled_ms(10000), 0);
 }
 
 uint8_t *k_roundtrip(int fd, int16_t key, int16_t ver, const k_wbuf *body, k_rbuf *r)
@@ -394,4 +417,81 @@ int16_t k_fetch_parse(k_rbuf *r, int64_t *high_watermark, const uint8_t **record
 	kr_tags(r, "response tags");
 	kr_done(r, "Fetch v12");
 	return top ? top : err;
+}
+
+int16_t k_init_producer_id(int fd, int16_t ver, const char *txn_id, int32_t txn_timeout_ms,
+			   int64_t producer_id, int16_t producer_epoch, k_init_pid *res)
+{
+	ck_assert_msg(ver >= 0 && ver <= 5, "InitProducerId v%d not supported here", ver);
+	static k_wbuf body;
+	body.len = 0;
+	k_rbuf r;
+	uint8_t *frame;
+	if (ver < 2) {
+		/* nullable string: int16 length, -1 = null */
+		kw_i16(&body, txn_id ? (int16_t)strlen(txn_id) : -1);
+		if (txn_id)
+			kw_raw(&body, txn_id, strlen(txn_id));
+		kw_i32(&body, txn_timeout_ms);
+		frame = roundtrip_classic(fd, 22, ver, &body, &r);
+	} else {
+		kw_cstr(&body, txn_id);
+		kw_i32(&body, txn_timeout_ms);
+		if (ver >= 3) {
+			kw_i64(&body, producer_id);
+			kw_i16(&body, producer_epoch);
+		}
+		kw_tags0(&body);
+		frame = k_roundtrip(fd, 22, ver, &body, &r);
+	}
+	k_init_pid out;
+	out.throttle_ms = kr_i32(&r, "throttle time");
+	out.error = kr_i16(&r, "error code");
+	out.producer_id = kr_i64(&r, "producer id");
+	out.producer_epoch = kr_i16(&r, "producer epoch");
+	if (ver >= 2)
+		kr_tags(&r, "response tags");
+	kr_done(&r, "InitProducerId response");
+	free(frame);
+	if (res)
+		*res = out;
+	return out.error;
+}
+
+int16_t k_add_partitions_to_txn(int fd, const char *txn_id, int64_t producer_id,
+				int16_t producer_epoch, const char *topic, int32_t partition)
+{
+	static k_wbuf body;
+	body.len = 0;
+	kw_cstr(&body, txn_id);
+	kw_i64(&body, producer_id);
+	kw_i16(&body, producer_epoch);
+	kw_uvarint(&body, 2); /* topics: 1 */
+	kw_cstr(&body, topic);
+	kw_uvarint(&body, 2); /* partitions: 1 */
+	kw_i32(&body, partition);
+	kw_tags0(&body); /* topic tags */
+	kw_tags0(&body); /* request tags */
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 24, 3, &body, &r);
+	kr_i32(&r, "throttle time");
+	int64_t nt = kr_carray(&r, "results by topic");
+	ck_assert_msg(nt == 1, "AddPartitionsToTxn v3: %lld topics in the response, expected 1",
+		      (long long)nt);
+	char name[256];
+	kr_cstr(&r, name, sizeof(name), "topic name");
+	int64_t np = kr_carray(&r, "results by partition");
+	ck_assert_msg(np == 1, "AddPartitionsToTxn v3: %lld partitions in the response, expected 1",
+		      (long long)np);
+	int32_t idx = kr_i32(&r, "partition index");
+	int16_t err = kr_i16(&r, "partition error code");
+	kr_tags(&r, "partition tags");
+	kr_tags(&r, "topic tags");
+	kr_tags(&r, "response tags");
+	kr_done(&r, "AddPartitionsToTxn v3 response");
+	free(frame);
+	ck_assert_msg(strcmp(name, topic) == 0 && idx == partition,
+		      "AddPartitionsToTxn v3: result for %s-%d, expected %s-%d", name, idx, topic,
+		      partition);
+	return err;
 }

@@ -102,4 +102,38 @@ void k_fetch_body(k_wbuf *body, const char *topic, int32_t partition, int64_t of
 int16_t k_fetch_parse(k_rbuf *r, int64_t *high_watermark, const uint8_t **records,
 		      int64_t *records_len);
 
+/* An InitProducerId response (all versions up to 5 carry these fields). */
+typedef struct k_init_pid {
+	int32_t throttle_ms;
+	int16_t error;          /* Kafka error code, 0 = none */
+	int64_t producer_id;    /* -1 when error != 0 */
+	int16_t producer_epoch; /* -1 when error != 0 */
+} k_init_pid;
+
+/*
+ * One InitProducerId (API key 22) of version ver (0-5) on fd: transactional
+ * id txn_id (NULL sends null: an idempotent producer), transaction timeout
+ * txn_timeout_ms (milliseconds; Kafka checks it only with a transactional
+ * id) and, from v3 on, the caller's current producer_id / producer_epoch
+ * (-1 / -1 for a new producer instance; ignored below v3). v0-1 use the
+ * classic request header v1 / response header v0, v2+ the flexible ones
+ * (KIP-482), as k_roundtrip. The whole response is parsed (a field
+ * missing or left over fails the test). Fills *res when res is not NULL
+ * (caller-owned); returns the response's error code. Errors in the
+ * response are returned, not asserted.
+ */
+int16_t k_init_producer_id(int fd, int16_t ver, const char *txn_id, int32_t txn_timeout_ms,
+			   int64_t producer_id, int16_t producer_epoch, k_init_pid *res);
+
+/*
+ * One AddPartitionsToTxn v3 (API key 24, flexible, the last single-
+ * transaction layout) on fd: add topic/partition to the transaction of
+ * txn_id (not NULL) for producer_id / producer_epoch. The response must
+ * hold exactly that one topic-partition (else the test fails); returns its
+ * error code (0 = added; the coordinator's errors are returned, not
+ * asserted).
+ */
+int16_t k_add_partitions_to_txn(int fd, const char *txn_id, int64_t producer_id,
+				int16_t producer_epoch, const char *topic, int32_t partition);
+
 #endif

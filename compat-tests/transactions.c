@@ -78,15 +78,6 @@
 
 #define CHILD_ARG "--txn-abandon-child"
 
-/* Kafka error codes looked for in raw responses (Kafka protocol guide). */
-enum {
-	KE_NONE = 0,
-	KE_COORDINATOR_LOAD_IN_PROGRESS = 14,
-	KE_COORDINATOR_NOT_AVAILABLE = 15,
-	KE_NOT_COORDINATOR = 16,
-	KE_CONCURRENT_TRANSACTIONS = 51,
-};
-
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
@@ -542,54 +533,6 @@ static void abandoner_kill(abandoner *a)
 	close(a->fd);
 	a->pid = 0;
 	a->fd = -1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Raw InitProducerId                                                  */
-/* ------------------------------------------------------------------ */
-
-/*
- * InitProducerId v4 for txn_id without a producer id or epoch (a new
- * producer instance), as a fresh client would send it. Retries the
- * coordinator's transient errors (loading, not available, not the
- * coordinator, concurrent transactions) for up to 30 s; any other error
- * fails the test.
- */
-static void raw_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid,
-				 int16_t *epoch)
-{
-	k_wbuf *body = malloc(sizeof(*body));
-	ck_assert_ptr_nonnull(body);
-	long long deadline = h_now_ms() + h_scaled_ms(30000);
-	for (;;) {
-		int fd = w_connect(b->port, h_scaled_ms(5000));
-		ck_assert_msg(fd >= 0, "connect to the broker");
-		body->len = 0;
-		kw_cstr(body, txn_id);
-		kw_i32(body, 60000);
-		kw_i64(body, -1);
-		kw_i16(body, -1);
-		kw_tags0(body);
-		k_rbuf r;
-		uint8_t *frame = k_roundtrip(fd, 22, 4, body, &r);
-		kr_i32(&r, "throttle time");
-		int16_t err = kr_i16(&r, "error code");
-		*pid = kr_i64(&r, "producer id");
-		*epoch = kr_i16(&r, "producer epoch");
-		kr_tags(&r, "tags");
-		kr_done(&r, "InitProducerId v4 response");
-		free(frame);
-		close(fd);
-		if (err == KE_NONE)
-			break;
-		ck_assert_msg((err == KE_COORDINATOR_LOAD_IN_PROGRESS ||
-			       err == KE_COORDINATOR_NOT_AVAILABLE || err == KE_NOT_COORDINATOR ||
-			       err == KE_CONCURRENT_TRANSACTIONS) &&
-				  h_now_ms() < deadline,
-			      "InitProducerId v4 for %s: error %d", txn_id, err);
-		usleep(100 * 1000);
-	}
-	free(body);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1172,7 +1115,7 @@ START_TEST(test_restart)
 	rd_kafka_destroy(p);
 	int64_t pid0, pid1;
 	int16_t epoch0, epoch1;
-	raw_init_producer_id(b, id, &pid0, &epoch0);
+	c_init_producer_id(b, id, &pid0, &epoch0);
 
 	/* two transactions left open by producers that are gone: one to
 	 * time out, one whose transactional id comes back */
@@ -1193,7 +1136,7 @@ START_TEST(test_restart)
 	ck_assert_msg(h_broker_restart(b) == 0, "broker did not restart after kill -9 (log above)");
 
 	/* the coordinator still knows the transactional id */
-	raw_init_producer_id(b, id, &pid1, &epoch1);
+	c_init_producer_id(b, id, &pid1, &epoch1);
 	ck_assert_msg(pid1 == pid0 && epoch1 == epoch0 + 1,
 		      "InitProducerId for %s after kill -9: producer id %lld epoch %d, expected "
 		      "%lld epoch %d (the same id, the epoch bumped)",

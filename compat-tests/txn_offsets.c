@@ -76,25 +76,14 @@ static int32_t offsets_partition_of(const char *group)
 
 /* ---- requests ---- */
 
+/* InitProducerId v4 without a transactional id: a new producer id. */
 static int64_t init_pid(int fd)
 {
-	k_wbuf body = {.len = 0};
-	kw_cstr(&body, NULL); /* transactional id */
-	kw_i32(&body, 60000);
-	kw_i64(&body, -1);
-	kw_i16(&body, -1);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
-	kr_i32(&r, "throttle");
-	int16_t err = kr_i16(&r, "error code");
-	int64_t pid = kr_i64(&r, "producer id");
-	kr_i16(&r, "producer epoch");
-	kr_tags(&r, "tags");
-	kr_done(&r, "InitProducerId v4");
-	free(resp);
-	ck_assert_msg(err == 0 && pid >= 0, "InitProducerId: error %d id %lld", err, (long long)pid);
-	return pid;
+	k_init_pid r;
+	int16_t err = k_init_producer_id(fd, 4, NULL, 60000, -1, -1, &r);
+	ck_assert_msg(err == 0 && r.producer_id >= 0, "InitProducerId: error %d id %lld", err,
+		      (long long)r.producer_id);
+	return r.producer_id;
 }
 
 /* One partition to commit. */
@@ -360,22 +349,11 @@ static int16_t plain_commit(int fd, const char *group, int32_t partition, int64_
 /* InitProducerId v4 of transactional id txn: *pid and *epoch. */
 static void init_txn(int fd, const char *txn, int64_t *pid, int16_t *epoch)
 {
-	k_wbuf body = {.len = 0};
-	kw_cstr(&body, txn);
-	kw_i32(&body, 60000);
-	kw_i64(&body, -1);
-	kw_i16(&body, -1);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
-	kr_i32(&r, "throttle");
-	int16_t err = kr_i16(&r, "error code");
-	*pid = kr_i64(&r, "producer id");
-	*epoch = kr_i16(&r, "producer epoch");
-	kr_tags(&r, "tags");
-	kr_done(&r, "InitProducerId v4");
-	free(resp);
-	ck_assert_msg(err == 0 && *pid >= 0, "InitProducerId %s: error %d", txn, err);
+	k_init_pid r;
+	int16_t err = k_init_producer_id(fd, 4, txn, 60000, -1, -1, &r);
+	ck_assert_msg(err == 0 && r.producer_id >= 0, "InitProducerId %s: error %d", txn, err);
+	*pid = r.producer_id;
+	*epoch = r.producer_epoch;
 }
 
 /* AddOffsetsToTxn v3 (key 25) or EndTxn v3 (key 26, commit): the error. */

@@ -99,26 +99,15 @@ static void build_batch(k_wbuf *w, int n, int first, int64_t pid, int16_t epoch,
 
 /* ---- requests ---- */
 
+/* InitProducerId v4 without a transactional id: a new producer id (epoch 0). */
 static int64_t init_pid(int fd)
 {
-	k_wbuf body = {.len = 0};
-	kw_cstr(&body, NULL); /* transactional id */
-	kw_i32(&body, 60000);
-	kw_i64(&body, -1);
-	kw_i16(&body, -1);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
-	kr_i32(&r, "throttle");
-	int16_t err = kr_i16(&r, "error code");
-	int64_t pid = kr_i64(&r, "producer id");
-	int16_t epoch = kr_i16(&r, "producer epoch");
-	kr_tags(&r, "tags");
-	kr_done(&r, "InitProducerId v4");
-	free(resp);
-	ck_assert_msg(err == 0 && pid >= 0 && epoch == 0, "InitProducerId: error %d id %lld epoch %d",
-		      err, (long long)pid, epoch);
-	return pid;
+	k_init_pid r;
+	int16_t err = k_init_producer_id(fd, 4, NULL, 60000, -1, -1, &r);
+	ck_assert_msg(err == 0 && r.producer_id >= 0 && r.producer_epoch == 0,
+		      "InitProducerId: error %d id %lld epoch %d", err, (long long)r.producer_id,
+		      r.producer_epoch);
+	return r.producer_id;
 }
 
 /* Produce v9 of one batch to topic with transactional id txn (NULL =
@@ -846,64 +835,17 @@ END_TEST
 /* InitProducerId v4 of transactional id txn: the producer id, epoch in *epoch. */
 static int64_t init_txn(int fd, const char *txn, int16_t *epoch)
 {
-	k_wbuf body = {.len = 0};
-	kw_cstr(&body, txn);
-	kw_i32(&body, 60000);
-	kw_i64(&body, -1);
-	kw_i16(&body, -1);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *resp = k_roundtrip(fd, 22, 4, &body, &r);
-	kr_i32(&r, "throttle");
-	int16_t err = kr_i16(&r, "error code");
-	int64_t pid = kr_i64(&r, "producer id");
-	*epoch = kr_i16(&r, "producer epoch");
-	kr_tags(&r, "tags");
-	kr_done(&r, "InitProducerId v4");
-	free(resp);
-	ck_assert_msg(err == 0 && pid >= 0, "InitProducerId %s: error %d", txn, err);
-	return pid;
+	k_init_pid r;
+	int16_t err = k_init_producer_id(fd, 4, txn, 60000, -1, -1, &r);
+	ck_assert_msg(err == 0 && r.producer_id >= 0, "InitProducerId %s: error %d", txn, err);
+	*epoch = r.producer_epoch;
+	return r.producer_id;
 }
 
-/* AddPartitionsToTxn v3 of topic-partition: the partition's error. */
-static int16_t add_partition_to(int fd, const char *txn, int64_t pid, int16_t epoch,
-				const char *topic, int32_t partition)
-{
-	k_wbuf body = {.len = 0};
-	kw_cstr(&body, txn);
-	kw_i64(&body, pid);
-	kw_i16(&body, epoch);
-	kw_uvarint(&body, 2);
-	kw_cstr(&body, topic);
-	kw_uvarint(&body, 2);
-	kw_i32(&body, partition);
-	kw_tags0(&body);
-	kw_tags0(&body);
-	k_rbuf r;
-	uint8_t *resp = k_roundtrip(fd, 24, 3, &body, &r);
-	kr_i32(&r, "throttle");
-	int64_t nt = (int64_t)kr_uvarint(&r, "topics") - 1;
-	int16_t err = -1;
-	for (int64_t i = 0; i < nt; i++) {
-		char name[64];
-		kr_cstr(&r, name, sizeof(name), "name");
-		int64_t np = (int64_t)kr_uvarint(&r, "partitions") - 1;
-		for (int64_t j = 0; j < np; j++) {
-			kr_i32(&r, "index");
-			err = kr_i16(&r, "error");
-			kr_tags(&r, "tags");
-		}
-		kr_tags(&r, "tags");
-	}
-	kr_tags(&r, "tags");
-	kr_done(&r, "AddPartitionsToTxn v3");
-	free(resp);
-	return err;
-}
-
+/* AddPartitionsToTxn v3 of partition of TOPIC: the partition's error. */
 static int16_t add_partition(int fd, const char *txn, int64_t pid, int16_t epoch, int32_t partition)
 {
-	return add_partition_to(fd, txn, pid, epoch, TOPIC, partition);
+	return k_add_partitions_to_txn(fd, txn, pid, epoch, TOPIC, partition);
 }
 
 /* KIP-890 verification of transactional produce (on by default), the
@@ -951,9 +893,9 @@ START_TEST(test_verification)
 	ck_assert_int_eq(produce_to(fd, NULL, "__transaction_state", 0, &batch, &base),
 			 E_INVALID_TOPIC_EXCEPTION);
 	/* AddPartitionsToTxn v0-3 refuses them (Kafka's Topic.isInternal) */
-	ck_assert_int_eq(add_partition_to(fd, TXN_ID, pid, epoch, "__consumer_offsets", 0),
+	ck_assert_int_eq(k_add_partitions_to_txn(fd, TXN_ID, pid, epoch, "__consumer_offsets", 0),
 			 E_TOPIC_AUTHORIZATION_FAILED);
-	ck_assert_int_eq(add_partition_to(fd, TXN_ID, pid, epoch, "__transaction_state", 0),
+	ck_assert_int_eq(k_add_partitions_to_txn(fd, TXN_ID, pid, epoch, "__transaction_state", 0),
 			 E_TOPIC_AUTHORIZATION_FAILED);
 	close(fd);
 	c_stop_broker(b);
