@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "broker/ratelog.h"
 #include "broker/server.h"
 
 typedef struct flush_job {
@@ -123,9 +124,10 @@ static void drain_done(void)
 		flush_job *j = list;
 		list = j->next;
 		fw.inflight--;
+		static brk_ratelog failed = BRK_RATELOG_INIT; /* a failing disk fails every flush */
 		if (j->err && !j->work)
-			fprintf(stderr, "samsa: flush %s failed: %s\n", j->path ? j->path : "of log segments",
-				strerror(-j->err));
+			brk_ratelog_printf(&failed, "samsa: flush %s failed: %s\n",
+					   j->path ? j->path : "of log segments", strerror(-j->err));
 		if (j->done)
 			j->done(j->arg, j->err);
 		job_free(j);
