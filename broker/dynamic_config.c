@@ -221,6 +221,18 @@ void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int
 			dup[scratch[i - 1]] = dup[scratch[i]] = true;
 }
 
+int brk_config_unsupported_type(int8_t type, char *msg, size_t msgsize)
+{
+	const char *name = type == 8 ? "BROKER_LOGGER" : type == 16 ? "CLIENT_METRICS"
+			 : type == 32 ? "GROUP" : NULL;
+	if (name)
+		snprintf(msg, msgsize, "Resource type %s (%d) is not supported by this broker", name,
+			 type);
+	else
+		snprintf(msg, msgsize, "Unknown resource type %d", type);
+	return KERR_INVALID_REQUEST;
+}
+
 char *brk_config_strndup(proto_arena *a, const char *p, int32_t len)
 {
 	char *s = proto_arena_alloc(a, (size_t)(len > 0 ? len : 0) + 1);

@@ -101,6 +101,12 @@ int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, cha
 void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int32_t n,
 				bool *dup, int32_t *scratch);
 
+/* The answer to an Alter/IncrementalAlterConfigs resource of a type not
+ * served here: INVALID_REQUEST, with msg (msgsize bytes) naming the type
+ * when Kafka knows it (BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32 of
+ * ConfigResource.Type) and "Unknown resource type N" otherwise. */
+int brk_config_unsupported_type(int8_t type, char *msg, size_t msgsize);
+
 /* A NUL-terminated copy of the len bytes at p (len <= 0: "") in arena a;
  * NULL when the arena is exhausted. */
 char *brk_config_strndup(proto_arena *a, const char *p, int32_t len);

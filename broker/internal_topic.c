@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker/ratelog.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 #include "storage/log.h"
@@ -161,8 +162,9 @@ int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const ch
 	if (rc == LOG_ERR_INVALID_TXN_STATE)
 		return KERR_INVALID_TXN_STATE;
 	if (rc) {
-		fprintf(stderr, "samsa: %.*s: appending to %s-%d failed: %s\n", (int)olen, owner,
-			t->meta->name, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
+		static brk_ratelog rl = BRK_RATELOG_INIT; /* e.g. every commit on a full disk */
+		brk_ratelog_printf(&rl, "samsa: %.*s: appending to %s-%d failed: %s\n", (int)olen, owner,
+				   t->meta->name, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
 		return KERR_NOT_COORDINATOR;
 	}
 	brk_partition_appended(p, size, now_ms);

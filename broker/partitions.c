@@ -18,6 +18,7 @@
 #include "broker/flush.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
+#include "broker/ratelog.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/records.h"
@@ -564,9 +565,10 @@ int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, in
 	case LOG_ERR_TRANSACTION_COORDINATOR_FENCED:
 		return KERR_TRANSACTION_COORDINATOR_FENCED;
 	default:
-		fprintf(stderr, "samsa: writing a transaction marker to %s-%d: %s\n",
-			p->topic->meta->name, (int)p->index,
-			rc < 0 && rc > -4096 ? strerror(-rc) : "log error");
+		static brk_ratelog rl = BRK_RATELOG_INIT;
+		brk_ratelog_printf(&rl, "samsa: writing a transaction marker to %s-%d: %s\n",
+				   p->topic->meta->name, (int)p->index,
+				   rc < 0 && rc > -4096 ? strerror(-rc) : "log error");
 		return KERR_KAFKA_STORAGE_ERROR;
 	}
 	/* The marker moves the high watermark and so, once the transaction

@@ -40,8 +40,10 @@ bool brk_ratelog_admit(brk_ratelog *rl, int64_t now_ms, long *dropped);
 /*
  * printf to stderr through rl at the current monotonic time: the line is
  * dropped when brk_ratelog_admit refuses it, and preceded by
- * "samsa: N similar lines dropped (rate limit)" when lines were dropped
- * before it. fmt should end with a newline.
+ * "samsa: N similar lines dropped (at most 10 per 10 s)" when lines were
+ * dropped before it (a count is told only with the next admitted line, so
+ * the count of a flood that stopped stays untold). fmt should end with a
+ * newline.
  */
 void brk_ratelog_printf(brk_ratelog *rl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

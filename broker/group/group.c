@@ -29,6 +29,7 @@
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
 #include "broker/group/txn_offsets.h"
+#include "broker/ratelog.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 
@@ -648,9 +649,10 @@ static void complete_join_phase(grp_group *g);
 static void store_group(grp_group *g)
 {
 	int rc = grp_store_write_group(g);
+	static brk_ratelog rl = BRK_RATELOG_INIT;
 	if (rc != KERR_NONE)
-		fprintf(stderr, "samsa: group %s: writing the group metadata failed (error %d)\n",
-			g->group_id, rc);
+		brk_ratelog_printf(&rl, "samsa: group %s: writing the group metadata failed (error %d)\n",
+				   g->group_id, rc);
 }
 
 /* Answer every member's SyncGroup; the assignment and protocol only with
@@ -1296,8 +1298,9 @@ int grp_sync(brk_request *req, const SyncGroupRequest *r)
 	}
 	int rc = grp_store_write_group(g);
 	if (rc != KERR_NONE) {
-		fprintf(stderr, "samsa: group %s: storing the assignment failed (error %d)\n",
-			g->group_id, rc);
+		static brk_ratelog rl = BRK_RATELOG_INIT;
+		brk_ratelog_printf(&rl, "samsa: group %s: storing the assignment failed (error %d)\n",
+				   g->group_id, rc);
 		reset_and_propagate(g, (int16_t)rc);
 		rebalance_or_complete_join(g);
 		return BRK_DELAYED;

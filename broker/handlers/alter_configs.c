@@ -117,8 +117,7 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 			snprintf(msg, msgsize, "The cluster metadata could not be written.");
 		return err;
 	}
-	snprintf(msg, msgsize, "Unknown resource type %d", q->resource_type);
-	return KERR_INVALID_REQUEST;
+	return brk_config_unsupported_type(q->resource_type, msg, msgsize);
 }
 
 /* brk_config_alter_fn over the decoded request. */

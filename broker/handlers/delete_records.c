@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "broker/ratelog.h"
 #include "broker/request.h"
 #include "broker/retention.h"
 #include "broker/server.h"
@@ -60,8 +61,9 @@ static int16_t delete_one(proto_str name, brk_topic *t, int32_t index, int64_t o
 	/* what was renamed goes, even after a failed rename further on */
 	brk_retention_schedule_deletion(p);
 	if (rc < 0) {
-		fprintf(stderr, "samsa: DeleteRecords on %s-%d: %s\n", t->meta->name, (int)index,
-			rc > -4096 ? strerror(-rc) : "log error");
+		static brk_ratelog rl = BRK_RATELOG_INIT;
+		brk_ratelog_printf(&rl, "samsa: DeleteRecords on %s-%d: %s\n", t->meta->name, (int)index,
+				   rc > -4096 ? strerror(-rc) : "log error");
 		return KERR_KAFKA_STORAGE_ERROR;
 	}
 	*low_watermark = log_start_offset(p->log);

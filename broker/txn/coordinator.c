@@ -20,6 +20,7 @@
 #include "broker/group/store.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
+#include "broker/ratelog.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
 #include "controller/ctl.h"
@@ -450,9 +451,10 @@ static int16_t complete(txn_meta *m, int64_t now_ms)
 	t.tps_mode = TPS_CLEAR;
 	t.last_update_ms = now_ms;
 	int16_t err = apply(m, &t, now_ms);
+	static brk_ratelog rl = BRK_RATELOG_INIT;
 	if (err)
-		fprintf(stderr, "samsa: transactional id %s: writing %s failed (error %d): retried later\n",
-			m->id, txn_state_name(t.state), err);
+		brk_ratelog_printf(&rl, "samsa: transactional id %s: writing %s failed (error %d): "
+				   "retried later\n", m->id, txn_state_name(t.state), err);
 	return err;
 }
 
@@ -918,9 +920,10 @@ void txn_expire_ids(int64_t now_ms)
 		if (!idle || m->last_update_ms > horizon)
 			continue;
 		int16_t err = txn_store_append(proto_str_of(m->id, m->id_len), NULL, now_ms);
+		static brk_ratelog rl = BRK_RATELOG_INIT;
 		if (err)
-			fprintf(stderr, "samsa: transactional id %s: writing its tombstone failed (error %d)\n",
-				m->id, err);
+			brk_ratelog_printf(&rl, "samsa: transactional id %s: writing its tombstone failed "
+					   "(error %d)\n", m->id, err);
 		else
 			remove_meta(m);
 	}

@@ -18,6 +18,7 @@
 #include "broker/internal_topic.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
+#include "broker/ratelog.h"
 #include "broker/server.h"
 #include "broker/txn/txn.h"
 #include "protocol/batch.h"
@@ -73,9 +74,10 @@ int32_t txn_store_coordinator_epoch(proto_str id)
  * written (answered UNKNOWN_SERVER_ERROR); the id is cut at 40 bytes. */
 static void log_unstorable(proto_str id, const char *why)
 {
-	fprintf(stderr, "samsa: transactional id '%.*s%s' (%d bytes) cannot be stored in %s: %s\n",
-		id.len > 40 ? 40 : (int)id.len, id.ptr, id.len > 40 ? "..." : "", (int)id.len,
-		TXN_STATE_TOPIC, why);
+	static brk_ratelog rl = BRK_RATELOG_INIT; /* a client can send these at will */
+	brk_ratelog_printf(&rl, "samsa: transactional id '%.*s%s' (%d bytes) cannot be stored in %s: %s\n",
+			   id.len > 40 ? 40 : (int)id.len, id.ptr, id.len > 40 ? "..." : "", (int)id.len,
+			   TXN_STATE_TOPIC, why);
 }
 
 int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
