@@ -43,9 +43,10 @@
  *
  * Usage: loadgen [-H 1,2,3,4] [-x scale] [-r runs] [-S] [-M] [-p perf-prefix] [-d ctx]
  *   -H  scenarios to run (default all); -x  scale every count and size
- *   (0.1 for a quick run); -r  H2 runs per target (default 3), samsa and
- *   mock alternating, each figure the median (this VM's H2 figures swing
- *   up to 2x between runs); -S samsa only; -M mock only; -p  run
+ *   (0.1 for a quick run); -r  H1 and H2 runs per target (default 3),
+ *   samsa and mock alternating, each figure the median (this VM's figures
+ *   swing up to 2x between runs; H4's peak RSS is the largest of the H1
+ *   runs); -S samsa only; -M mock only; -p  run
  *   `perf record -g` on the broker during H1 produce, H1 consume and the
  *   H2 produce runs, writing PREFIX-h1-produce.data, PREFIX-h1-consume.data,
  *   PREFIX-h2-1k.data, PREFIX-h2-10k.data; -d librdkafka debug
@@ -83,7 +84,7 @@ static const char *debug_contexts; /* -d */
 static const char *perf_prefix;    /* -p */
 static double scale = 1.0;         /* -x */
 #define MAX_REPS 9
-static int reps = 3;               /* -r: H2 runs per target, median reported */
+static int reps = 3;               /* -r: H1 and H2 runs per target, medians reported */
 static int failures;               /* measurements that failed */
 
 static int64_t now_ns(void)
@@ -121,6 +122,21 @@ static double median(double *v, int n)
 			v[j - 1] = t;
 		}
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of a target's n runs; with more than one run, they are printed
+ * in the order they ran, then the median. */
+static double median_runs(const char *what, int mock, double *v, int n)
+{
+	if (n > 1) {
+		printf("%s, %s runs:", what, mock ? "mock" : "samsa");
+		for (int i = 0; i < n; i++)
+			printf(" %.1f", v[i]);
+	}
+	double m = median(v, n);
+	if (n > 1)
+		printf("; median %.1f\n", m);
+	return m;
 }
 
 /* ---- the table ---- */
@@ -643,52 +659,67 @@ static void h1(int do_s, int do_m)
 {
 	long n = scaled(10000000);
 	double pr[2] = {-1, -1}, cr[2] = {-1, -1}, held[2] = {0, 0};
+	double pruns[2][MAX_REPS], cruns[2][MAX_REPS];
+	int npr[2] = {0, 0}, ncr[2] = {0, 0};
 	long passes[2] = {0, 0};
-	for (int mock = 0; mock < 2; mock++) {
-		if (mock ? !do_m : !do_s)
-			continue;
-		target t;
-		fprintf(stderr, "loadgen: H1 %s: %ld x 100 B\n", mock ? "mock" : "samsa", n);
-		if (target_open(&t, mock) < 0) {
-			failures++;
-			target_close(&t);
-			continue;
-		}
-		pid_t bp = mock ? 0 : t.b->pid;
-		prod_cfg c = {n, 100, "1", "5", bp, "h1-produce"};
-		prod_res p;
-		produce_phase(t.bootstrap, &c, &p);
-		if (p.ok)
-			pr[mock] = p.delivered / p.secs;
-		else
-			failures++;
-		fprintf(stderr, "loadgen: H1 %s produce: %ld delivered in %.2f s, delivery "
-				"latency p50 %.1f ms p99 %.1f ms\n",
-			mock ? "mock" : "samsa", p.delivered, p.secs, p.p50_ms, p.p99_ms);
-		if (p.ok) {
-			cons_res cs;
-			/* The mock holds only the tail: read it again until it
-			 * adds up to as many records as samsa's full log. */
-			consume_phase(t.bootstrap, n, bp, &cs);
-			if (cs.ok && cs.secs > 0)
-				cr[mock] = cs.consumed / cs.secs;
+	/* Alternate samsa and mock so a slow spell of the VM hits both. */
+	for (int rep = 0; rep < reps; rep++) {
+		for (int mock = 0; mock < 2; mock++) {
+			if (mock ? !do_m : !do_s)
+				continue;
+			target t;
+			fprintf(stderr, "loadgen: H1 %s: %ld x 100 B (run %d of %d)\n",
+				mock ? "mock" : "samsa", n, rep + 1, reps);
+			if (target_open(&t, mock) < 0) {
+				failures++;
+				target_close(&t);
+				continue;
+			}
+			pid_t bp = mock ? 0 : t.b->pid;
+			prod_cfg c = {n, 100, "1", "5", bp, "h1-produce"};
+			prod_res p;
+			produce_phase(t.bootstrap, &c, &p);
+			if (p.ok)
+				pruns[mock][npr[mock]++] = p.delivered / p.secs;
 			else
 				failures++;
-			if (!mock && cs.held != n) {
-				fprintf(stderr, "loadgen: samsa holds %ld of %ld records\n", cs.held, n);
-				failures++;
-				cr[mock] = -1;
+			fprintf(stderr, "loadgen: H1 %s produce: %ld delivered in %.2f s, delivery "
+					"latency p50 %.1f ms p99 %.1f ms\n",
+				mock ? "mock" : "samsa", p.delivered, p.secs, p.p50_ms, p.p99_ms);
+			if (p.ok) {
+				cons_res cs;
+				/* The mock holds only the tail: read it again until
+				 * it adds up to as many records as samsa's full log. */
+				consume_phase(t.bootstrap, n, bp, &cs);
+				bool ok = cs.ok && cs.secs > 0;
+				if (!mock && cs.held != n) {
+					fprintf(stderr, "loadgen: samsa holds %ld of %ld records\n", cs.held, n);
+					ok = false;
+				}
+				if (ok)
+					cruns[mock][ncr[mock]++] = cs.consumed / cs.secs;
+				else
+					failures++;
+				held[mock] = (double)cs.held;
+				passes[mock] = cs.passes;
+				fprintf(stderr, "loadgen: H1 %s consume: %ld records (%ld held, %ld "
+						"passes) in %.2f s; longest wait %.1f ms, for offset %ld\n",
+					mock ? "mock" : "samsa", cs.consumed, cs.held, cs.passes, cs.secs,
+					(double)cs.gap_ns / 1e6, cs.gap_offset);
 			}
-			held[mock] = (double)cs.held;
-			passes[mock] = cs.passes;
-			fprintf(stderr, "loadgen: H1 %s consume: %ld records (%ld held, %ld "
-					"passes) in %.2f s; longest wait %.1f ms, for offset %ld\n",
-				mock ? "mock" : "samsa", cs.consumed, cs.held, cs.passes, cs.secs,
-				(double)cs.gap_ns / 1e6, cs.gap_offset);
+			if (!mock) {
+				long hwm = h_broker_status_kb(t.b, "VmHWM");
+				if (hwm > h1_hwm_kb)
+					h1_hwm_kb = hwm;
+			}
+			target_close(&t);
 		}
-		if (!mock)
-			h1_hwm_kb = h_broker_status_kb(t.b, "VmHWM");
-		target_close(&t);
+	}
+	for (int mock = 0; mock < 2; mock++) {
+		if (npr[mock])
+			pr[mock] = median_runs("H1 produce records/s", mock, pruns[mock], npr[mock]);
+		if (ncr[mock])
+			cr[mock] = median_runs("H1 consume records/s", mock, cruns[mock], ncr[mock]);
 	}
 	char f[64];
 	snprintf(f, sizeof(f), "produce records/s (%ld x 100 B)", n);
@@ -805,16 +836,10 @@ static void h2(int do_s, int do_m)
 			}
 		}
 		for (int mock = 0; mock < 2; mock++) {
-			if (!nruns[mock])
-				continue;
-			if (reps > 1) {
-				printf("H2: %zu B %s runs (MB/s):", cases[k].size, mock ? "mock" : "samsa");
-				for (int i = 0; i < nruns[mock]; i++)
-					printf(" %.1f", runs[mock][i]);
-			}
-			mbps[mock] = median(runs[mock], nruns[mock]);
-			if (reps > 1)
-				printf("; median %.1f\n", mbps[mock]);
+			char what[48];
+			snprintf(what, sizeof(what), "H2 %zu B MB/s", cases[k].size);
+			if (nruns[mock])
+				mbps[mock] = median_runs(what, mock, runs[mock], nruns[mock]);
 		}
 		char f[64];
 		snprintf(f, sizeof(f), "produce MB/s (%ld x %zu B, acks=all)", n, cases[k].size);
@@ -1246,7 +1271,7 @@ int main(int argc, char **argv)
 			do_s = 0;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-H 1,2,3,4] [-x scale] [-r H2 runs] [-S samsa only] "
+			fprintf(stderr, "usage: %s [-H 1,2,3,4] [-x scale] [-r runs of H1, H2] [-S samsa only] "
 					"[-M mock only] [-p perf-prefix] [-d librdkafka debug contexts]\n",
 				argv[0]);
 			return 2;
