@@ -564,12 +564,13 @@ int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, in
 		return KERR_INVALID_PRODUCER_EPOCH;
 	case LOG_ERR_TRANSACTION_COORDINATOR_FENCED:
 		return KERR_TRANSACTION_COORDINATOR_FENCED;
-	default:
+	default: {
 		static brk_ratelog rl = BRK_RATELOG_INIT;
 		brk_ratelog_printf(&rl, "samsa: writing a transaction marker to %s-%d: %s\n",
 				   p->topic->meta->name, (int)p->index,
 				   rc < 0 && rc > -4096 ? strerror(-rc) : "log error");
 		return KERR_KAFKA_STORAGE_ERROR;
+	}
 	}
 	/* The marker moves the high watermark and so, once the transaction
 	 * is complete below it, the last stable offset: read_committed
