@@ -412,3 +412,54 @@ void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int
 		usleep(100 * 1000);
 	}
 }
+
+void c_produce_seq(const h_broker *b, const char *topic, int n, int first, const char *acks)
+{
+	rd_kafka_t *p = c_producer(b, (const char *const[]){"acks", acks, NULL});
+	c_delivery *d = calloc((size_t)n, sizeof(*d));
+	ck_assert_ptr_nonnull(d);
+	char val[32];
+	for (int i = 0; i < n; i++) {
+		snprintf(val, sizeof(val), "v%d", first + i);
+		c_msg m = {.topic = topic, .partition = 0, .value = val, .value_len = strlen(val)};
+		c_produce(p, &m, &d[i]);
+	}
+	c_flush(p, h_scaled_ms(20000));
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(d[i].done && d[i].err == 0, "record v%d: %s", first + i,
+			      rd_kafka_err2str(d[i].err));
+		ck_assert_int_eq(d[i].offset, first + i);
+	}
+	free(d);
+	rd_kafka_destroy(p);
+}
+
+typedef struct seq_state {
+	int next;
+	char error[256];
+} seq_state;
+
+static int seq_cb(const rd_kafka_message_t *m, void *opaque)
+{
+	seq_state *s = opaque;
+	char want[32];
+	snprintf(want, sizeof(want), "v%d", s->next);
+	if (m->offset != s->next || m->len != strlen(want) || memcmp(m->payload, want, m->len)) {
+		snprintf(s->error, sizeof(s->error), "offset %lld: got %.*s, expected %s at %d",
+			 (long long)m->offset, (int)m->len, (const char *)m->payload, want, s->next);
+		return 1;
+	}
+	s->next++;
+	return 0;
+}
+
+void c_expect_seq(const h_broker *b, const char *topic, int n)
+{
+	rd_kafka_t *c = c_consumer(b, NULL);
+	seq_state s = {0};
+	long got = c_consume(c, topic, 0, RD_KAFKA_OFFSET_BEGINNING, n, h_scaled_ms(30000), seq_cb,
+			     &s);
+	rd_kafka_destroy(c);
+	ck_assert_msg(!s.error[0], "%s", s.error);
+	ck_assert_msg(got == n && s.next == n, "read %ld of %d records", got, n);
+}

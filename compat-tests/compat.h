@@ -144,6 +144,16 @@ void c_wait_topic(rd_kafka_t *rk, const char *name, int partitions, int timeout_
 void c_assert_broker_serving(h_broker *b);
 
 /*
+ * Produce records "v<first>".."v<first+n-1>" to partition 0 of topic with
+ * acks ("1", "all"...) and check each was acknowledged at offset first + i.
+ */
+void c_produce_seq(const h_broker *b, const char *topic, int n, int first, const char *acks);
+
+/* Consume partition 0 of topic from the start: offsets 0..n-1 must hold
+ * "v0".."v<n-1>" (what c_produce_seq wrote), each once and in order. */
+void c_expect_seq(const h_broker *b, const char *topic, int n);
+
+/*
  * InitProducerId v4 for txn_id (NULL: an idempotent producer) on a fresh
  * connection to b, retried every 100 ms while the coordinator answers
  * COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR

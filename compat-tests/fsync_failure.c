@@ -25,58 +25,6 @@
 
 #define TOPIC "fsync-failure"
 
-static void produce_n(h_broker *b, int n, int first)
-{
-	rd_kafka_t *p = c_producer(b, (const char *const[]){"acks", "all", NULL});
-	c_delivery *d = calloc((size_t)n, sizeof(*d));
-	ck_assert_ptr_nonnull(d);
-	char val[32];
-	for (int i = 0; i < n; i++) {
-		snprintf(val, sizeof(val), "v%d", first + i);
-		c_msg m = {.topic = TOPIC, .partition = 0, .value = val, .value_len = strlen(val)};
-		c_produce(p, &m, &d[i]);
-	}
-	c_flush(p, h_scaled_ms(20000));
-	for (int i = 0; i < n; i++) {
-		ck_assert_msg(d[i].done && d[i].err == 0, "record %d: %s", first + i,
-			      rd_kafka_err2str(d[i].err));
-		ck_assert_int_eq(d[i].offset, first + i);
-	}
-	free(d);
-	rd_kafka_destroy(p);
-}
-
-typedef struct seq_state {
-	int next;
-	char error[256];
-} seq_state;
-
-static int seq_cb(const rd_kafka_message_t *m, void *opaque)
-{
-	seq_state *s = opaque;
-	char want[32];
-	snprintf(want, sizeof(want), "v%d", s->next);
-	if (m->offset != s->next || m->len != strlen(want) || memcmp(m->payload, want, m->len)) {
-		snprintf(s->error, sizeof(s->error), "offset %lld: got %.*s, expected %s",
-			 (long long)m->offset, (int)m->len, (const char *)m->payload, want);
-		return 1;
-	}
-	s->next++;
-	return 0;
-}
-
-/* Records 0..n-1 are there once and in order. */
-static void expect_records(h_broker *b, int n)
-{
-	rd_kafka_t *c = c_consumer(b, NULL);
-	seq_state s = {0};
-	long got = c_consume(c, TOPIC, 0, RD_KAFKA_OFFSET_BEGINNING, n, h_scaled_ms(30000), seq_cb,
-			     &s);
-	rd_kafka_destroy(c);
-	ck_assert_msg(s.error[0] == '\0', "%s", s.error);
-	ck_assert_msg(got == n && s.next == n, "%ld of %d records read", got, n);
-}
-
 /* Occurrences of needle in the broker's log. */
 static int log_count(const h_broker *b, const char *needle)
 {
@@ -123,7 +71,7 @@ START_TEST(test_failed_fsync_pins_recovery)
 	unsetenv("LD_PRELOAD");
 	ck_assert_msg(started == 0, "broker did not start with %s preloaded", FAILSYNC_SO);
 
-	produce_n(b, 100, 0);
+	c_produce_seq(b, TOPIC, 100, 0, "all");
 	usleep((useconds_t)h_scaled_ms(500) * 1000); /* flushed while the disk is good */
 	ck_assert_int_eq(log_count(b, "failsync:"), 0);
 
@@ -131,17 +79,17 @@ START_TEST(test_failed_fsync_pins_recovery)
 	int fd = open(trigger, O_CREAT | O_WRONLY, 0644);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	produce_n(b, 100, 100);
+	c_produce_seq(b, TOPIC, 100, 100, "all");
 	wait_log(b, "failsync:", h_scaled_ms(10000));
 	wait_log(b, "fsync failed", h_scaled_ms(10000));
-	produce_n(b, 100, 200);
-	expect_records(b, 300);
+	c_produce_seq(b, TOPIC, 100, 200, "all");
+	c_expect_seq(b, TOPIC, 300);
 
 	/* The disk is good again: a later fsync succeeds but cannot vouch
 	 * for the pages the failed one dropped, so the recovery point stays
 	 * and the stop is not clean. */
 	ck_assert_int_eq(unlink(trigger), 0);
-	produce_n(b, 100, 300);
+	c_produce_seq(b, TOPIC, 100, 300, "all");
 	usleep((useconds_t)h_scaled_ms(500) * 1000);
 	ck_assert_int_eq(log_count(b, "fsync failed"), 1); /* said once */
 	int st = h_broker_stop(b, h_scaled_ms(30000));
@@ -159,7 +107,7 @@ START_TEST(test_failed_fsync_pins_recovery)
 	/* The restart (no shim) recovers, and every record is there. */
 	ck_assert_int_eq(h_broker_restart(b), 0);
 	ck_assert_int_eq(log_count(b, "recovered after an unclean shutdown"), 1);
-	expect_records(b, 400);
+	c_expect_seq(b, TOPIC, 400);
 	st = h_broker_stop(b, h_scaled_ms(30000));
 	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "the recovered broker did not stop cleanly (status %#x)", st);

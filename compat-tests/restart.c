@@ -25,55 +25,6 @@ static int has_marker(const h_broker *b)
 	return access(path, F_OK) == 0;
 }
 
-static void produce_n(h_broker *b, const char *topic, int n, int first)
-{
-	rd_kafka_t *p = c_producer(b, (const char *const[]){"acks", "1", NULL});
-	c_delivery *d = calloc((size_t)n, sizeof(*d));
-	char val[32];
-	for (int i = 0; i < n; i++) {
-		snprintf(val, sizeof(val), "v%d", first + i);
-		c_msg m = {.topic = topic, .partition = 0, .value = val, .value_len = strlen(val)};
-		c_produce(p, &m, &d[i]);
-	}
-	c_flush(p, h_scaled_ms(20000));
-	for (int i = 0; i < n; i++) {
-		ck_assert_msg(d[i].done && d[i].err == 0, "produce: %s", rd_kafka_err2str(d[i].err));
-		ck_assert_int_eq(d[i].offset, first + i);
-	}
-	free(d);
-	rd_kafka_destroy(p);
-}
-
-typedef struct seq_state {
-	int next;
-	char error[256];
-} seq_state;
-
-static int seq_cb(const rd_kafka_message_t *m, void *opaque)
-{
-	seq_state *s = opaque;
-	char want[32];
-	snprintf(want, sizeof(want), "v%d", s->next);
-	if (m->offset != s->next || m->len != strlen(want) || memcmp(m->payload, want, m->len)) {
-		snprintf(s->error, sizeof(s->error), "offset %lld: got %.*s, expected %s at %d",
-			 (long long)m->offset, (int)m->len, (const char *)m->payload, want, s->next);
-		return 1;
-	}
-	s->next++;
-	return 0;
-}
-
-static void read_all(h_broker *b, const char *topic, int n)
-{
-	rd_kafka_t *c = c_consumer(b, NULL);
-	seq_state s = {0};
-	long got = c_consume(c, topic, 0, RD_KAFKA_OFFSET_BEGINNING, n, h_scaled_ms(20000),
-			     seq_cb, &s);
-	ck_assert_msg(!s.error[0], "%s", s.error);
-	ck_assert_msg(got == n, "read %ld of %d records", got, n);
-	rd_kafka_destroy(c);
-}
-
 START_TEST(test_sigterm_clean_shutdown)
 {
 	h_broker *b = c_start_broker(NULL);
@@ -82,7 +33,7 @@ START_TEST(test_sigterm_clean_shutdown)
 	ck_assert_int_eq(c_create_topic(p, "life", 1, 1, NULL, errstr, sizeof(errstr)), 0);
 	c_wait_topic(p, "life", 1, h_scaled_ms(10000));
 	rd_kafka_destroy(p);
-	produce_n(b, "life", 500, 0);
+	c_produce_seq(b, "life", 500, 0, "1");
 
 	int st = h_broker_stop(b, h_scaled_ms(20000));
 	ck_assert_msg(st != -1, "broker did not exit on SIGTERM");
@@ -93,9 +44,9 @@ START_TEST(test_sigterm_clean_shutdown)
 	ck_assert_msg(has_marker(b), "no .kafka_cleanshutdown in %s after SIGTERM", b->dir);
 
 	ck_assert_msg(h_broker_restart(b) == 0, "restart after a clean stop failed");
-	read_all(b, "life", 500);
-	produce_n(b, "life", 100, 500);
-	read_all(b, "life", 600);
+	c_expect_seq(b, "life", 500);
+	c_produce_seq(b, "life", 100, 500, "1");
+	c_expect_seq(b, "life", 600);
 
 	/* SIGINT is a clean stop too. */
 	kill(b->pid, SIGINT);
@@ -140,7 +91,7 @@ static int contains_ci(const char *hay, const char *needle)
 START_TEST(test_second_broker_locked_out)
 {
 	h_broker *a = c_start_broker(NULL);
-	produce_n(a, "locked", 10, 0);
+	c_produce_seq(a, "locked", 10, 0, "1");
 
 	h_broker *second = h_broker_new_same_dir(a, NULL);
 	ck_assert(second != NULL);
@@ -158,8 +109,8 @@ START_TEST(test_second_broker_locked_out)
 
 	/* The first one did not notice. */
 	c_assert_broker_serving(a);
-	produce_n(a, "locked", 10, 10);
-	read_all(a, "locked", 20);
+	c_produce_seq(a, "locked", 10, 10, "1");
+	c_expect_seq(a, "locked", 20);
 	st = h_broker_stop(a, h_scaled_ms(20000));
 	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "first broker: SIGTERM status 0x%x", st);
