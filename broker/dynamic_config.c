@@ -54,11 +54,20 @@ static void apply_topic(brk_topic *t)
 	}
 }
 
-int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n)
+/* The message of an alter whose metadata write failed. */
+static int alter_failed(int err, char *msg, size_t msgsize)
+{
+	if (err == KERR_KAFKA_STORAGE_ERROR)
+		snprintf(msg, msgsize, "The cluster metadata could not be written.");
+	return err;
+}
+
+int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n,
+				   char *msg, size_t msgsize)
 {
 	int err = ctl_set_topic_configs(server.ctl, name, configs, n);
 	if (err)
-		return err;
+		return alter_failed(err, msg, msgsize);
 	brk_topic *t = brk_topic_find(name, (int32_t)strlen(name));
 	if (t)
 		apply_topic(t);
@@ -110,13 +119,14 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 	return KERR_NONE;
 }
 
-int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n)
+int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
+				    char *msg, size_t msgsize)
 {
 	if (!dyn.ready)
 		brk_dynamic_config_init();
 	int err = ctl_set_broker_configs(server.ctl, broker_id, configs, n);
 	if (err)
-		return err;
+		return alter_failed(err, msg, msgsize);
 	brk_config_layers layers;
 	brk_dynamic_config_layers(&layers);
 	brk_config_rebuild(&layers, &server.cfg, stderr);
@@ -219,6 +229,35 @@ void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int
 	for (int32_t i = 1; i < n; i++)
 		if (dup_cmp(&scratch[i - 1], &scratch[i], &c) == 0)
 			dup[scratch[i - 1]] = dup[scratch[i]] = true;
+}
+
+int brk_config_check_entries(proto_arena *a, const proto_str *names, const bool *no_value, int32_t n,
+			     char *msg, size_t msgsize)
+{
+	size_t cap = (size_t)(n > 0 ? n : 1);
+	bool *dup = proto_arena_alloc(a, cap * sizeof(*dup));
+	int32_t *scratch = proto_arena_alloc(a, cap * sizeof(*scratch));
+	if (!dup || !scratch)
+		return -1;
+	brk_config_find_duplicates(names, NULL, n, dup, scratch);
+	for (int32_t i = 0; i < n; i++)
+		if (dup[i]) {
+			snprintf(msg, msgsize, "Error due to duplicate config keys");
+			return KERR_INVALID_REQUEST;
+		}
+	size_t used = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (!no_value[i])
+			continue;
+		if (used == 0)
+			used = (size_t)snprintf(msg, msgsize, "Null value not supported for : ");
+		else if (used < msgsize)
+			used += (size_t)snprintf(msg + used, msgsize - used, ", ");
+		if (used < msgsize)
+			used += (size_t)snprintf(msg + used, msgsize - used, "%.*s",
+						 names[i].len > 0 ? (int)names[i].len : 0, names[i].ptr);
+	}
+	return used ? KERR_INVALID_REQUEST : KERR_NONE;
 }
 
 int brk_config_unsupported_type(int8_t type, char *msg, size_t msgsize)

@@ -41,9 +41,12 @@ void brk_dynamic_config_layers(brk_config_layers *out);
  * with brk_topic_config_check): persisted with ctl_set_topic_configs, then
  * the topic's brk_topic.cfg is rebuilt and given to every partition's log
  * (log_set_config), so produce limits, roll, flush and retention follow at
- * once. Returns a Kafka error code from ctl_set_topic_configs.
+ * once. Returns a Kafka error code from ctl_set_topic_configs, with msg
+ * (msgsize bytes) set for KAFKA_STORAGE_ERROR ("The cluster metadata could
+ * not be written.").
  */
-int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n);
+int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n,
+				   char *msg, size_t msgsize);
 
 /*
  * Check a new complete set of dynamic configs of a BROKER resource
@@ -64,9 +67,11 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
  * (checked with brk_dynamic_config_check_broker): persisted with
  * ctl_set_broker_configs, then server.cfg is rebuilt and every topic's
  * config with it (Kafka's DynamicLogConfig.reconfigure: topics without an
- * override take the new default). Returns a Kafka error code.
+ * override take the new default). Returns a Kafka error code, with msg set
+ * as brk_dynamic_config_alter_topic's.
  */
-int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n);
+int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
+				    char *msg, size_t msgsize);
 
 /* Kafka's ConfigResource.Type ids used here. */
 enum {
@@ -100,6 +105,17 @@ int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, cha
  */
 void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int32_t n,
 				bool *dup, int32_t *scratch);
+
+/*
+ * The checks Kafka makes on one resource's config entries before anything
+ * else (ConfigAdminManager): INVALID_REQUEST "Error due to duplicate config
+ * keys" when a name appears twice, else INVALID_REQUEST "Null value not
+ * supported for : a, b" naming every entry with no_value[i] set; KERR_NONE
+ * when neither. names and no_value hold n entries (caller-owned); the
+ * scratch space comes from arena. Returns -1 when the arena is exhausted.
+ */
+int brk_config_check_entries(proto_arena *a, const proto_str *names, const bool *no_value, int32_t n,
+			     char *msg, size_t msgsize);
 
 /* The answer to an Alter/IncrementalAlterConfigs resource of a type not
  * served here: INVALID_REQUEST, with msg (msgsize bytes) naming the type

@@ -32,33 +32,16 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
-	bool *dup = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*dup));
-	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*scratch));
-	if (!names || !dup || !scratch)
+	bool *no_value = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*no_value));
+	if (!names || !no_value)
 		return -1;
-	for (int32_t i = 0; i < nc; i++)
-		names[i] = q->configs[i].name;
-	brk_config_find_duplicates(names, NULL, nc, dup, scratch);
-	for (int32_t i = 0; i < nc; i++)
-		if (dup[i]) {
-			snprintf(msg, msgsize, "Error due to duplicate config keys");
-			return KERR_INVALID_REQUEST;
-		}
-	size_t used = 0;
 	for (int32_t i = 0; i < nc; i++) {
-		const AlterConfigsRequest_AlterableConfig *c = &q->configs[i];
-		if (c->value.len >= 0)
-			continue;
-		if (used == 0)
-			used = (size_t)snprintf(msg, msgsize, "Null value not supported for : ");
-		else if (used < msgsize)
-			used += (size_t)snprintf(msg + used, msgsize - used, ", ");
-		if (used < msgsize)
-			used += (size_t)snprintf(msg + used, msgsize - used, "%.*s",
-						 c->name.len > 0 ? (int)c->name.len : 0, c->name.ptr);
+		names[i] = q->configs[i].name;
+		no_value[i] = q->configs[i].value.len < 0;
 	}
-	if (used)
-		return KERR_INVALID_REQUEST;
+	int err = brk_config_check_entries(req->arena, names, no_value, nc, msg, msgsize);
+	if (err)
+		return err;
 
 	ctl_config_entry *cfg = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*cfg));
 	if (!cfg)
@@ -70,7 +53,6 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 			return -1;
 	}
 
-	int err;
 	if (q->resource_type == BRK_RESOURCE_TOPIC) {
 		if (q->resource_name.len <= 0) {
 			snprintf(msg, msgsize, "Default topic resources are not allowed.");
@@ -96,10 +78,7 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 		}
 		if (m->validate_only)
 			return KERR_NONE;
-		err = brk_dynamic_config_alter_topic(name, cfg, nc);
-		if (err == KERR_KAFKA_STORAGE_ERROR)
-			snprintf(msg, msgsize, "The cluster metadata could not be written.");
-		return err;
+		return brk_dynamic_config_alter_topic(name, cfg, nc, msg, msgsize);
 	}
 	if (q->resource_type == BRK_RESOURCE_BROKER) {
 		int32_t id = CTL_BROKER_DEFAULT;
@@ -112,10 +91,7 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 		err = brk_dynamic_config_check_broker(id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
-		err = brk_dynamic_config_alter_broker(id, cfg, nc);
-		if (err == KERR_KAFKA_STORAGE_ERROR)
-			snprintf(msg, msgsize, "The cluster metadata could not be written.");
-		return err;
+		return brk_dynamic_config_alter_broker(id, cfg, nc, msg, msgsize);
 	}
 	return brk_config_unsupported_type(q->resource_type, msg, msgsize);
 }

@@ -220,33 +220,16 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
-	bool *dup = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*dup));
-	int32_t *scratch = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*scratch));
-	if (!names || !dup || !scratch)
+	bool *no_value = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*no_value));
+	if (!names || !no_value)
 		return -1;
-	for (int32_t i = 0; i < nc; i++)
-		names[i] = q->configs[i].name;
-	brk_config_find_duplicates(names, NULL, nc, dup, scratch);
-	for (int32_t i = 0; i < nc; i++)
-		if (dup[i]) {
-			snprintf(msg, msgsize, "Error due to duplicate config keys");
-			return KERR_INVALID_REQUEST;
-		}
-	size_t used = 0;
 	for (int32_t i = 0; i < nc; i++) {
-		const op_t *c = &q->configs[i];
-		if (c->config_operation == OP_DELETE || c->value.len >= 0)
-			continue;
-		if (used == 0)
-			used = (size_t)snprintf(msg, msgsize, "Null value not supported for : ");
-		else if (used < msgsize)
-			used += (size_t)snprintf(msg + used, msgsize - used, ", ");
-		if (used < msgsize)
-			used += (size_t)snprintf(msg + used, msgsize - used, "%.*s",
-						 c->name.len > 0 ? (int)c->name.len : 0, c->name.ptr);
+		names[i] = q->configs[i].name;
+		no_value[i] = q->configs[i].config_operation != OP_DELETE && q->configs[i].value.len < 0;
 	}
-	if (used)
-		return KERR_INVALID_REQUEST;
+	int err = brk_config_check_entries(req->arena, names, no_value, nc, msg, msgsize);
+	if (err)
+		return err;
 	for (int32_t i = 0; i < nc; i++)
 		if (q->configs[i].config_operation < OP_SET ||
 		    q->configs[i].config_operation > OP_SUBTRACT) {
@@ -254,7 +237,6 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 			return KERR_INVALID_REQUEST;
 		}
 
-	int err;
 	work_set w;
 	if (q->resource_type == BRK_RESOURCE_TOPIC) {
 		if (q->resource_name.len <= 0) {
@@ -286,10 +268,7 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 		}
 		if (m->validate_only)
 			return KERR_NONE;
-		err = brk_dynamic_config_alter_topic(name, w.e, w.n);
-		if (err == KERR_KAFKA_STORAGE_ERROR)
-			snprintf(msg, msgsize, "The cluster metadata could not be written.");
-		return err;
+		return brk_dynamic_config_alter_topic(name, w.e, w.n, msg, msgsize);
 	}
 	if (q->resource_type == BRK_RESOURCE_BROKER) {
 		int32_t id = CTL_BROKER_DEFAULT;
@@ -309,10 +288,7 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 		err = brk_dynamic_config_check_broker(id, w.e, w.n, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
-		err = brk_dynamic_config_alter_broker(id, w.e, w.n);
-		if (err == KERR_KAFKA_STORAGE_ERROR)
-			snprintf(msg, msgsize, "The cluster metadata could not be written.");
-		return err;
+		return brk_dynamic_config_alter_broker(id, w.e, w.n, msg, msgsize);
 	}
 	return brk_config_unsupported_type(q->resource_type, msg, msgsize);
 }
