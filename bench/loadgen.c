@@ -317,7 +317,7 @@ static int create_topic(const char *bootstrap, const char *topic)
 	return rc;
 }
 
-static int target_open(target *t, int mock)
+static int target_start(target *t, int mock)
 {
 	memset(t, 0, sizeof(*t));
 	t->mock = mock;
@@ -368,6 +368,17 @@ static void target_close(target *t)
 		h_broker_free(t->b);
 	}
 	memset(t, 0, sizeof(*t));
+}
+
+/* Open a samsa process or a mock cluster; on failure count it in failures,
+ * release what was started and return -1. */
+static int target_open(target *t, int mock)
+{
+	if (target_start(t, mock) == 0)
+		return 0;
+	failures++;
+	target_close(t);
+	return -1;
 }
 
 /* ---- produce ---- */
@@ -670,11 +681,8 @@ static void h1(int do_s, int do_m)
 			target t;
 			fprintf(stderr, "loadgen: H1 %s: %ld x 100 B (run %d of %d)\n",
 				mock ? "mock" : "samsa", n, rep + 1, reps);
-			if (target_open(&t, mock) < 0) {
-				failures++;
-				target_close(&t);
+			if (target_open(&t, mock) < 0)
 				continue;
-			}
 			pid_t bp = mock ? 0 : t.b->pid;
 			prod_cfg c = {n, 100, "1", "5", bp, "h1-produce"};
 			prod_res p;
@@ -818,11 +826,8 @@ static void h2(int do_s, int do_m)
 				target t;
 				fprintf(stderr, "loadgen: H2 %s: %ld x %zu B, acks=all (run %d of %d)\n",
 					mock ? "mock" : "samsa", n, cases[k].size, rep + 1, reps);
-				if (target_open(&t, mock) < 0) {
-					failures++;
-					target_close(&t);
+				if (target_open(&t, mock) < 0)
 					continue;
-				}
 				prod_cfg c = {n, cases[k].size, "all", "5", mock ? 0 : t.b->pid,
 					      k ? "h2-10k" : "h2-1k"};
 				prod_res p;
@@ -964,11 +969,8 @@ static void h3(int do_s, int do_m)
 			if (mock ? !do_m : !do_s)
 				continue;
 			target t;
-			if (target_open(&t, mock) < 0) {
-				failures++;
-				target_close(&t);
+			if (target_open(&t, mock) < 0)
 				continue;
-			}
 			/* Capped at 60 s x scale: a broker that answers an empty
 			 * fetch only at its timer takes ~wait/2 per record. */
 			latency_run(t.bootstrap, waits[w], iters, 60 * scale < 5 ? 5 : 60 * scale,
@@ -1219,10 +1221,8 @@ static void h4(void)
 		}
 		if (rec_first < 0)
 			failures++;
-	} else {
-		failures++;
+		target_close(&t);
 	}
-	target_close(&t);
 	target_max(add_row("H4", "idle RSS MiB", idle, -1, -1), 8, "<= 8 MiB");
 	target_max(add_row("H4", "peak RSS under H1 MiB (VmHWM)", h1_hwm_kb >= 0 ? h1_hwm_kb / 1024.0 : -1,
 			   -1, -1),
