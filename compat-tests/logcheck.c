@@ -179,38 +179,17 @@ int lc_scan_log(const char *path, int64_t expect_first, bool allow_gaps, lc_segm
 	return scan(path, expect_first, allow_gaps, s, NULL);
 }
 
-/* The batch starting at pos, or NULL (batches are sorted by position). */
-static const lc_batch *batch_at(const lc_batch *v, int n, size_t pos)
+/* bsearch(3) orders: batches are sorted by position and by last offset. */
+static int by_pos(const void *key, const void *elem)
 {
-	int lo = 0, hi = n - 1;
-	while (lo <= hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (v[mid].pos == pos)
-			return &v[mid];
-		if (v[mid].pos < pos)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	size_t pos = *(const size_t *)key, at = ((const lc_batch *)elem)->pos;
+	return pos < at ? -1 : pos > at;
 }
 
-/* The batch whose last offset is last, or NULL (sorted by offset too). */
-static const lc_batch *batch_ending(const lc_batch *v, int n, int64_t last, int *idx)
+static int by_last(const void *key, const void *elem)
 {
-	int lo = 0, hi = n - 1;
-	while (lo <= hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (v[mid].last == last) {
-			*idx = mid;
-			return &v[mid];
-		}
-		if (v[mid].last < last)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
+	int64_t last = *(const int64_t *)key, at = ((const lc_batch *)elem)->last;
+	return last < at ? -1 : last > at;
 }
 
 /* Check base.index and base.timeindex against the batches of the segment. */
@@ -233,7 +212,8 @@ static int check_indexes(const char *dir, const char *stem, int64_t base, const 
 	int64_t prev_rel = -1, prev_pos = -1;
 	for (size_t i = 0; rc == 0 && i + 8 <= len; i += 8) {
 		int64_t rel = (int32_t)be32(ix + i), pos = (int32_t)be32(ix + i + 4);
-		const lc_batch *b = pos >= 0 ? batch_at(v, n, (size_t)pos) : NULL;
+		size_t upos = (size_t)pos;
+		const lc_batch *b = pos >= 0 && n > 0 ? bsearch(&upos, v, (size_t)n, sizeof(*v), by_pos) : NULL;
 		if (rel <= prev_rel || pos <= prev_pos) {
 			snprintf(err, errsz,
 				 "%s: entry %zu (%" PRId64 ", %" PRId64 ") does not increase after (%" PRId64
@@ -272,8 +252,9 @@ static int check_indexes(const char *dir, const char *stem, int64_t base, const 
 	int64_t last_ts = -1;
 	for (size_t i = 0; rc == 0 && i + 12 <= len; i += 12) {
 		int64_t ts = (int64_t)be64(ti + i), rel = (int32_t)be32(ti + i + 8);
-		int k = -1;
-		const lc_batch *b = batch_ending(v, n, base + rel, &k);
+		int64_t last = base + rel;
+		const lc_batch *b = n > 0 ? bsearch(&last, v, (size_t)n, sizeof(*v), by_last) : NULL;
+		int k = b ? (int)(b - v) : -1;
 		if (ts <= prev_ts || rel < prev_rel) {
 			snprintf(err, errsz,
 				 "%s: entry %zu (%" PRId64 ", %" PRId64 ") does not increase after (%" PRId64
