@@ -192,14 +192,16 @@ START_TEST(roll_cannot_create_segment)
 }
 END_TEST
 
-START_TEST(roll_cannot_seal_timeindex)
+/* A log whose next append rolls; files may not grow past the limit
+ * limit_of(tsize, len) gives during that append: it fails with EFBIG and
+ * leaves the log unchanged; with the limit gone it rolls. */
+static void roll_fails_under_limit(rlim_t (*limit_of)(int64_t tsize, size_t len))
 {
 	int64_t tsize;
 	size_t len;
 	log_partition *lp = one_full_segment(&tsize, &len);
 	make_batch(2, 2000, 60);
-	/* the closing time index entry (12 bytes past tsize) does not fit */
-	int lrc = limit_files((rlim_t)tsize + 4);
+	int lrc = limit_files(limit_of(tsize, len));
 	int64_t base;
 	int rc = log_append(lp, bbuf, len, 0, 0, &base);
 	unlimit_files();
@@ -208,23 +210,30 @@ START_TEST(roll_cannot_seal_timeindex)
 	check_unchanged(lp, len, tsize);
 	append_rolls(lp, len);
 }
+
+/* The closing time index entry (12 bytes past tsize) does not fit. */
+static rlim_t no_room_for_seal(int64_t tsize, size_t len)
+{
+	(void)len;
+	return (rlim_t)tsize + 4;
+}
+
+/* The roll succeeds, the batch does not fit in the new segment. */
+static rlim_t no_room_for_batch(int64_t tsize, size_t len)
+{
+	(void)tsize;
+	return (rlim_t)len - 10;
+}
+
+START_TEST(roll_cannot_seal_timeindex)
+{
+	roll_fails_under_limit(no_room_for_seal);
+}
 END_TEST
 
 START_TEST(first_append_after_roll_fails)
 {
-	int64_t tsize;
-	size_t len;
-	log_partition *lp = one_full_segment(&tsize, &len);
-	make_batch(2, 2000, 60);
-	/* the roll succeeds, the batch does not fit in the new segment */
-	int lrc = limit_files(len - 10);
-	int64_t base;
-	int rc = log_append(lp, bbuf, len, 0, 0, &base);
-	unlimit_files();
-	ck_assert_int_eq(lrc, 0);
-	ck_assert_int_eq(rc, -EFBIG);
-	check_unchanged(lp, len, tsize);
-	append_rolls(lp, len);
+	roll_fails_under_limit(no_room_for_batch);
 }
 END_TEST
 
