@@ -34,6 +34,7 @@
 #include "broker/group/store.h"
 #include "broker/listener.h"
 #include "broker/loop.h"
+#include "broker/ratelog.h"
 #include "broker/retention.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -77,6 +78,13 @@ static void on_shutdown_poll(brk_loop *loop, void *arg)
 		brk_loop_stop(loop);
 	else
 		brk_timer_add(loop, SHUTDOWN_POLL_MS, on_shutdown_poll, rs);
+}
+
+/* Tell the counts of rate-limited lines whose flood stopped (ratelog.h). */
+static void on_ratelog_timer(brk_loop *loop, void *arg)
+{
+	brk_ratelog_tell_untold(brk_mono_ms());
+	brk_timer_add(loop, BRK_RATELOG_WINDOW_MS, on_ratelog_timer, arg);
 }
 
 static void on_signal(brk_loop *loop, int fd, int events, void *arg)
@@ -397,6 +405,7 @@ int main(int argc, char **argv)
 			(int)cfg->broker_id, server.cluster_id, cfg->log_dir,
 			clean ? "" : " (recovered after an unclean shutdown)");
 		print_started(cfg);
+		brk_timer_add(server.loop, BRK_RATELOG_WINDOW_MS, on_ratelog_timer, NULL);
 		brk_loop_run(server.loop);
 	}
 
@@ -418,6 +427,7 @@ int main(int argc, char **argv)
 			strerror(-rc));
 		status = 1;
 	}
+	brk_ratelog_tell_untold(INT64_MAX);
 	ctl_close(server.ctl);
 	brk_loop_unwatch(server.loop, rs.sigfd);
 	close(rs.sigfd);

@@ -5,8 +5,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "broker/loop.h"
+
+/* Limiters that dropped lines since they joined: loop thread only. */
+static brk_ratelog *untold;
 
 bool brk_ratelog_admit(brk_ratelog *rl, int64_t now_ms, long *dropped)
 {
@@ -16,6 +20,11 @@ bool brk_ratelog_admit(brk_ratelog *rl, int64_t now_ms, long *dropped)
 	}
 	if (rl->lines >= BRK_RATELOG_BURST) {
 		rl->dropped++;
+		if (!rl->listed) {
+			rl->listed = true;
+			rl->next = untold;
+			untold = rl;
+		}
 		return false;
 	}
 	rl->lines++;
@@ -24,16 +33,56 @@ bool brk_ratelog_admit(brk_ratelog *rl, int64_t now_ms, long *dropped)
 	return true;
 }
 
+brk_ratelog *brk_ratelog_next_untold(int64_t now_ms, long *dropped)
+{
+	for (brk_ratelog **p = &untold; *p;) {
+		brk_ratelog *rl = *p;
+		bool ended = now_ms - rl->window_start_ms >= BRK_RATELOG_WINDOW_MS;
+		if (rl->dropped > 0 && !ended) {
+			p = &rl->next;
+			continue;
+		}
+		*p = rl->next;
+		rl->next = NULL;
+		rl->listed = false;
+		if (rl->dropped > 0) {
+			*dropped = rl->dropped;
+			rl->dropped = 0;
+			return rl;
+		}
+	}
+	return NULL;
+}
+
+static void tell_dropped(long dropped, const char *like)
+{
+	fprintf(stderr, "samsa: %ld similar lines dropped (at most %d per %d s)%s%s\n", dropped,
+		BRK_RATELOG_BURST, BRK_RATELOG_WINDOW_MS / 1000, *like ? ", like: " : "", like);
+}
+
+void brk_ratelog_tell_untold(int64_t now_ms)
+{
+	long dropped;
+	brk_ratelog *rl;
+	while ((rl = brk_ratelog_next_untold(now_ms, &dropped)))
+		tell_dropped(dropped, rl->last);
+}
+
 void brk_ratelog_printf(brk_ratelog *rl, const char *fmt, ...)
 {
 	long dropped;
 	if (!brk_ratelog_admit(rl, brk_mono_ms(), &dropped))
 		return;
 	if (dropped > 0)
-		fprintf(stderr, "samsa: %ld similar lines dropped (at most %d per %d s)\n", dropped,
-			BRK_RATELOG_BURST, BRK_RATELOG_WINDOW_MS / 1000);
+		tell_dropped(dropped, "");
 	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rl->last, sizeof(rl->last), fmt, ap);
+	va_end(ap);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	size_t n = strlen(rl->last);
+	if (n && rl->last[n - 1] == '\n')
+		rl->last[n - 1] = 0; /* told inside a line of its own */
 }
