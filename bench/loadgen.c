@@ -13,11 +13,13 @@
  *     oldest, so its consume figure is measured over what it still holds,
  *     read again in passes until it adds up to as many records as samsa's
  *     (each pass timed from its first to its last record, so a pass's
- *     start-up is not counted).
+ *     start-up is not counted). Also samsa's CPU while the consumer reads,
+ *     in cores: the rest of the consume figure is the client's.
  * H2  1,000,000 x 1 KiB and 100,000 x 10 KiB, acks=all, linger.ms=5:
  *     produce MB/s, and the loopback TCP bandwidth of this machine measured
  *     in the same run (one sender thread writing 1 MiB chunks, one receiver
- *     thread, 2 GB over 127.0.0.1), each figure also as a share of it.
+ *     thread, 2 GB over 127.0.0.1), each figure also as a share of it,
+ *     and samsa's CPU seconds per GB produced.
  *     After the runs, the same machine writing a new 1 GB file (what a
  *     broker's log costs before any broker code runs), and a second one
  *     right after deleting the first (new_file_write).
@@ -269,6 +271,26 @@ static void perf_stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/* CPU seconds (user + system) process pid has used so far, or -1. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Fields 14 and 15 (utime, stime, clock ticks), counted after the
+	 * command name, which may hold spaces but ends with the last ')'. */
+	const char *p = strrchr(buf, ')');
+	unsigned long ut, st;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* ---- targets: a samsa process or an in-process mock cluster ---- */
 
 typedef struct target {
@@ -394,7 +416,7 @@ typedef struct prod_cfg {
 	size_t size;
 	const char *acks;
 	const char *linger;
-	pid_t perf_target; /* perf record this pid during the timed part */
+	pid_t broker_pid; /* samsa's pid, 0 for the mock: its CPU is measured, and perf records it */
 	const char *perf_tag;
 } prod_cfg;
 
@@ -403,6 +425,7 @@ typedef struct prod_res {
 	long delivered, failed;
 	double secs; /* first produce call to last delivery report */
 	double p50_ms, p99_ms, max_ms;
+	double broker_cpu_s; /* samsa's CPU seconds over the timed part, -1 for the mock */
 } prod_res;
 
 /* Delivery reports are served by the poll thread and, inside
@@ -530,7 +553,8 @@ static void produce_phase(const char *bootstrap, const prod_cfg *c, prod_res *r)
 		bad = 1;
 	}
 
-	pid_t perf = bad ? 0 : perf_start(c->perf_target, c->perf_tag);
+	pid_t perf = bad ? 0 : perf_start(c->broker_pid, c->perf_tag);
+	double cpu0 = proc_cpu_s(c->broker_pid);
 	int64_t t0 = now_ns();
 	long produced = 0;
 	for (long i = 0; i < n && !bad; i++) {
@@ -539,6 +563,8 @@ static void produce_phase(const char *bootstrap, const prod_cfg *c, prod_res *r)
 		produced += !bad;
 	}
 	rd_kafka_resp_err_t fe = rd_kafka_flush(rk, 600000);
+	double cpu1 = proc_cpu_s(c->broker_pid);
+	r->broker_cpu_s = cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1;
 	perf_stop(perf);
 	st.stop_poll = 1;
 	pthread_join(poller, NULL);
@@ -581,6 +607,7 @@ typedef struct cons_res {
 	double secs;    /* sum over passes, first to last record */
 	int64_t gap_ns; /* longest wait between two batches */
 	long gap_offset; /* the offset waited for then */
+	double broker_cpu_share; /* samsa's CPU over the passes, in cores; -1 for the mock */
 } cons_res;
 
 /*
@@ -588,7 +615,7 @@ typedef struct cons_res {
  * passes over [lo, hi) until at least want records were read. Checks that
  * every record's value starts with its offset.
  */
-static void consume_phase(const char *bootstrap, long want, pid_t perf_target, cons_res *r)
+static void consume_phase(const char *bootstrap, long want, pid_t broker_pid, cons_res *r)
 {
 	char err[256];
 	memset(r, 0, sizeof(*r));
@@ -613,7 +640,9 @@ static void consume_phase(const char *bootstrap, long want, pid_t perf_target, c
 	rd_kafka_message_t *batch[1000];
 	long wrong = 0, errors = 0;
 	int stalled = 0;
-	pid_t perf = perf_start(perf_target, "h1-consume");
+	pid_t perf = perf_start(broker_pid, "h1-consume");
+	double cpu0 = proc_cpu_s(broker_pid);
+	int64_t t0 = now_ns();
 	while (r->consumed < want && r->held > 0 && !stalled) {
 		rd_kafka_consume_start(rkt, 0, lo);
 		int64_t first = 0, last = 0, idle_since = now_ns();
@@ -660,6 +689,8 @@ static void consume_phase(const char *bootstrap, long want, pid_t perf_target, c
 		r->secs += (double)(last - first) / 1e9;
 		r->passes++;
 	}
+	double cpu1 = proc_cpu_s(broker_pid);
+	r->broker_cpu_share = cpu0 >= 0 && cpu1 >= 0 ? (cpu1 - cpu0) / ((double)(now_ns() - t0) / 1e9) : -1;
 	perf_stop(perf);
 	if (wrong)
 		fprintf(stderr, "loadgen: %ld records out of order or with a wrong value\n", wrong);
@@ -676,8 +707,8 @@ static void h1(int do_s, int do_m)
 {
 	long n = scaled(10000000);
 	double pr[2] = {-1, -1}, cr[2] = {-1, -1}, held[2] = {0, 0};
-	double pruns[2][MAX_REPS], cruns[2][MAX_REPS];
-	int npr[2] = {0, 0}, ncr[2] = {0, 0};
+	double pruns[2][MAX_REPS], cruns[2][MAX_REPS], shares[MAX_REPS];
+	int npr[2] = {0, 0}, ncr[2] = {0, 0}, nshares = 0;
 	long passes[2] = {0, 0};
 	/* Alternate samsa and mock so a slow spell of the VM hits both. */
 	for (int rep = 0; rep < reps; rep++) {
@@ -714,6 +745,8 @@ static void h1(int do_s, int do_m)
 					cruns[mock][ncr[mock]++] = cs.consumed / cs.secs;
 				else
 					failures++;
+				if (ok && !mock && cs.broker_cpu_share >= 0)
+					shares[nshares++] = cs.broker_cpu_share;
 				held[mock] = (double)cs.held;
 				passes[mock] = cs.passes;
 				fprintf(stderr, "loadgen: H1 %s consume: %ld records (%ld held, %ld "
@@ -739,6 +772,11 @@ static void h1(int do_s, int do_m)
 	snprintf(f, sizeof(f), "produce records/s (%ld x 100 B)", n);
 	target_ratio(add_row("H1", f, pr[0], pr[1], +1), 1.0);
 	target_ratio(add_row("H1", "consume records/s (from start)", cr[0], cr[1], +1), 1.0);
+	/* What the broker's share of the consume figure is: the rest is the
+	 * client's. */
+	add_row("H1", "  samsa CPU while consumed, cores",
+		nshares ? median_runs("H1 samsa CPU while consumed, cores", 0, shares, nshares) : -1, -1,
+		-1);
 	printf("H1: the mock keeps at most 5 MiB / 100000 batches per partition; it held "
 	       "%.0f records, read in %ld passes (samsa: %.0f records, %ld pass)\n",
 	       held[1], passes[1], held[0], passes[0]);
@@ -867,8 +905,8 @@ static void h2(int do_s, int do_m)
 	for (int k = 0; k < 2; k++) {
 		long n = scaled(cases[k].n);
 		double mbps[2] = {-1, -1};
-		double runs[2][MAX_REPS];
-		int nruns[2] = {0, 0};
+		double runs[2][MAX_REPS], cpu_per_gb[MAX_REPS];
+		int nruns[2] = {0, 0}, ncpu = 0;
 		/* Alternate samsa and mock so a slow spell of the VM hits both. */
 		for (int rep = 0; rep < reps; rep++) {
 			for (int mock = 0; mock < 2; mock++) {
@@ -883,11 +921,13 @@ static void h2(int do_s, int do_m)
 					      k ? "h2-10k" : "h2-1k"};
 				prod_res p;
 				produce_phase(t.bootstrap, &c, &p);
+				double gb = (double)p.delivered * (double)cases[k].size / 1e9;
 				if (p.ok)
-					runs[mock][nruns[mock]++] =
-						(double)p.delivered * (double)cases[k].size / 1e6 / p.secs;
+					runs[mock][nruns[mock]++] = gb * 1e3 / p.secs;
 				else
 					failures++;
+				if (p.ok && p.broker_cpu_s >= 0)
+					cpu_per_gb[ncpu++] = p.broker_cpu_s / gb;
 				target_close(&t);
 			}
 		}
@@ -903,6 +943,9 @@ static void h2(int do_s, int do_m)
 		snprintf(f, sizeof(f), "  as %% of loopback TCP");
 		add_row("H2", f, mbps[0] >= 0 && lb > 0 ? 100 * mbps[0] / lb : -1,
 			mbps[1] >= 0 && lb > 0 ? 100 * mbps[1] / lb : -1, +1);
+		snprintf(f, sizeof(f), "H2 %zu B samsa CPU s per GB", cases[k].size);
+		add_row("H2", "  samsa CPU s per GB", ncpu ? median_runs(f, 0, cpu_per_gb, ncpu) : -1, -1,
+			-1);
 	}
 	/* After the runs, so that deleting its files cannot hand the first
 	 * samsa run freshly freed memory; and 10 s after them, so that the
