@@ -75,14 +75,16 @@ void brk_ratelog_printf(brk_ratelog *rl, const char *fmt, ...)
 		return;
 	if (dropped > 0)
 		tell_dropped(dropped, "");
+	char line[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(rl->last, sizeof(rl->last), fmt, ap);
+	int len = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	size_t n = strlen(rl->last);
-	if (n && rl->last[n - 1] == '\n')
-		rl->last[n - 1] = 0; /* told inside a line of its own */
+	if (len < 0)
+		return;
+	if (len >= (int)sizeof(line))
+		line[sizeof(line) - 2] = '\n'; /* cut short, still a line */
+	fputs(line, stderr);
+	/* Without its newline: it is told inside a line of its own. */
+	snprintf(rl->last, sizeof(rl->last), "%.*s", (int)strcspn(line, "\n"), line);
 }

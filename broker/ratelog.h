@@ -66,7 +66,8 @@ void brk_ratelog_tell_untold(int64_t now_ms);
  * dropped when brk_ratelog_admit refuses it, and preceded by
  * "samsa: N similar lines dropped (at most 10 per 10 s)" when lines were
  * dropped before it (the count of a flood that stopped is told by
- * brk_ratelog_tell_untold). fmt should end with a newline.
+ * brk_ratelog_tell_untold). fmt should end with a newline; a line longer
+ * than 1023 bytes is cut short.
  */
 void brk_ratelog_printf(brk_ratelog *rl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
