@@ -93,7 +93,7 @@ static void ck_write(void)
 		return;
 	int n = 0;
 	for (int i = 0; i < cl.nck; i++)
-		if (brk_topic_find(cl.ck[i].topic, (int32_t)strlen(cl.ck[i].topic)))
+		if (brk_topic_find(&server.partitions, cl.ck[i].topic, (int32_t)strlen(cl.ck[i].topic)))
 			copy[n++] = cl.ck[i];
 	char path[4400];
 	snprintf(path, sizeof path, "%s/%s", server.cfg.log_dir, CHECKPOINT_FILE);
@@ -181,9 +181,8 @@ static bool start_round(void)
 	int64_t now = brk_wall_ms();
 	brk_partition *best = NULL;
 	log_clean_stats best_st = { 0 };
-	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++) {
-		const ctl_topic *m = ctl_topic_at(server.ctl, i);
-		brk_topic *t = brk_topic_find(m->name, (int32_t)strlen(m->name));
+	for (int32_t i = 0; i < brk_partitions_topic_count(&server.partitions); i++) {
+		brk_topic *t = brk_partitions_topic_at(&server.partitions, i);
 		if (!t || !t->cfg.compact)
 			continue;
 		log_clean_config cc;
@@ -192,12 +191,12 @@ static bool start_round(void)
 			brk_partition *bp = brk_topic_partition(t, p);
 			if (!bp || !bp->log)
 				continue;
-			const logdir_checkpoint_entry *e = ck_find(t->meta->name, p);
+			const logdir_checkpoint_entry *e = ck_find(t->name, p);
 			log_clean_stats st;
 			if (log_clean_stats_of(bp->log, e ? e->offset : -1, &cc, now, &st) < 0)
 				continue;
 			if (st.reset_checkpoint)
-				ck_set(t->meta->name, p, st.first_dirty);
+				ck_set(t->name, p, st.first_dirty);
 			if (st.clean_bytes + st.cleanable_bytes <= 0)
 				continue;
 			bool due = (st.compaction_delay_ms > 0 && st.cleanable_bytes > 0) ||
@@ -217,13 +216,13 @@ static bool start_round(void)
 	int rc = log_clean_begin(best->log, best_st.first_dirty, &cc, now, &cl.abort, &j);
 	if (rc != 0) {
 		if (rc < 0)
-			fprintf(stderr, "samsa: log cleaner: %s-%d: %s\n", best->topic->meta->name,
+			fprintf(stderr, "samsa: log cleaner: %s-%d: %s\n", best->topic->name,
 				(int)best->index, strerror(-rc));
 		return false;
 	}
-	memcpy(cl.topic_id, best->topic->meta->id, 16);
+	memcpy(cl.topic_id, best->topic->id, 16);
 	cl.partition = best->index;
-	snprintf(cl.topic, sizeof cl.topic, "%s", best->topic->meta->name);
+	snprintf(cl.topic, sizeof cl.topic, "%s", best->topic->name);
 	pthread_mutex_lock(&cl.mu);
 	cl.job = j;
 	cl.job_done = false;
@@ -269,7 +268,7 @@ static void on_event(brk_loop *loop, int fd, int events, void *arg)
 	pthread_mutex_unlock(&cl.mu);
 	if (!j)
 		return;
-	brk_topic *t = brk_topic_find_by_id(cl.topic_id);
+	brk_topic *t = brk_topic_find_by_id(&server.partitions, cl.topic_id);
 	brk_partition *p = t ? brk_topic_partition(t, cl.partition) : NULL;
 	bool cleaned = false;
 	if (rc == 0) {

@@ -86,6 +86,7 @@ struct brk_conn {
 	int64_t last_active; /* monotonic ms of the last byte read or written */
 	size_t charged;     /* bytes of in[] taken from the request memory pool */
 	bool no_response;   /* of the completed delayed request */
+	bool close_pending; /* the completed delayed request could not be answered */
 	uint64_t resume_timer;
 
 	uint8_t *in;
@@ -499,7 +500,7 @@ static void request_finish(brk_conn *c)
 	}
 	proto_arena_reset_trim(&c->arena, IN_SHRINK); /* a huge request's chunk goes too */
 	memset(&c->req, 0, sizeof(c->req));
-	c->done_early = c->no_response = false;
+	c->done_early = c->no_response = c->close_pending = false;
 	c->in_pos = c->frame_end;
 	if (c->in_pos == c->in_len) {
 		c->in_pos = c->in_len = 0;
@@ -583,6 +584,7 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 	req->correlation_id = h.correlation_id;
 	req->client_id = h.client_id;
 	req->body = r;
+	req->body_start = r;
 	req->arena = &c->arena;
 	req->out = &c->body;
 	req->now_ms = brk_wall_ms();
@@ -599,6 +601,11 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 		if (!c->done_early) {
 			c->st = DELAYED;
 			return 0;
+		}
+		if (c->close_pending) {
+			snprintf(why, whysize, "%s v%d: response could not be built", d->name, version);
+			*reason = why;
+			return -1;
 		}
 		if (c->no_response) {
 			request_finish(c);
@@ -785,6 +792,10 @@ static void on_resume(brk_loop *loop, void *arg)
 	(void)loop;
 	brk_conn *c = arg;
 	c->resume_timer = 0;
+	if (c->close_pending) {
+		conn_close(c, "response could not be built");
+		return;
+	}
 	if (c->no_response) {
 		request_finish(c);
 	} else if (!response_start(c)) {
@@ -794,12 +805,13 @@ static void on_resume(brk_loop *loop, void *arg)
 	advance(c);
 }
 
-void brk_request_complete(brk_request *req, int no_response)
+void brk_request_complete(brk_request *req, int how)
 {
 	brk_conn *c = req->conn;
 	req->cancel = NULL;
 	req->delayed = NULL;
-	c->no_response = no_response != 0;
+	c->no_response = how == BRK_COMPLETE_NO_RESPONSE;
+	c->close_pending = how == BRK_COMPLETE_CLOSE;
 	if (c->st == HANDLING) {
 		c->done_early = true; /* the handler's return finishes it */
 		return;

@@ -1,7 +1,7 @@
 /*
- * dynamic_config.c - runtime config changes: persist through the
- * controller, rebuild server.cfg from its layers, and push the effective
- * topic configs to the running logs.
+ * dynamic_config.c - runtime config changes: the checks, the broker config
+ * layers rebuilt into the effective config, and the topics' configs pushed
+ * to the running logs.
  */
 #include "broker/dynamic_config.h"
 
@@ -10,68 +10,72 @@
 #include <string.h>
 
 #include "broker/partitions.h"
-#include "broker/server.h"
 #include "broker/topic_config.h"
 #include "protocol/err.h"
 
-/* The static broker config (as read at start-up). Like the partition
- * registry, module state of the loop thread. */
-static struct {
-	brk_config static_cfg;
-	bool ready;
-} dyn;
-
-void brk_dynamic_config_layers(brk_config_layers *out)
+void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->effective = &server.cfg;
-	out->static_cfg = dyn.ready ? &dyn.static_cfg : &server.cfg;
-	if (server.ctl) {
-		out->dynamic_broker = ctl_broker_configs(server.ctl, server.cfg.broker_id,
-							 &out->ndynamic_broker);
-		out->dynamic_default = ctl_broker_configs(server.ctl, CTL_BROKER_DEFAULT,
-							  &out->ndynamic_default);
-	}
+	out->effective = d->cfg;
+	out->static_cfg = &d->static_cfg;
+	out->dynamic_broker = d->nown > 0 ? d->own : NULL;
+	out->ndynamic_broker = d->nown;
+	out->dynamic_default = d->ndefaults > 0 ? d->defaults : NULL;
+	out->ndynamic_default = d->ndefaults;
 }
 
-void brk_dynamic_config_init(void)
+void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
+			     struct brk_partitions *partitions)
 {
-	dyn.static_cfg = server.cfg;
-	dyn.ready = true;
+	memset(d, 0, sizeof(*d));
+	d->cfg = cfg;
+	d->static_cfg = *cfg;
+	d->partitions = partitions;
+}
+
+void brk_dynamic_config_free(brk_dynamic_config *d)
+{
+	ctl_configs_free(d->defaults, d->ndefaults);
+	ctl_configs_free(d->own, d->nown);
+	d->defaults = d->own = NULL;
+	d->ndefaults = d->nown = 0;
+}
+
+const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32_t broker_id,
+					      int32_t *n)
+{
+	if (broker_id == CTL_BROKER_DEFAULT) {
+		*n = d->ndefaults;
+		return d->ndefaults > 0 ? d->defaults : NULL;
+	}
+	if (broker_id == d->static_cfg.broker_id) {
+		*n = d->nown;
+		return d->nown > 0 ? d->own : NULL;
+	}
+	*n = 0;
+	return NULL;
+}
+
+void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
+			      int32_t n)
+{
+	if (broker_id == CTL_BROKER_DEFAULT) {
+		ctl_configs_free(d->defaults, d->ndefaults);
+		d->defaults = configs;
+		d->ndefaults = n;
+	} else if (broker_id == d->static_cfg.broker_id) {
+		ctl_configs_free(d->own, d->nown);
+		d->own = configs;
+		d->nown = n;
+	} else {
+		ctl_configs_free(configs, n); /* another broker's */
+		return;
+	}
 	brk_config_layers layers;
-	brk_dynamic_config_layers(&layers);
-	brk_config_rebuild(&layers, &server.cfg, stderr);
-}
-
-/* Rebuild the effective config of topic t and hand it to its logs. */
-static void apply_topic(brk_topic *t)
-{
-	brk_topic_config_build(&server.cfg, t->meta->configs, t->meta->nconfigs, &t->cfg);
-	for (int32_t i = 0; i < t->npartitions; i++) {
-		brk_partition *p = brk_topic_partition(t, i);
-		if (p && p->log)
-			log_set_config(p->log, &t->cfg.log);
-	}
-}
-
-/* The message of an alter whose metadata write failed. */
-static int alter_failed(int err, char *msg, size_t msgsize)
-{
-	if (err == KERR_KAFKA_STORAGE_ERROR)
-		snprintf(msg, msgsize, "The cluster metadata could not be written.");
-	return err;
-}
-
-int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n,
-				   char *msg, size_t msgsize)
-{
-	int err = ctl_set_topic_configs(server.ctl, name, configs, n);
-	if (err)
-		return alter_failed(err, msg, msgsize);
-	brk_topic *t = brk_topic_find(name, (int32_t)strlen(name));
-	if (t)
-		apply_topic(t);
-	return KERR_NONE;
+	brk_dynamic_config_layers(d, &layers);
+	brk_config_rebuild(&layers, d->cfg, stderr);
+	if (d->partitions)
+		brk_partitions_reconfigure(d->partitions);
 }
 
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
@@ -119,26 +123,6 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 	return KERR_NONE;
 }
 
-int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
-				    char *msg, size_t msgsize)
-{
-	if (!dyn.ready)
-		brk_dynamic_config_init();
-	int err = ctl_set_broker_configs(server.ctl, broker_id, configs, n);
-	if (err)
-		return alter_failed(err, msg, msgsize);
-	brk_config_layers layers;
-	brk_dynamic_config_layers(&layers);
-	brk_config_rebuild(&layers, &server.cfg, stderr);
-	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++) {
-		const ctl_topic *m = ctl_topic_at(server.ctl, i);
-		brk_topic *t = brk_topic_find(m->name, (int32_t)strlen(m->name));
-		if (t)
-			apply_topic(t);
-	}
-	return KERR_NONE;
-}
-
 int brk_config_check_topic_name(const char *name, int32_t len, char *msg, size_t msgsize)
 {
 	msg[0] = '\0';
@@ -163,8 +147,8 @@ int brk_config_check_topic_name(const char *name, int32_t len, char *msg, size_t
 	return KERR_NONE;
 }
 
-int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, char *msg,
-				 size_t msgsize)
+int brk_config_check_broker_name(const char *name, int32_t len, int32_t self, int32_t *id,
+				 char *msg, size_t msgsize)
 {
 	msg[0] = '\0';
 	/* Java's Integer.parseInt: optional sign, decimal digits, int range. */
@@ -189,9 +173,9 @@ int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, cha
 			 len > 0 ? (int)len : 0, name ? name : "");
 		return KERR_INVALID_REQUEST;
 	}
-	if (v != server.cfg.broker_id) {
+	if (v != self) {
 		snprintf(msg, msgsize, "Unexpected broker id, expected %d, but received %.*s",
-			 server.cfg.broker_id, (int)len, name);
+			 self, (int)len, name);
 		return KERR_INVALID_REQUEST;
 	}
 	*id = (int32_t)v;

@@ -1,7 +1,9 @@
 /*
  * dynamic_config.h - configs changed at runtime (AlterConfigs,
- * IncrementalAlterConfigs): topic overrides and dynamic broker configs
- * (KIP-226), persisted in the controller's metadata and applied at once to
+ * IncrementalAlterConfigs): the checks of topic overrides and dynamic
+ * broker configs (KIP-226), and the broker config layers. The handlers
+ * persist changes through the controller; what it reports back is applied
+ * here (broker configs) or by the partition registry (topic overrides) to
  * server.cfg and to the running partition logs.
  *
  * The broker config comes in layers (Kafka's DynamicBrokerConfig): the
@@ -24,29 +26,48 @@
 #include "controller/ctl.h"
 #include "protocol/buf.h"
 
+struct brk_partitions;
+
+/* The layers (Kafka's DynamicBrokerConfig). Owned by the server. */
+typedef struct brk_dynamic_config {
+	brk_config *cfg;             /* the effective config: static + dynamic layers */
+	brk_config static_cfg;       /* as read at start-up */
+	ctl_config_entry *defaults;  /* BROKER "" (cluster-wide), owned */
+	int32_t ndefaults;
+	ctl_config_entry *own;       /* BROKER "<broker.id>", owned */
+	int32_t nown;
+	struct brk_partitions *partitions; /* their topics follow a change */
+} brk_dynamic_config;
+
 /*
- * Keep server.cfg as the static config and apply the dynamic broker configs
- * found in server.ctl (a bad one is warned about on stderr and skipped, as
- * Kafka skips an invalid dynamic config at start-up). Call once after
- * ctl_open and before the partition logs are opened.
+ * Keep *cfg as the static config; cfg then stays the effective one, rebuilt
+ * whenever a dynamic layer changes (brk_dynamic_config_apply), and the
+ * topics of partitions with it. Call before the controller's first events.
  */
-void brk_dynamic_config_init(void);
+void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
+			     struct brk_partitions *partitions);
+void brk_dynamic_config_free(brk_dynamic_config *d);
+
+/*
+ * The dynamic configs of broker_id (or CTL_BROKER_DEFAULT) changed, as the
+ * controller reports them (configs taken over; another broker's are freed):
+ * the effective config is rebuilt (a bad value is warned about on stderr
+ * and skipped, as Kafka skips an invalid dynamic config) and every topic's
+ * config with it (Kafka's DynamicLogConfig.reconfigure: topics without an
+ * override take the new default).
+ */
+void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
+			      int32_t n);
+
+/* The current dynamic configs of broker_id (this broker or
+ * CTL_BROKER_DEFAULT): *n entries, NULL when none. Valid until the next
+ * change. */
+const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32_t broker_id,
+					      int32_t *n);
 
 /* The current layers, for describing (pointers valid until the next
  * change). */
-void brk_dynamic_config_layers(brk_config_layers *out);
-
-/*
- * Replace the overrides of topic name with configs[0..n) (already checked
- * with brk_topic_config_check): persisted with ctl_set_topic_configs, then
- * the topic's brk_topic.cfg is rebuilt and given to every partition's log
- * (log_set_config), so produce limits, roll, flush and retention follow at
- * once. Returns a Kafka error code from ctl_set_topic_configs, with msg
- * (msgsize bytes) set for KAFKA_STORAGE_ERROR ("The cluster metadata could
- * not be written.").
- */
-int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *configs, int32_t n,
-				   char *msg, size_t msgsize);
+void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *out);
 
 /*
  * Check a new complete set of dynamic configs of a BROKER resource
@@ -60,17 +81,6 @@ int brk_dynamic_config_alter_topic(const char *name, const ctl_config_entry *con
  * Returns KERR_NONE or the error, message in msg.
  */
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
-				    char *msg, size_t msgsize);
-
-/*
- * Replace the dynamic configs of a BROKER resource with configs[0..n)
- * (checked with brk_dynamic_config_check_broker): persisted with
- * ctl_set_broker_configs, then server.cfg is rebuilt and every topic's
- * config with it (Kafka's DynamicLogConfig.reconfigure: topics without an
- * override take the new default). Returns a Kafka error code, with msg set
- * as brk_dynamic_config_alter_topic's.
- */
-int brk_dynamic_config_alter_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
 				    char *msg, size_t msgsize);
 
 /* Kafka's ConfigResource.Type ids used here. */
@@ -92,10 +102,10 @@ int brk_config_check_topic_name(const char *name, int32_t len, char *msg, size_t
  * A BROKER resource name that names a broker: its id into *id. Returns
  * KERR_NONE, or INVALID_REQUEST with Kafka's message (ConfigAdminManager.
  * validateResourceNameIsCurrentNodeId) when it is not an integer or not
- * this broker's id.
+ * this broker's id (self).
  */
-int brk_config_check_broker_name(const char *name, int32_t len, int32_t *id, char *msg,
-				 size_t msgsize);
+int brk_config_check_broker_name(const char *name, int32_t len, int32_t self, int32_t *id,
+				 char *msg, size_t msgsize);
 
 /*
  * Duplicates in a request (Kafka: "Each resource must appear at most once.",
@@ -127,8 +137,13 @@ int brk_config_unsupported_type(int8_t type, char *msg, size_t msgsize);
  * NULL when the arena is exhausted. */
 char *brk_config_strndup(proto_arena *a, const char *p, int32_t len);
 
+/* What an alter function returns when the change passed every check and
+ * was handed to the controller for resource i (its result comes later). */
+#define BRK_CONFIG_PENDING 0x7fff
+
 /* Alter resource i of the request in ctx: a Kafka error code with msg
- * (msgsize bytes) filled when there is one, or < 0 to close the connection. */
+ * (msgsize bytes) filled when there is one, BRK_CONFIG_PENDING, or < 0 to
+ * close the connection. */
 typedef int (*brk_config_alter_fn)(void *ctx, int32_t i, char *msg, size_t msgsize);
 
 /*

@@ -21,17 +21,18 @@
 /* Cap on one decompressed batch while loading. */
 #define LOAD_SCRATCH_MAX (256u << 20)
 
-int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t replication_factor,
-			      int16_t min_isr, int32_t segment_bytes)
+void brk_internal_topic_op_init(brk_internal_topic_op *o, const char *name, int32_t npartitions,
+				int16_t replication_factor, int16_t min_isr, int32_t segment_bytes,
+				int32_t live_brokers)
 {
-	int32_t brokers = ctl_broker_count(server.ctl);
+	memset(o, 0, sizeof(*o));
 	int16_t rf = replication_factor;
-	if (brokers > 0 && rf > brokers) {
+	if (live_brokers > 0 && rf > live_brokers) {
 		fprintf(stderr,
 			"samsa: warning: replication factor %d of %s is above the %d live broker(s): "
 			"creating it with replication factor %d\n",
-			(int)rf, name, (int)brokers, (int)brokers);
-		rf = (int16_t)brokers;
+			(int)rf, name, (int)live_brokers, (int)live_brokers);
+		rf = (int16_t)live_brokers;
 	}
 	if (segment_bytes < BRK_INTERNAL_MIN_SEGMENT_BYTES) {
 		/* segment.bytes below its minimum would be ignored for the
@@ -42,8 +43,6 @@ int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t rep
 			(int)segment_bytes, name, BRK_INTERNAL_MIN_SEGMENT_BYTES);
 		segment_bytes = BRK_INTERNAL_MIN_SEGMENT_BYTES;
 	}
-	char segment[32], isr[16];
-	snprintf(segment, sizeof(segment), "%d", (int)segment_bytes);
 	if (min_isr > rf) {
 		fprintf(stderr,
 			"samsa: warning: min.insync.replicas %d of %s is above its replication factor "
@@ -51,16 +50,24 @@ int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t rep
 			(int)min_isr, name, (int)rf, (int)rf);
 		min_isr = rf;
 	}
-	snprintf(isr, sizeof(isr), "%d", (int)min_isr);
-	char k1[] = "cleanup.policy", v1[] = "compact", k2[] = "compression.type",
-	     v2[] = "producer", k3[] = "segment.bytes", k4[] = "min.insync.replicas";
-	ctl_config_entry configs[] = { { k1, v1 }, { k2, v2 }, { k3, segment }, { k4, isr } };
-	int err = brk_create_topic(name, npartitions, rf, configs, min_isr > 0 ? 4 : 3, false, NULL);
-	if (err != KERR_NONE) {
-		fprintf(stderr, "samsa: cannot create %s (Kafka error %d)\n", name, err);
-		return -EIO;
+	snprintf(o->names[0], sizeof(o->names[0]), "cleanup.policy");
+	snprintf(o->values[0], sizeof(o->values[0]), "compact");
+	snprintf(o->names[1], sizeof(o->names[1]), "compression.type");
+	snprintf(o->values[1], sizeof(o->values[1]), "producer");
+	snprintf(o->names[2], sizeof(o->names[2]), "segment.bytes");
+	snprintf(o->values[2], sizeof(o->values[2]), "%d", (int)segment_bytes);
+	snprintf(o->names[3], sizeof(o->names[3]), "min.insync.replicas");
+	snprintf(o->values[3], sizeof(o->values[3]), "%d", (int)min_isr);
+	for (int i = 0; i < 4; i++) {
+		o->configs[i].name = o->names[i];
+		o->configs[i].value = o->values[i];
 	}
-	return 0;
+	o->op.type = CTL_OP_CREATE_TOPIC;
+	snprintf(o->op.topic, sizeof(o->op.topic), "%s", name);
+	o->op.partitions = npartitions;
+	o->op.replication_factor = rf;
+	o->op.configs = o->configs;
+	o->op.nconfigs = min_isr > 0 ? 4 : 3;
 }
 
 /* pread exactly len bytes at pos. Returns 0 or -errno. */
@@ -139,13 +146,13 @@ int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const ch
 			int32_t olen, int64_t now_ms)
 {
 	brk_topic *t = p->topic;
-	if (!p->log)
-		return KERR_NOT_COORDINATOR;
+	if (brk_partition_leader_error(p, -1) != KERR_NONE)
+		return KERR_NOT_COORDINATOR; /* not the leader here (any more) */
 	if (size > t->cfg.max_message_bytes || (int64_t)size > t->cfg.log.segment_bytes) {
 		fprintf(stderr,
 			"samsa: %.*s: a %d-byte batch for %s-%d is above max.message.bytes (%d) or "
 			"segment.bytes (%lld): not written\n",
-			(int)olen, owner, (int)size, t->meta->name, (int)p->index,
+			(int)olen, owner, (int)size, t->name, (int)p->index,
 			(int)t->cfg.max_message_bytes, (long long)t->cfg.log.segment_bytes);
 		return BRK_INTERNAL_TOO_LARGE;
 	}
@@ -153,7 +160,7 @@ int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const ch
 	if (proto_batch_header(batch, (size_t)size, &bi) != 0)
 		return KERR_UNKNOWN_SERVER_ERROR;
 	int64_t base;
-	int32_t epoch = brk_partition_leader_epoch(p);
+	int32_t epoch = p->leader_epoch;
 	int rc = (bi.attributes & PROTO_ATTR_TRANSACTIONAL)
 			 ? log_append_coordinator(p->log, batch, (size_t)size, epoch, now_ms, &base)
 			 : log_append(p->log, batch, (size_t)size, epoch, now_ms, &base);
@@ -164,9 +171,9 @@ int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const ch
 	if (rc) {
 		static brk_ratelog rl = BRK_RATELOG_INIT; /* e.g. every commit on a full disk */
 		brk_ratelog_printf(&rl, "samsa: %.*s: appending to %s-%d failed: %s\n", (int)olen, owner,
-				   t->meta->name, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
+				   t->name, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
 		return KERR_NOT_COORDINATOR;
 	}
-	brk_partition_appended(p, size, now_ms);
+	brk_partition_appended(&server.partitions, p, size, now_ms);
 	return KERR_NONE;
 }

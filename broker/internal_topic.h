@@ -14,25 +14,35 @@
 #include <stdint.h>
 
 #include "broker/partitions.h"
+#include "controller/ctl.h"
 #include "protocol/batch.h"
 
 /* segment.bytes' minimum (Kafka's LogConfig: 1 MiB). */
 #define BRK_INTERNAL_MIN_SEGMENT_BYTES (1024 * 1024)
 
 /*
- * Create the internal topic `name` with npartitions partitions, replication
- * factor min(replication_factor, live brokers) (a warning on stderr when
- * capped, as Kafka 4 caps neither but a single node must work out of the
- * box), cleanup.policy=compact, compression.type=producer and
- * segment.bytes (bytes; raised to BRK_INTERNAL_MIN_SEGMENT_BYTES with a
- * warning when below), plus min.insync.replicas when min_isr > 0 (also
- * capped to the replication factor, with a warning). Kafka's
+ * The creation of an internal topic as a controller operation (o->op, to
+ * submit): `name` with npartitions partitions, replication factor
+ * min(replication_factor, live_brokers) (a warning on stderr when capped,
+ * as Kafka 4 caps neither but a single node must work out of the box),
+ * cleanup.policy=compact, compression.type=producer and segment.bytes
+ * (bytes; raised to BRK_INTERNAL_MIN_SEGMENT_BYTES with a warning when
+ * below), plus min.insync.replicas when min_isr > 0 (also capped to the
+ * replication factor, with a warning). Kafka's
  * GroupCoordinator.groupMetadataTopicConfigs and
- * TransactionLog.transactionTopicConfigs.
- * Returns 0, or -EIO after printing the Kafka error on stderr.
+ * TransactionLog.transactionTopicConfigs. o->op points into o: submit it
+ * while o lives (ctl_submit copies it).
  */
-int brk_internal_topic_create(const char *name, int32_t npartitions, int16_t replication_factor,
-			      int16_t min_isr, int32_t segment_bytes);
+typedef struct brk_internal_topic_op {
+	ctl_op op;
+	ctl_config_entry configs[4];
+	char names[4][32];
+	char values[4][32];
+} brk_internal_topic_op;
+
+void brk_internal_topic_op_init(brk_internal_topic_op *o, const char *name, int32_t npartitions,
+				int16_t replication_factor, int16_t min_isr, int32_t segment_bytes,
+				int32_t live_brokers);
 
 /*
  * Called for each batch read back: bi is its parsed header (base offset and

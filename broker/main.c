@@ -4,9 +4,9 @@
  * Start-up: configuration (file, then --override settings, then cross-key
  * checks) -> soft open file limit raised to the hard limit -> lock the log
  * dir -> meta.properties (created with a new random cluster id, or checked
- * against broker.id) -> clean-shutdown marker read and removed -> controller
- * -> partition logs (and removal of partition directories of no known
- * topic) -> consumer groups (loaded from __consumer_offsets) -> transactional
+ * against broker.id) -> clean-shutdown marker read and removed -> partition
+ * registry -> controller (its initial events open the partition logs) ->
+ * stray partition directories set aside -> consumer groups (loaded from __consumer_offsets) -> transactional
  * ids (loaded from __transaction_state) -> listeners -> loop.
  *
  * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
@@ -106,6 +106,12 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 		rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
 		on_shutdown_poll(loop, rs);
 	}
+}
+
+/* brk_replica_env.alive over the live brokers. */
+static bool cluster_alive(void *arg, int32_t id)
+{
+	return brk_cluster_alive(arg, id);
 }
 
 /* Every partition keeps its segment files open (at least the active .log),
@@ -303,6 +309,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		return rc < 0 ? 1 : 0;
 	brk_config *cfg = &server.cfg;
+	fill_advertised_hosts(cfg);
 	raise_fd_limit();
 	if (cfg->zookeeper_connect[0])
 		fprintf(stderr, "samsa: warning: zookeeper.connect is set, but ZooKeeper mode is not "
@@ -345,28 +352,49 @@ int main(int argc, char **argv)
 			cfg->log_dir, strerror(-rc));
 		return 1;
 	}
-	rc = ctl_open(cfg->log_dir, cfg->broker_id, &server.ctl);
+	/* The partition registry, then the controller: its initial events
+	 * (brokers, broker configs, topics) open the logs of the replicas
+	 * here before any client connects. */
+	brk_dynamic_config_init(&server.dynamic, &server.cfg, &server.partitions);
+	brk_replica_env env = {
+		.broker_id = cfg->broker_id,
+		.replica_lag_time_max_ms = 30000,
+		.alive = cluster_alive,
+		.alive_arg = &server.cluster,
+	};
+	rc = brk_partitions_init(&server.partitions, server.loop, &server.cfg, &env, clean);
+	if (rc == 0) {
+		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id };
+		const brk_listener *l = brk_config_advertised(cfg);
+		o.self.id = cfg->broker_id;
+		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
+		o.self.port = l ? l->port : 9092;
+		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
+				      &o);
+		if (rc != 0)
+			fprintf(stderr, "samsa: cannot open the cluster metadata in %s: %s\n",
+				cfg->log_dir,
+				rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");
+	} else {
+		fprintf(stderr, "samsa: cannot start the partition logs: %s\n", strerror(-rc));
+	}
 	if (rc != 0) {
-		fprintf(stderr, "samsa: cannot open the cluster metadata in %s: %s\n", cfg->log_dir,
-			rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");
+		brk_cluster_close(&server.cluster);
+		brk_partitions_shutdown(&server.partitions);
+		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
-	brk_dynamic_config_init(); /* dynamic broker configs over the static ones */
-	rc = brk_partitions_open(clean);
-	if (rc < 0) {
-		fprintf(stderr, "samsa: cannot open the partition logs in %s: %s\n", cfg->log_dir,
-			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		ctl_close(server.ctl);
-		return 1;
-	}
+	brk_partitions_started(&server.partitions);
+	brk_producer_ids_init(&server.producer_ids, &server.cluster);
 	/* Groups and committed offsets, loaded before any client connects. */
 	rc = grp_store_open();
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
 		grp_shutdown();
-		brk_partitions_shutdown();
-		ctl_close(server.ctl);
+		brk_cluster_close(&server.cluster);
+		brk_partitions_shutdown(&server.partitions);
+		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
 	/* Transactional ids, loaded (and prepared transactions completed)
@@ -377,8 +405,9 @@ int main(int argc, char **argv)
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
 		txn_shutdown();
 		grp_shutdown();
-		brk_partitions_shutdown();
-		ctl_close(server.ctl);
+		brk_cluster_close(&server.cluster);
+		brk_partitions_shutdown(&server.partitions);
+		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
 
@@ -400,7 +429,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "samsa: %s\n", err);
 		status = 1;
 	} else {
-		fill_advertised_hosts(cfg);
 		fprintf(stderr, "samsa %s: broker.id %d, cluster id %s, log dir %s%s\n", SAMSA_VERSION,
 			(int)cfg->broker_id, server.cluster_id, cfg->log_dir,
 			clean ? "" : " (recovered after an unclean shutdown)");
@@ -417,7 +445,9 @@ int main(int argc, char **argv)
 	brk_cleaner_stop();
 	txn_shutdown();
 	grp_shutdown();
-	rc = brk_partitions_shutdown();
+	brk_producer_ids_close(&server.producer_ids);
+	brk_cluster_close(&server.cluster); /* no event after this */
+	rc = brk_partitions_shutdown(&server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: shutdown: flushing the partition logs failed: %s\n",
 			strerror(-rc));
@@ -428,7 +458,7 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	brk_ratelog_tell_untold(INT64_MAX);
-	ctl_close(server.ctl);
+	brk_dynamic_config_free(&server.dynamic);
 	brk_loop_unwatch(server.loop, rs.sigfd);
 	close(rs.sigfd);
 	brk_loop_free(server.loop);

@@ -1,17 +1,21 @@
 /*
- * partitions.h - the partition logs this broker holds: a registry from topic
- * (by name or topic id) and partition index to the open log_partition, the
- * topic's effective config, and the purgatory watch list of each partition.
- * Also the periodic work on them: flush policy (flush.messages, flush.ms,
+ * partitions.h - the partitions of the cluster as this broker knows them
+ * (Kafka's ReplicaManager and the topic side of its MetadataCache): a
+ * registry from topic (by name or topic id) and partition index to the
+ * partition object (partition.h), built from the controller's events, with
+ * the logs of the replicas that live here. Also the periodic work on those
+ * logs: flush policy (flush.messages, flush.ms,
  * log.flush.scheduler.interval.ms) and the offset checkpoints
  * (log.flush.offset.checkpoint.interval.ms = 60 s for the recovery point and
  * log start offset, replica.high.watermark.checkpoint.interval.ms = 5 s for
  * the high watermark).
  *
- * Everything here runs on the event loop thread. Pointers returned stay
- * valid until the topic is deleted (brk_partitions_delete_topic) or
- * brk_partitions_shutdown; do not keep them across loop iterations without
- * looking them up again.
+ * Every topic of the cluster has a brk_topic here, with every partition;
+ * a partition has a log only when this broker holds a replica of it.
+ * Everything runs on the event loop thread. Pointers returned stay valid
+ * until the topic is removed (brk_partitions_remove_topic) or the registry
+ * is shut down; do not keep them across loop iterations without looking
+ * them up again (by topic id and index).
  */
 #ifndef SAMSA_BROKER_PARTITIONS_H
 #define SAMSA_BROKER_PARTITIONS_H
@@ -19,104 +23,162 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "broker/purgatory.h"
+#include "broker/config.h"
+#include "broker/loop.h"
+#include "broker/partition.h"
 #include "broker/topic_config.h"
-#include "controller/ctl.h"
+#include "controller/meta.h"
 #include "storage/log.h"
-
-typedef struct brk_topic brk_topic;
-
-typedef struct brk_partition {
-	brk_topic *topic;
-	int32_t index;
-	log_partition *log;     /* NULL when the log could not be opened (offline) */
-	brk_watchlist waiters;  /* delayed fetches on this partition */
-	bool flushing;          /* an off-loop flush is in flight */
-} brk_partition;
+#include "storage/logdir.h"
 
 struct brk_topic {
-	const ctl_topic *meta;  /* owned by server.ctl */
-	brk_topic_config cfg;   /* effective config (broker defaults + overrides) */
+	char name[CTL_TOPIC_NAME_MAX + 1];
+	uint8_t id[16];
+	bool internal;              /* __consumer_offsets, __transaction_state */
+	int32_t replication_factor;
+	ctl_config_entry *configs;  /* topic-level overrides, owned */
+	int32_t nconfigs;
+	brk_topic_config cfg;       /* effective config (broker defaults + overrides) */
 	int32_t npartitions;
 	/* npartitions pointers, each partition allocated alone: the array
-	 * grows (brk_add_partitions) but a partition never moves, so the
-	 * purgatory's watches on p->waiters stay valid. */
+	 * grows but a partition never moves, so the purgatory's watches on its
+	 * lists stay valid. */
 	brk_partition **partitions;
 };
 
+/* Told after a partition got a new leader epoch (its role may have
+ * changed: become leader, become follower, no replica here). */
+typedef void (*brk_role_fn)(void *arg, brk_partition *p);
+/* Told after a transaction marker was written to p (commit true/false) for
+ * producer_id. */
+typedef void (*brk_marker_fn)(void *arg, brk_partition *p, int64_t producer_id, bool commit);
+
+#define BRK_MAX_OBSERVERS 4
+
+typedef struct brk_partitions {
+	const brk_config *cfg;    /* the broker's (log dir, topic defaults) */
+	brk_loop *loop;
+	brk_replica_env env;
+	brk_topic **topics;
+	int32_t ntopics, cap;
+	int32_t *by_name;         /* open addressing: topic index + 1, 0 = empty */
+	int32_t *by_id;
+	uint32_t index_cap;
+	/* Checkpoints read at start-up, for the logs opened then. */
+	logdir_checkpoint_entry *ck_rp, *ck_lso, *ck_hw;
+	int nck_rp, nck_lso, nck_hw;
+	bool clean_start;         /* the log dir was shut down cleanly */
+	bool started;             /* brk_partitions_started ran */
+	uint64_t hw_timer, offsets_timer, flush_timer;
+	struct {
+		brk_role_fn fn;
+		void *arg;
+	} role_observers[BRK_MAX_OBSERVERS];
+	struct {
+		brk_marker_fn fn;
+		void *arg;
+	} marker_observers[BRK_MAX_OBSERVERS];
+	int nrole_observers, nmarker_observers;
+} brk_partitions;
+
+/*
+ * Set up an empty registry; clean tells whether the log dir was shut down
+ * cleanly (the logs opened before brk_partitions_started are opened with
+ * it and with the log dir's checkpoints, which are read here). The flush
+ * worker is started. Returns 0 or -errno.
+ */
+int brk_partitions_init(brk_partitions *reg, brk_loop *loop, const brk_config *cfg,
+			const brk_replica_env *env, bool clean);
+
+/*
+ * The initial metadata has been applied: set aside the partition
+ * directories in the log dir that belong to no replica here (renamed
+ * "<dir>.<hex ms>-stray", KIP-858's marker, never deleted on a guess),
+ * write the checkpoints and start the periodic timers.
+ */
+void brk_partitions_started(brk_partitions *reg);
+
+/* Flush every log, write the checkpoints, close the logs and free
+ * everything. Returns 0 or the first -errno. */
+int brk_partitions_shutdown(brk_partitions *reg);
+
+/* Register a role or marker observer (at most BRK_MAX_OBSERVERS each).
+ * Returns 0 or -ENOSPC. */
+int brk_partitions_observe_roles(brk_partitions *reg, brk_role_fn fn, void *arg);
+int brk_partitions_observe_markers(brk_partitions *reg, brk_marker_fn fn, void *arg);
+
 /* Look a topic up by name (a view, len bytes) or by topic id; NULL if unknown. */
-brk_topic *brk_topic_find(const char *name, int32_t len);
-brk_topic *brk_topic_find_by_id(const uint8_t id[16]);
-/* The partition, or NULL when index is out of range. */
+brk_topic *brk_topic_find(const brk_partitions *reg, const char *name, int32_t len);
+brk_topic *brk_topic_find_by_id(const brk_partitions *reg, const uint8_t id[16]);
+/* The partition, or NULL when t is NULL or index is out of range. */
 brk_partition *brk_topic_partition(brk_topic *t, int32_t index);
-
-/* The leader epoch of a partition (from the controller). */
-int32_t brk_partition_leader_epoch(const brk_partition *p);
-
-/*
- * The current leader epoch check of a request naming a partition (KIP-320,
- * Kafka's Partition.checkCurrentLeaderEpoch): KERR_NONE when
- * current_leader_epoch is -1 (not given) or equals the partition's leader
- * epoch, KERR_FENCED_LEADER_EPOCH when it is older (the client is behind),
- * KERR_UNKNOWN_LEADER_EPOCH when it is newer (this broker is behind).
- */
-int16_t brk_partition_check_epoch(const brk_partition *p, int32_t current_leader_epoch);
+/* Iterate: i from 0 while it returns non-NULL (creation order as the
+ * controller reported it). */
+brk_topic *brk_partitions_topic_at(const brk_partitions *reg, int32_t i);
+int32_t brk_partitions_topic_count(const brk_partitions *reg);
+/* A topic config override, or NULL when the topic does not set it. */
+const char *brk_topic_override(const brk_topic *t, const char *name);
 
 /*
- * Open the logs of a topic just created in server.ctl (directories
- * <log.dir>/<topic>-<partition>; a leftover directory of the same name is
- * removed first) and write each partition.metadata.
- * Returns 0 or -errno; on error nothing of the topic stays on disk (the
- * logs opened so far are deleted, and the directory of the partition that
- * failed is removed).
+ * A topic from the controller (CTL_EV_TOPIC; ct is taken over): a new topic
+ * gets its brk_topic, its partitions and, for each replica that lives
+ * here, its log: an existing directory of the same topic id is opened (at
+ * start-up with the checkpoints and the clean-shutdown flag; otherwise
+ * recovered from its start), one of another topic id is set aside as stray
+ * first, else a fresh log is created with its partition.metadata. A known
+ * topic gets its new partitions, its config (applied to every open log)
+ * and replicas. Then each partition's state is applied
+ * (brk_partition_apply_state), and role observers told of new epochs.
+ * A log that cannot be opened leaves its partition with log_failed set
+ * (KAFKA_STORAGE_ERROR to requests). Returns 0 or -ENOMEM.
  */
-int brk_partitions_create_topic(const ctl_topic *t);
+int brk_partitions_apply_topic(brk_partitions *reg, ctl_topic *ct, int64_t now_ms);
 
 /*
- * Create a topic in server.ctl (ctl_create_topic's rules and errors) and,
- * unless validate_only, open its logs. When the logs cannot be created the
- * topic is removed from the controller again and KAFKA_STORAGE_ERROR is
- * returned. POLICY_VIOLATION when the broker's partitions would need more
- * descriptors at start-up than the open file limit gives (3 per partition,
- * 64 kept for the process; the reason goes to stderr). Returns a Kafka
- * error code; *out (optional) gets the topic.
+ * Single node (the local back end): make the logs of partitions
+ * [from, to) of topic name (topic id id, overrides configs) before the
+ * controller records them, so that a log that cannot be made is refused
+ * before anything changes, as this broker did before it had a controller
+ * apart: each directory is created (a leftover of the same name removed
+ * first) with its partition.metadata, then closed; the controller's
+ * CTL_EV_TOPIC then opens them. Returns 0, or -errno after removing what
+ * it made (the reason on stderr).
  */
-int brk_create_topic(const char *name, int32_t partitions, int16_t replication_factor,
-		     const ctl_config_entry *configs, int32_t nconfigs, bool validate_only,
-		     const ctl_topic **out);
+int brk_partitions_prepare_logs(brk_partitions *reg, const char *name, const uint8_t id[16],
+				const ctl_config_entry *configs, int32_t nconfigs, int32_t from,
+				int32_t to);
+/* Remove the directories of partitions [from, to) of topic name made by
+ * brk_partitions_prepare_logs (the controller refused the change). */
+void brk_partitions_discard_logs(brk_partitions *reg, const char *name, int32_t from, int32_t to);
+
+/* A partition state from the controller (CTL_EV_PARTITION): applied to the
+ * partition of that topic id and index, role observers told of a new
+ * epoch. Unknown topics and partitions are ignored. */
+void brk_partitions_apply_state(brk_partitions *reg, const uint8_t topic_id[16],
+				const ctl_partition *st, int64_t now_ms);
 
 /*
- * Add partitions to topic name up to count in all (CreatePartitions; Kafka's
- * ReplicationControlManager.createPartitions): ctl_add_partitions' checks,
- * errors and messages (msg, "" when none). Unless validate_only: the logs of
- * the new partitions are created first (fresh directories
- * <log.dir>/<topic>-<i> with their partition.metadata), then server.ctl
- * records them (metadata file rewritten), then the topic's partition array
- * in the registry grows. When the logs cannot be created or the metadata
- * not written, nothing changes (the new logs are removed again) and
- * KAFKA_STORAGE_ERROR is returned. POLICY_VIOLATION (with msg) when the
- * open file limit could not hold them after a restart, as brk_create_topic.
- * The existing partitions stay where they are in memory. Returns a Kafka
- * error code.
+ * A topic is gone (CTL_EV_TOPIC_DELETED): its waiting requests are woken
+ * (they answer UNKNOWN_TOPIC_OR_PARTITION), role observers told (each
+ * partition's role becomes NONE first), its logs removed from disk and the
+ * topic freed. Unknown topics (or another id under that name) are ignored.
  */
-int brk_add_partitions(const char *name, int32_t count, const ctl_replica_list *assignments,
-		       int32_t nassignments, bool validate_only, char *msg, size_t msgsize);
+void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const uint8_t id[16]);
+
+/* Rebuild every topic's effective config after the broker's defaults
+ * changed (dynamic broker configs) and apply it to the open logs. */
+void brk_partitions_reconfigure(brk_partitions *reg);
+
+/* The partitions of every topic (for the open file budget). */
+int64_t brk_partitions_partition_count(const brk_partitions *reg);
 
 /*
- * Delete a topic: wake its waiting fetches (they answer
- * UNKNOWN_TOPIC_OR_PARTITION), remove its logs from disk, delete it from
- * server.ctl and from the registry. Returns a Kafka error code
- * (UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR) or 0.
+ * After an append to p moved its log end offset by bytes: wake the
+ * follower fetches waiting on p, move the high watermark when the ISR
+ * allows it (on a single node at once: the ISR is this broker only), and
+ * start an off-loop flush when flush.messages / flush.ms say so.
  */
-int brk_partitions_delete_topic(const char *name);
-
-/*
- * After an append to p moved its log end offset by bytes: on a single node
- * the ISR is this broker only, so the high watermark becomes the log end
- * offset; then wake the delayed fetches on p and start an off-loop flush when
- * flush.messages / flush.ms say so.
- */
-void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms);
+void brk_partition_appended(brk_partitions *reg, brk_partition *p, int64_t bytes, int64_t now_ms);
 
 /*
  * Write an end transaction marker (KIP-98; Kafka's WriteTxnMarkers path:
@@ -125,27 +187,36 @@ void brk_partition_appended(brk_partition *p, int64_t bytes, int64_t now_ms);
  * transaction coordinator at coordinator_epoch (the leader epoch of its
  * __transaction_state partition); commit true = COMMIT, false = ABORT.
  * The marker goes to the log with log_append_control (now_ms is its
- * timestamp), then, as after a produce, brk_partition_appended: the high
- * watermark moves, the last stable offset with it, and delayed fetches are
- * woken (read_committed ones see the records the marker made stable). When
- * p is a partition of __consumer_offsets, the group coordinator is told
- * next (grp_txn_completed, Kafka's GroupCoordinator.onTransactionCompleted)
- * so the producer's pending transactional offset commits are applied or
- * dropped.
- * Returns a Kafka error code: NONE; NOT_LEADER_OR_FOLLOWER when p->log is
- * NULL (the log is offline); INVALID_PRODUCER_EPOCH when producer_epoch is
- * below the partition's epoch for the producer (or negative);
- * INVALID_PRODUCER_ID_MAPPING for a negative producer id (no coordinator
- * sends one; Kafka would write a marker without producer state);
+ * timestamp), then, as after a produce, brk_partition_appended. Marker
+ * observers are told next (the group coordinator applies or drops the
+ * producer's pending transactional offsets, Kafka's
+ * GroupCoordinator.onTransactionCompleted).
+ * Returns a Kafka error code: NONE; NOT_LEADER_OR_FOLLOWER when this
+ * broker does not lead p; KAFKA_STORAGE_ERROR when its log is offline or
+ * on I/O errors; INVALID_PRODUCER_EPOCH when producer_epoch is below the
+ * partition's epoch for the producer (or negative);
+ * INVALID_PRODUCER_ID_MAPPING for a negative producer id;
  * TRANSACTION_COORDINATOR_FENCED when coordinator_epoch is below the one of
- * the producer's last marker; KAFKA_STORAGE_ERROR on I/O errors. Nothing
- * is written on an error.
+ * the producer's last marker. Nothing is written on an error.
  */
-int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, int16_t producer_epoch,
-				       int32_t coordinator_epoch, bool commit, int64_t now_ms);
+int16_t brk_partition_write_txn_marker(brk_partitions *reg, brk_partition *p, int64_t producer_id,
+				       int16_t producer_epoch, int32_t coordinator_epoch, bool commit,
+				       int64_t now_ms);
 
 /* Start an off-loop flush of p's unflushed segments (no-op while one is in
  * flight). Returns 0 or -errno. */
-int brk_partition_flush(brk_partition *p);
+int brk_partition_flush(brk_partitions *reg, brk_partition *p);
+
+/*
+ * Whether the partitions of the registry plus `more` fit the open file
+ * limit: at start-up every partition holds its active segment's .log,
+ * .index and .timeindex open, so a state the broker could not reopen
+ * after a restart is refused (Kafka has no such rule; its operations guide
+ * asks for 100000+ descriptors). Keeps 64 descriptors for the process
+ * itself. Returns true when they fit; else false with a message on stderr
+ * naming topic and in msg (msgsize bytes, may be NULL).
+ */
+bool brk_partitions_fd_budget_allows(const brk_partitions *reg, const char *topic, int64_t more,
+				     char *msg, size_t msgsize);
 
 #endif

@@ -91,6 +91,8 @@ int brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, voi
 		d->finished = true;
 		for (int i = 0; i < d->nwatches; i++)
 			watch_unlink(&d->watches[i]);
+		if (d->on_finish)
+			d->on_finish(d);
 		return -ENOMEM;
 	}
 	d->req->delayed = d;
@@ -112,6 +114,8 @@ void brk_delayed_finish(brk_delayed *d)
 	d->expire_timer = d->wake_timer = 0;
 	d->req->delayed = NULL;
 	d->req->cancel = NULL;
+	if (d->on_finish)
+		d->on_finish(d);
 }
 
 static void schedule_wake(brk_delayed *d)

@@ -51,6 +51,10 @@ struct brk_delayed {
 	int64_t bytes;       /* bytes notified since the operation started */
 	bool detached;       /* a watched key went away (topic deleted) */
 	bool finished;
+	/* Optional: called once when the operation finishes (completed,
+	 * expired or cancelled because its connection closed), to release
+	 * what it holds outside the arena. */
+	void (*on_finish)(brk_delayed *d);
 	int nwatches;
 	brk_watch *watches;  /* nwatches, arena memory */
 };
@@ -68,7 +72,8 @@ void brk_delayed_watch(brk_delayed *d, int i, brk_watchlist *l);
  * (watches unlinked, fn never called) and the handler answers at once. */
 int brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, void *arg);
 
-/* Stop waiting: unlink every watch and cancel both timers. Idempotent. */
+/* Stop waiting: unlink every watch, cancel both timers and run on_finish.
+ * Idempotent. */
 void brk_delayed_finish(brk_delayed *d);
 
 /* An event on the key: add bytes to each waiter's count and schedule its

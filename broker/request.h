@@ -12,6 +12,7 @@
 #ifndef SAMSA_BROKER_REQUEST_H
 #define SAMSA_BROKER_REQUEST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "protocol/buf.h"
@@ -26,6 +27,8 @@ struct brk_request {
 	int32_t correlation_id;
 	proto_str client_id;  /* view into the frame; may be null */
 	proto_reader body;    /* the request body, after the header */
+	proto_reader body_start; /* body as it was before the handler read it */
+	bool retried;         /* the handler runs again (brk_ctl_wait_then_retry) */
 	proto_arena *arena;   /* for the decoded request; reset after the response */
 	proto_writer *out;    /* the response body goes here */
 	int64_t now_ms;       /* wall clock when the request was read */
@@ -57,9 +60,16 @@ typedef struct brk_api {
 /* Indexed by API key (bounds-check before use). */
 extern const brk_api brk_apis[BRK_API_KEY_MAX + 1];
 
-/* Send the response a delayed handler has written into req->out (or none
- * when no_response) and resume reading the connection. */
-void brk_request_complete(brk_request *req, int no_response);
+/* How a delayed request ends (brk_request_complete). */
+enum {
+	BRK_COMPLETE_RESPOND = 0,     /* send req->out */
+	BRK_COMPLETE_NO_RESPONSE = 1, /* send nothing (Produce acks=0) */
+	BRK_COMPLETE_CLOSE = 2,       /* the answer could not be built: close */
+};
+
+/* End a delayed request as how says (BRK_COMPLETE_*) and resume reading
+ * the connection (unless it closes). */
+void brk_request_complete(brk_request *req, int how);
 
 /* Handlers, one file each under broker/handlers/. */
 int brk_handle_api_versions(brk_request *req);

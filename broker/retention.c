@@ -91,9 +91,8 @@ void brk_retention_schedule_deletion(brk_partition *p)
 int brk_retention_run(int64_t now_ms)
 {
 	int total = 0;
-	for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++) {
-		const ctl_topic *m = ctl_topic_at(server.ctl, i);
-		brk_topic *t = brk_topic_find(m->name, (int32_t)strlen(m->name));
+	for (int32_t i = 0; i < brk_partitions_topic_count(&server.partitions); i++) {
+		brk_topic *t = brk_partitions_topic_at(&server.partitions, i);
 		if (!t)
 			continue;
 		/* Kafka's UnifiedLog.deleteOldSegments: retention only with
@@ -107,13 +106,13 @@ int brk_retention_run(int64_t now_ms)
 				continue;
 			int n = log_delete_old_segments(p->log, ms, bytes, now_ms);
 			if (n < 0)
-				fprintf(stderr, "samsa: retention of %s-%d: %s\n", m->name, (int)k,
+				fprintf(stderr, "samsa: retention of %s-%d: %s\n", t->name, (int)k,
 					n > -4096 ? strerror(-n) : "log error");
 			else if (n > 0)
 				fprintf(stderr,
 					"samsa: %s-%d: deleted %d segment(s) (retention.ms %" PRId64
 					", retention.bytes %" PRId64 "), log start offset %" PRId64 "\n",
-					m->name, (int)k, n, ms, bytes, log_start_offset(p->log));
+					t->name, (int)k, n, ms, bytes, log_start_offset(p->log));
 			if (n > 0)
 				total += n;
 			brk_retention_schedule_deletion(p);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/group/store_codec.h"
 #include "broker/group/txn_offsets.h"
 #include "broker/internal_topic.h"
@@ -40,7 +41,7 @@ static void bufs_init(void)
 
 static brk_topic *offsets_topic(void)
 {
-	return brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	return brk_topic_find(&server.partitions, GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
 }
 
 /* ---- writing ---- */
@@ -694,19 +695,26 @@ static int restore_groups(stage *st, int64_t *skipped)
 	return rc;
 }
 
-static int create_offsets_topic(void)
+void grp_store_topic_op(brk_internal_topic_op *o)
 {
 	const brk_config *cfg = &server.cfg;
-	return brk_internal_topic_create(GRP_OFFSETS_TOPIC, cfg->offsets_topic_num_partitions,
-					 cfg->offsets_topic_replication_factor, 0,
-					 cfg->offsets_topic_segment_bytes);
+	brk_internal_topic_op_init(o, GRP_OFFSETS_TOPIC, cfg->offsets_topic_num_partitions,
+				   cfg->offsets_topic_replication_factor, 0,
+				   cfg->offsets_topic_segment_bytes, server.cluster.nbrokers);
+}
+
+int grp_store_await_topic(brk_request *req)
+{
+	if (req->retried || grp_store_topic())
+		return 0;
+	brk_internal_topic_op o;
+	grp_store_topic_op(&o);
+	return brk_ctl_wait_then_retry(req, &server.cluster, &o.op, BRK_ADMIN_WAIT_MS);
 }
 
 brk_topic *grp_store_topic(void)
 {
 	brk_topic *t = offsets_topic();
-	if (!t && create_offsets_topic() == 0)
-		t = offsets_topic();
 	return t && t->npartitions > 0 ? t : NULL;
 }
 
@@ -749,18 +757,29 @@ static void start_expiry_timer(void)
  * a partition of __consumer_offsets being loaded: Kafka's
  * COORDINATOR_LOAD_IN_PROGRESS is never answered by this broker.
  */
+/* A transaction marker written to a partition of __consumer_offsets
+ * completes the producer's pending offsets there (Kafka's
+ * GroupCoordinator.onTransactionCompleted). */
+static void on_marker(void *arg, brk_partition *p, int64_t producer_id, bool commit)
+{
+	(void)arg;
+	if (strcmp(p->topic->name, GRP_OFFSETS_TOPIC) == 0)
+		grp_txn_completed(p->index, producer_id, commit);
+}
+
 int grp_store_open(void)
 {
-	int rc;
+	int rc = brk_partitions_observe_markers(&server.partitions, on_marker, NULL);
+	if (rc)
+		return rc;
 	brk_topic *t = offsets_topic();
 	if (!t) {
-		/* Created on first use (grp_store_topic), as Kafka does. */
+		/* Created on first use (grp_store_topic_op), as Kafka does. */
 		start_expiry_timer();
 		return 0;
 	}
 	stage st = { 0 };
 	load_ctx lc = { .st = &st };
-	rc = 0;
 	int64_t npending = 0;
 	for (int32_t i = 0; i < t->npartitions && rc == 0; i++) {
 		brk_partition *p = brk_topic_partition(t, i);

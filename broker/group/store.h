@@ -18,24 +18,38 @@
 
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
+#include "broker/internal_topic.h"
 #include "protocol/buf.h"
 
 #define GRP_OFFSETS_TOPIC "__consumer_offsets"
 
 /*
- * __consumer_offsets, created first when absent (offsets.topic.num.partitions
- * partitions, replication factor min(offsets.topic.replication.factor,
- * brokers) with a warning on stderr when capped, cleanup.policy=compact,
- * compression.type=producer, segment.bytes=offsets.topic.segment.bytes: Kafka's
- * GroupCoordinator.groupMetadataTopicConfigs). As in Kafka the topic is
- * made on first use: FindCoordinator for a group, a group write, a
- * transaction's AddOffsetsToTxn / TxnOffsetCommit, or Metadata naming it;
- * a broker that serves no group never pays for its 50 partitions. Returns
- * the topic (owned by the partition registry), or NULL when it cannot be
- * created (the error is on stderr; callers answer
- * COORDINATOR_NOT_AVAILABLE).
+ * __consumer_offsets, or NULL when it does not exist (yet): callers answer
+ * COORDINATOR_NOT_AVAILABLE. The topic is owned by the partition registry.
  */
 struct brk_topic *grp_store_topic(void);
+
+/*
+ * The controller operation that creates __consumer_offsets
+ * (offsets.topic.num.partitions partitions, replication factor
+ * min(offsets.topic.replication.factor, live brokers) with a warning on
+ * stderr when capped, cleanup.policy=compact, compression.type=producer,
+ * segment.bytes=offsets.topic.segment.bytes: Kafka's
+ * GroupCoordinator.groupMetadataTopicConfigs). As in Kafka the topic is
+ * made on first use: FindCoordinator for a group, or Metadata naming it; a
+ * broker that serves no group never pays for its 50 partitions.
+ */
+void grp_store_topic_op(brk_internal_topic_op *o);
+
+/*
+ * For a handler whose request writes to __consumer_offsets (OffsetCommit,
+ * TxnOffsetCommit, JoinGroup, SyncGroup): when the topic does not exist
+ * yet and req has not waited for it already, its creation is handed to
+ * the controller and BRK_DELAYED returned: the handler runs again once the
+ * controller answered (ctl_wait.h). Else 0: go on (a missing topic then
+ * answers COORDINATOR_NOT_AVAILABLE). BRK_CLOSE when it cannot wait.
+ */
+int grp_store_await_topic(brk_request *req);
 
 /*
  * At start-up, after brk_partitions_open and before the listeners open:

@@ -12,7 +12,9 @@
  * answered INVALID_PRODUCER_EPOCH below v2, which predates it. Throttle
  * time is always 0 (no quotas).
  */
+#include "broker/group/store.h"
 #include "broker/request.h"
+#include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -24,6 +26,11 @@ int brk_handle_add_offsets_to_txn(brk_request *req)
 	AddOffsetsToTxnRequest_init(&m);
 	if (AddOffsetsToTxnRequest_decode(&req->body, req->arena, v, &m) != 0)
 		return BRK_CLOSE;
+	int aw = txn_store_await_topic(req); /* made on first use */
+	if (!aw)
+		aw = grp_store_await_topic(req);
+	if (aw)
+		return aw;
 	AddOffsetsToTxnResponse resp;
 	AddOffsetsToTxnResponse_init(&resp);
 	resp.throttle_time_ms = 0;

@@ -26,6 +26,8 @@
 
 #include "broker/partitions.h"
 #include "broker/request.h"
+#include "broker/server.h"
+#include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "controller/ctl.h"
 #include "protocol/err.h"
@@ -73,7 +75,7 @@ static void handle_txn(txn_req *tr, int16_t v, int64_t now_ms)
 	bool failed = false;
 	for (int32_t i = 0; i < tr->n; i++) {
 		const txn_tp_ref *r = &tr->refs[i];
-		brk_topic *t = r->topic.len > 0 ? brk_topic_find(r->topic.ptr, r->topic.len) : NULL;
+		brk_topic *t = r->topic.len > 0 ? brk_topic_find(&server.partitions, r->topic.ptr, r->topic.len) : NULL;
 		if (v < 4 && r->topic.len > 0 &&
 		    ctl_topic_name_is_internal(r->topic.ptr, (size_t)r->topic.len))
 			tr->errs[i] = KERR_TOPIC_AUTHORIZATION_FAILED;
@@ -242,5 +244,8 @@ int brk_handle_add_partitions_to_txn(brk_request *req)
 	AddPartitionsToTxnRequest_init(&m);
 	if (AddPartitionsToTxnRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
+	int aw = txn_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	return req->api_version < 4 ? respond_v3(req, &m) : respond_v4(req, &m);
 }

@@ -13,12 +13,14 @@
  *    bad values INVALID_REQUEST (brk_dynamic_config_check_broker);
  *  - other types (BROKER_LOGGER too): INVALID_REQUEST.
  * A resource is changed all or nothing; validate_only checks and changes
- * nothing. The change is persisted and applied at once
- * (brk_dynamic_config_alter_topic / _broker).
+ * nothing. The change goes to the controller, which persists it and
+ * reports it back (the topic's config, or the broker config layers, change
+ * then); the answer waits for its result.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/dynamic_config.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -26,9 +28,11 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
-/* Returns a Kafka error code with msg, or -1 when out of memory. */
+/* Returns a Kafka error code with msg, BRK_CONFIG_PENDING with *op to hand
+ * to the controller, or -1 when out of memory. */
 static int alter_one(brk_request *req, const AlterConfigsRequest *m,
-		     const AlterConfigsRequest_AlterConfigsResource *q, char *msg, size_t msgsize)
+		     const AlterConfigsRequest_AlterConfigsResource *q, ctl_op *op, char *msg,
+		     size_t msgsize)
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
@@ -72,18 +76,20 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 		char *name = brk_config_strndup(req->arena, q->resource_name.ptr, q->resource_name.len);
 		if (!name)
 			return -1;
-		if (!ctl_find_topic(server.ctl, q->resource_name.ptr, q->resource_name.len)) {
+		if (!brk_topic_find(&server.partitions, q->resource_name.ptr, q->resource_name.len)) {
 			snprintf(msg, msgsize, "The topic '%s' does not exist.", name);
 			return KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		}
 		if (m->validate_only)
 			return KERR_NONE;
-		return brk_dynamic_config_alter_topic(name, cfg, nc, msg, msgsize);
+		*op = (ctl_op){ .type = CTL_OP_SET_TOPIC_CONFIGS, .configs = cfg, .nconfigs = nc };
+		memcpy(op->topic, name, strlen(name) + 1);
+		return BRK_CONFIG_PENDING;
 	}
 	if (q->resource_type == BRK_RESOURCE_BROKER) {
 		int32_t id = CTL_BROKER_DEFAULT;
 		if (q->resource_name.len > 0) {
-			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, &id,
+			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, server.cfg.broker_id, &id,
 							   msg, msgsize);
 			if (err)
 				return err;
@@ -91,7 +97,9 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 		err = brk_dynamic_config_check_broker(id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
-		return brk_dynamic_config_alter_broker(id, cfg, nc, msg, msgsize);
+		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = cfg,
+				.nconfigs = nc };
+		return BRK_CONFIG_PENDING;
 	}
 	return brk_config_unsupported_type(q->resource_type, msg, msgsize);
 }
@@ -99,13 +107,39 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 /* brk_config_alter_fn over the decoded request. */
 typedef struct alter_ctx {
 	brk_request *req;
+	ctl_op *ops; /* per resource: the change handed to the controller */
 	const AlterConfigsRequest *m;
 } alter_ctx;
 
 static int alter_at(void *ctx, int32_t i, char *msg, size_t msgsize)
 {
 	alter_ctx *c = ctx;
-	return alter_one(c->req, c->m, &c->m->resources[i], msg, msgsize);
+	return alter_one(c->req, c->m, &c->m->resources[i], &c->ops[i], msg, msgsize);
+}
+
+typedef struct alter_state {
+	AlterConfigsResponse resp;
+} alter_state;
+
+/* The controller's results for the changes handed to it. */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	alter_state *st = arg;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const ctl_result *res = brk_ctl_wait_result(w, i);
+		if (!res)
+			continue;
+		AlterConfigsResponse_AlterConfigsResourceResponse *r = &st->resp.responses[i];
+		r->error_code = res->error;
+		r->error_message = proto_cstr(NULL);
+		if (res->error && res->msg[0]) {
+			char *m = brk_config_strndup(req->arena, res->msg, (int32_t)strlen(res->msg));
+			if (!m)
+				return BRK_CLOSE;
+			r->error_message = proto_cstr(m);
+		}
+	}
+	return AlterConfigsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
 int brk_handle_alter_configs(brk_request *req)
@@ -129,7 +163,12 @@ int brk_handle_alter_configs(brk_request *req)
 		names[i] = m.resources[i].resource_name;
 		kinds[i] = m.resources[i].resource_type;
 	}
-	alter_ctx c = { req, &m };
+	alter_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	ctl_op *ops = proto_arena_alloc(req->arena, cap * sizeof(*ops));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!st || !ops || !w)
+		return BRK_CLOSE;
+	alter_ctx c = { req, ops, &m };
 	if (brk_config_alter_resources(req->arena, names, kinds, n, alter_at, &c, errs, msgs) < 0)
 		return BRK_CLOSE;
 	resp.responses_count = n;
@@ -140,8 +179,9 @@ int brk_handle_alter_configs(brk_request *req)
 		r->resource_name = names[i];
 		r->error_code = errs[i];
 		r->error_message = msgs[i];
+		if (errs[i] == BRK_CONFIG_PENDING && brk_ctl_wait_submit(w, i, &ops[i]) != 0)
+			r->error_code = KERR_UNKNOWN_SERVER_ERROR;
 	}
-	if (AlterConfigsResponse_encode(req->out, req->api_version, &resp) != 0)
-		return BRK_CLOSE;
-	return BRK_RESPOND;
+	st->resp = resp;
+	return brk_ctl_wait_start(w, BRK_ADMIN_WAIT_MS, respond, st);
 }

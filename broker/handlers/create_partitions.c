@@ -8,10 +8,18 @@
  *    are created before the answer);
  *  - a name given more than once: one result for it, INVALID_REQUEST
  *    "Duplicate topic name.", and it is not grown;
- *  - otherwise ctl_add_partitions' checks and messages: unknown topic
- *    UNKNOWN_TOPIC_OR_PARTITION, a count that is not an increase
- *    INVALID_PARTITIONS, assignments that do not fit the live brokers or the
- *    topic INVALID_REPLICA_ASSIGNMENT;
+ *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
+ *    KafkaApis answers CreatePartitions only on the controller);
+ *  - more partitions than the open file limit lets this broker reopen:
+ *    POLICY_VIOLATION (partitions.h);
+ *  - otherwise the controller's checks and messages (CTL_OP_CREATE_PARTITIONS):
+ *    unknown topic UNKNOWN_TOPIC_OR_PARTITION, a count that is not an
+ *    increase INVALID_PARTITIONS, assignments that do not fit the live
+ *    brokers or the topic INVALID_REPLICA_ASSIGNMENT; the answer waits for
+ *    its result up to TimeoutMs (the new partitions' logs are open by then).
+ *    On a single node (the local back end) the new logs are made first: a
+ *    log that cannot be made is KAFKA_STORAGE_ERROR and nothing changes;
+ *    a growth the controller refuses loses the logs made for it;
  *  - ValidateOnly: every check, nothing changes.
  * Internal topics can be grown as in Kafka (which does not refuse it either;
  * growing __consumer_offsets moves groups to other partitions). One result
@@ -20,6 +28,7 @@
  */
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -85,10 +94,12 @@ static int set_message(brk_request *req, CreatePartitionsResponse_CreatePartitio
 	return 0;
 }
 
-/* Grow one topic. Returns 0, or -1 when the arena is full. */
+/* Check one topic and submit its growth to the controller (slot k).
+ * Returns 0, or -1 when the arena is full. */
 static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 		    const CreatePartitionsRequest_CreatePartitionsTopic *q,
-		    CreatePartitionsResponse_CreatePartitionsTopicResult *r)
+		    CreatePartitionsResponse_CreatePartitionsTopicResult *r, brk_ctl_wait *w,
+		    int32_t k, int32_t *prepared)
 {
 	char msg[512] = "";
 	r->name = q->name;
@@ -97,10 +108,17 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 		r->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		return set_message(req, r, NULL);
 	}
-	char *name = proto_arena_alloc(req->arena, (size_t)q->name.len + 1);
-	if (!name)
-		return -1;
-	memcpy(name, q->name.ptr, (size_t)q->name.len);
+	if (!brk_cluster_is_controller(&server.cluster)) {
+		r->error_code = KERR_NOT_CONTROLLER;
+		return set_message(req, r, "This is not the correct controller for this cluster.");
+	}
+	brk_topic *t = brk_topic_find(&server.partitions, q->name.ptr, q->name.len);
+	if (t && q->count > t->npartitions &&
+	    !brk_partitions_fd_budget_allows(&server.partitions, t->name, q->count - t->npartitions,
+					     msg, sizeof(msg))) {
+		r->error_code = KERR_POLICY_VIOLATION;
+		return set_message(req, r, msg);
+	}
 	ctl_replica_list *as = NULL;
 	int32_t nas = q->assignments_count;
 	if (nas >= 0) {
@@ -114,9 +132,52 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 	} else {
 		nas = 0;
 	}
-	r->error_code = (int16_t)brk_add_partitions(name, q->count, as, nas, m->validate_only, msg,
-						    sizeof(msg));
-	return set_message(req, r, msg);
+	ctl_op op = { .type = CTL_OP_CREATE_PARTITIONS, .partitions = q->count, .assignments = as,
+		      .nassignments = nas, .validate_only = m->validate_only };
+	memcpy(op.topic, q->name.ptr, (size_t)q->name.len);
+	if (server.cluster.local && !m->validate_only && t && q->count > t->npartitions &&
+	    q->count <= CTL_MAX_PARTITIONS && (!as || nas == q->count - t->npartitions)) {
+		/* One node: the new logs first, so a log that cannot be made
+		 * refuses the growth before the controller records it. */
+		if (brk_partitions_prepare_logs(&server.partitions, t->name, t->id, t->configs,
+						t->nconfigs, t->npartitions, q->count) != 0) {
+			r->error_code = KERR_KAFKA_STORAGE_ERROR;
+			return set_message(req, r, "The logs of the new partitions could not be created.");
+		}
+		prepared[k] = (int32_t)t->npartitions;
+	}
+	if (brk_ctl_wait_submit(w, k, &op) != 0)
+		r->error_code = KERR_UNKNOWN_SERVER_ERROR;
+	return set_message(req, r, NULL);
+}
+
+typedef struct grow_state {
+	CreatePartitionsResponse resp;
+	int32_t *prepared; /* per result: the first new partition whose log was made, -1 none */
+	int32_t *counts;   /* per result: the count asked for */
+} grow_state;
+
+/* The controller's results are in (or the timeout passed). */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	grow_state *st = arg;
+	CreatePartitionsResponse *resp = &st->resp;
+	for (int32_t k = 0; k < resp->results_count; k++) {
+		const ctl_result *res = brk_ctl_wait_result(w, k);
+		if (!res)
+			continue;
+		CreatePartitionsResponse_CreatePartitionsTopicResult *r = &resp->results[k];
+		r->error_code = res->error;
+		if (res->error && st->prepared[k] >= 0) {
+			char name[CTL_TOPIC_NAME_MAX + 1];
+			snprintf(name, sizeof(name), "%.*s", (int)r->name.len, r->name.ptr);
+			brk_partitions_discard_logs(&server.partitions, name, st->prepared[k],
+						    st->counts[k]);
+		}
+		if (set_message(req, r, res->error ? res->msg : NULL))
+			return BRK_CLOSE;
+	}
+	return CreatePartitionsResponse_encode(req->out, req->api_version, resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
 int brk_handle_create_partitions(brk_request *req)
@@ -129,6 +190,16 @@ int brk_handle_create_partitions(brk_request *req)
 		m.topics_count = 0;
 	int32_t n = m.topics_count;
 
+	grow_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!st || !w)
+		return BRK_CLOSE;
+	st->prepared = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(int32_t));
+	st->counts = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(int32_t));
+	if (!st->prepared || !st->counts)
+		return BRK_CLOSE;
+	for (int32_t i = 0; i < n; i++)
+		st->prepared[i] = -1;
 	CreatePartitionsResponse resp;
 	CreatePartitionsResponse_init(&resp);
 	resp.throttle_time_ms = 0;
@@ -162,12 +233,12 @@ int brk_handle_create_partitions(brk_request *req)
 					return BRK_CLOSE;
 				continue;
 			}
-			if (grow_one(req, &m, &m.topics[i], r))
+			st->counts[k - 1] = m.topics[i].count;
+			if (grow_one(req, &m, &m.topics[i], r, w, k - 1, st->prepared))
 				return BRK_CLOSE;
 		}
 		resp.results_count = k;
 	}
-	if (CreatePartitionsResponse_encode(req->out, req->api_version, &resp) != 0)
-		return BRK_CLOSE;
-	return BRK_RESPOND;
+	st->resp = resp;
+	return brk_ctl_wait_start(w, m.timeout_ms, respond, st);
 }

@@ -13,6 +13,15 @@
  *    INVALID_REPLICATION_FACTOR (also above the broker count);
  *  - configs: only Kafka's topic config names with valid values, else
  *    INVALID_CONFIG with Kafka's message;
+ *  - more partitions than the open file limit lets this broker reopen:
+ *    POLICY_VIOLATION (partitions.h);
+ *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
+ *    KafkaApis answers CreateTopics only on the controller);
+ *  - then the controller's own checks (CTL_OP_CREATE_TOPIC), whose result
+ *    the answer waits for, up to TimeoutMs. On a single node (the local
+ *    back end) the logs are made first: a log that cannot be made is
+ *    KAFKA_STORAGE_ERROR and nothing of the topic stays; a topic the
+ *    controller refuses loses the logs made for it;
  *  - validate_only: all checks, nothing created.
  * v5+ answers the partition count, replication factor and every topic
  * config with its effective value; v7+ the topic id.
@@ -20,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/dynamic_config.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
@@ -75,18 +85,14 @@ static int check_assignments(brk_request *req, const CreateTopicsRequest_Creatab
 			return KERR_INVALID_REPLICA_ASSIGNMENT;
 		}
 		size = as->broker_ids_count;
-		if (size > ctl_broker_count(server.ctl)) {
+		if (size > server.cluster.nbrokers) {
 			snprintf(msg, msgsize, "The manual partition assignment includes more replicas "
 				 "than there are registered brokers.");
 			return KERR_INVALID_REPLICA_ASSIGNMENT;
 		}
 		for (int32_t b = 0; b < size; b++) {
 			int32_t id = as->broker_ids[b];
-			bool known = false;
-			for (int32_t k = 0; k < ctl_broker_count(server.ctl); k++)
-				if (ctl_broker_id_at(server.ctl, k) == id)
-					known = true;
-			if (!known) {
+			if (!brk_cluster_alive(&server.cluster, id)) {
 				snprintf(msg, msgsize, "The manual partition assignment includes broker %d, "
 					 "but no such broker is registered.", id);
 				return KERR_INVALID_REPLICA_ASSIGNMENT;
@@ -148,7 +154,7 @@ static int fill_configs(brk_request *req, CreateTopicsResponse_CreatableTopicRes
 	if (!r->configs || !te)
 		return -1;
 	brk_config_layers layers;
-	brk_dynamic_config_layers(&layers);
+	brk_dynamic_config_layers(&server.dynamic, &layers);
 	r->configs_count = 0;
 	for (int i = 0; i < n; i++) {
 		if (brk_topic_config_entry_at(&layers, ov, nov, i, te) != 0)
@@ -167,8 +173,28 @@ static int fill_configs(brk_request *req, CreateTopicsResponse_CreatableTopicRes
 	return 0;
 }
 
+typedef struct create_state {
+	CreateTopicsResponse resp;
+	ctl_config_entry **cfg; /* per topic, the overrides given (for the answer) */
+	int32_t *ncfg;
+	int32_t *prepared;      /* per topic, the logs made before the controller was asked */
+} create_state;
+
+/* A topic whose name collides with name (Kafka's Topic.hasCollision). */
+static const brk_topic *colliding_topic(const char *name)
+{
+	const brk_topic *t;
+	for (int32_t i = 0; (t = brk_partitions_topic_at(&server.partitions, i)); i++)
+		if (ctl_topic_names_collide(t->name, name))
+			return t;
+	return NULL;
+}
+
+/* Check topic idx and submit its creation to the controller (slot idx).
+ * Returns 0, or -1 when the arena is full. */
 static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t idx, bool dup,
-		      CreateTopicsResponse_CreatableTopicResult *r)
+		      CreateTopicsResponse_CreatableTopicResult *r, create_state *st,
+		      brk_ctl_wait *w)
 {
 	const CreateTopicsRequest_CreatableTopic *q = &m->topics[idx];
 	char msg[512] = "";
@@ -191,12 +217,12 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 	char *name = arena_strdup(req->arena, q->name.ptr, q->name.len);
 	if (!name)
 		return -1;
-	if (ctl_find_topic(server.ctl, q->name.ptr, q->name.len)) {
+	if (brk_topic_find(&server.partitions, q->name.ptr, q->name.len)) {
 		err = KERR_TOPIC_ALREADY_EXISTS;
 		snprintf(msg, sizeof(msg), "Topic '%s' already exists.", name);
 		goto out;
 	}
-	const ctl_topic *other = ctl_find_colliding_topic(server.ctl, name);
+	const brk_topic *other = colliding_topic(name);
 	if (other) {
 		err = KERR_INVALID_TOPIC_EXCEPTION;
 		snprintf(msg, sizeof(msg), "Topic '%s' collides with existing topic: %s", name, other->name);
@@ -232,11 +258,11 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 			snprintf(msg, sizeof(msg), "Replication factor must be larger than 0, or -1 to use the default value.");
 			goto out;
 		}
-		if (rf > ctl_broker_count(server.ctl)) {
+		if (rf > server.cluster.nbrokers) {
 			err = KERR_INVALID_REPLICATION_FACTOR;
 			snprintf(msg, sizeof(msg), "Unable to replicate the partition %d time(s): The target "
 				 "replication factor of %d cannot be reached because only %d broker(s) are registered.",
-				 rf, rf, ctl_broker_count(server.ctl));
+				 rf, rf, server.cluster.nbrokers);
 			goto out;
 		}
 	}
@@ -263,21 +289,52 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 			return -1;
 	}
 
-	const ctl_topic *t = NULL;
-	err = brk_create_topic(name, partitions, rf, cfg, nc, m->validate_only, &t);
-	if (err) {
-		if (err == KERR_KAFKA_STORAGE_ERROR)
-			snprintf(msg, sizeof(msg), "The topic's metadata or logs could not be written.");
-		else if (err == KERR_TOPIC_ALREADY_EXISTS)
-			snprintf(msg, sizeof(msg), "Topic '%s' already exists.", name);
+	if (!m->validate_only &&
+	    !brk_partitions_fd_budget_allows(&server.partitions, name, partitions, msg, sizeof(msg))) {
+		err = KERR_POLICY_VIOLATION;
 		goto out;
 	}
-	if (t)
-		memcpy(r->topic_id.b, t->id, 16);
+	if (!brk_cluster_is_controller(&server.cluster)) {
+		err = KERR_NOT_CONTROLLER;
+		snprintf(msg, sizeof(msg), "This is not the correct controller for this cluster.");
+		goto out;
+	}
+	ctl_replica_list *as = NULL;
+	if (q->assignments_count > 0) {
+		as = proto_arena_alloc(req->arena, (size_t)q->assignments_count * sizeof(*as));
+		if (!as)
+			return -1;
+		for (int32_t k = 0; k < q->assignments_count; k++) {
+			const CreateTopicsRequest_CreatableReplicaAssignment *a = &q->assignments[k];
+			as[a->partition_index].ids = a->broker_ids;
+			as[a->partition_index].n = a->broker_ids_count;
+		}
+	}
+	ctl_op op = { .type = CTL_OP_CREATE_TOPIC, .partitions = partitions,
+		      .replication_factor = rf, .assignments = as,
+		      .nassignments = as ? q->assignments_count : 0, .configs = cfg, .nconfigs = nc,
+		      .validate_only = m->validate_only };
+	memcpy(op.topic, name, strlen(name) + 1);
+	if (server.cluster.local && !m->validate_only) {
+		/* One node: the logs first, so a log that cannot be made
+		 * refuses the topic before the controller records it. */
+		if (ctl_random_uuid(op.topic_id) != 0 ||
+		    brk_partitions_prepare_logs(&server.partitions, name, op.topic_id, cfg, nc, 0,
+						partitions) != 0) {
+			err = KERR_KAFKA_STORAGE_ERROR;
+			snprintf(msg, sizeof(msg), "The topic's metadata or logs could not be written.");
+			goto out;
+		}
+		st->prepared[idx] = partitions;
+	}
+	if (brk_ctl_wait_submit(w, idx, &op) != 0)
+		return -1;
 	r->error_code = KERR_NONE;
 	r->num_partitions = partitions;
 	r->replication_factor = rf;
-	return fill_configs(req, r, cfg, nc);
+	st->cfg[idx] = cfg;
+	st->ncfg[idx] = nc;
+	return 0;
 out:
 	r->error_code = (int16_t)err;
 	if (msg[0]) {
@@ -287,6 +344,42 @@ out:
 		r->error_message = proto_cstr(s);
 	}
 	return 0;
+}
+
+/* The controller's results are in (or the timeout passed). */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	create_state *st = arg;
+	for (int32_t i = 0; i < st->resp.topics_count; i++) {
+		const ctl_result *res = brk_ctl_wait_result(w, i);
+		if (!res)
+			continue;
+		CreateTopicsResponse_CreatableTopicResult *r = &st->resp.topics[i];
+		int16_t err = res->error;
+		const char *msg = res->msg;
+		if (err && st->prepared[i] > 0) {
+			/* refused or not recorded: the logs made for it go */
+			char name[CTL_TOPIC_NAME_MAX + 1];
+			snprintf(name, sizeof(name), "%.*s", (int)r->name.len, r->name.ptr);
+			brk_partitions_discard_logs(&server.partitions, name, 0, st->prepared[i]);
+		}
+		if (err) {
+			r->error_code = err;
+			r->num_partitions = -1;
+			r->replication_factor = -1;
+			if (msg[0]) {
+				char *s = arena_msg(req->arena, msg);
+				if (!s)
+					return BRK_CLOSE;
+				r->error_message = proto_cstr(s);
+			}
+			continue;
+		}
+		memcpy(r->topic_id.b, res->topic_id, 16);
+		if (fill_configs(req, r, st->cfg[i], st->ncfg[i]))
+			return BRK_CLOSE;
+	}
+	return CreateTopicsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
 int brk_handle_create_topics(brk_request *req)
@@ -305,14 +398,20 @@ int brk_handle_create_topics(brk_request *req)
 	if (!resp.topics)
 		return BRK_CLOSE;
 	bool *dup = find_duplicates(req, &m);
-	if (!dup)
+	create_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!dup || !st || !w)
+		return BRK_CLOSE;
+	st->cfg = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*st->cfg));
+	st->ncfg = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*st->ncfg));
+	st->prepared = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*st->prepared));
+	if (!st->cfg || !st->ncfg || !st->prepared)
 		return BRK_CLOSE;
 	for (int32_t i = 0; i < n; i++) {
 		CreateTopicsResponse_CreatableTopicResult_init(&resp.topics[i]);
-		if (create_one(req, &m, i, dup[i], &resp.topics[i]))
+		if (create_one(req, &m, i, dup[i], &resp.topics[i], st, w))
 			return BRK_CLOSE;
 	}
-	if (CreateTopicsResponse_encode(req->out, req->api_version, &resp) != 0)
-		return BRK_CLOSE;
-	return BRK_RESPOND;
+	st->resp = resp;
+	return brk_ctl_wait_start(w, m.timeout_ms > 0 ? m.timeout_ms : BRK_ADMIN_WAIT_MS, respond, st);
 }

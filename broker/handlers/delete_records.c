@@ -48,8 +48,9 @@ static int16_t delete_one(proto_str name, brk_topic *t, int32_t index, int64_t o
 	brk_partition *p = t ? brk_topic_partition(t, index) : NULL;
 	if (!p)
 		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	if (!p->log)
-		return KERR_KAFKA_STORAGE_ERROR;
+	int16_t err = brk_partition_leader_error(p, -1);
+	if (err)
+		return err;
 	if (!t->cfg.delete_policy)
 		return KERR_POLICY_VIOLATION;
 	int64_t target = offset == DELETE_RECORDS_HIGH_WATERMARK ? log_high_watermark(p->log) : offset;
@@ -62,7 +63,7 @@ static int16_t delete_one(proto_str name, brk_topic *t, int32_t index, int64_t o
 	brk_retention_schedule_deletion(p);
 	if (rc < 0) {
 		static brk_ratelog rl = BRK_RATELOG_INIT;
-		brk_ratelog_printf(&rl, "samsa: DeleteRecords on %s-%d: %s\n", t->meta->name, (int)index,
+		brk_ratelog_printf(&rl, "samsa: DeleteRecords on %s-%d: %s\n", t->name, (int)index,
 				   rc > -4096 ? strerror(-rc) : "log error");
 		return KERR_KAFKA_STORAGE_ERROR;
 	}
@@ -90,7 +91,7 @@ int brk_handle_delete_records(brk_request *req)
 		DeleteRecordsResponse_DeleteRecordsTopicResult *rt = &resp.topics[i];
 		DeleteRecordsResponse_DeleteRecordsTopicResult_init(rt);
 		rt->name = mt->name;
-		brk_topic *t = brk_topic_find(mt->name.ptr, mt->name.len);
+		brk_topic *t = brk_topic_find(&server.partitions, mt->name.ptr, mt->name.len);
 		int32_t np = mt->partitions_count > 0 ? mt->partitions_count : 0;
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));
 		if (!rt->partitions)

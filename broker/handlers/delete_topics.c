@@ -7,11 +7,16 @@
  *  - neither or both of name and id: INVALID_REQUEST;
  *  - a name or id given twice: INVALID_REQUEST "Duplicate topic name/id.";
  *  - unknown: UNKNOWN_TOPIC_OR_PARTITION by name, UNKNOWN_TOPIC_ID by id.
- * The data is removed and fetches waiting on the topic are answered
- * (brk_partitions_delete_topic) before the response.
+ *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
+ *    KafkaApis answers DeleteTopics only on the controller).
+ * The deletions go to the controller; the answer waits for its results up
+ * to TimeoutMs. The data is removed and fetches waiting on the topic are
+ * answered (when the controller's event reaches the partition registry)
+ * before the response.
  */
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -56,6 +61,33 @@ static void result_error(DeleteTopicsResponse_DeletableTopicResult *r, int err, 
 	r->error_message = msg ? proto_cstr(msg) : proto_str_of(NULL, -1);
 }
 
+typedef struct delete_state {
+	DeleteTopicsResponse resp;
+} delete_state;
+
+/* The results are in (or the timeout passed): the data of a deleted topic
+ * is already gone and fetches waiting on it answered (the controller's
+ * event comes before the result). */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	delete_state *st = arg;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const ctl_result *res = brk_ctl_wait_result(w, i);
+		if (!res)
+			continue;
+		DeleteTopicsResponse_DeletableTopicResult *r = &st->resp.responses[i];
+		if (res->error == KERR_NONE) {
+			result_error(r, KERR_NONE, NULL);
+			continue;
+		}
+		char *msg = res->msg[0] ? proto_arena_alloc(req->arena, strlen(res->msg) + 1) : NULL;
+		if (msg)
+			strcpy(msg, res->msg);
+		result_error(r, res->error, msg ? msg : "The topic could not be deleted.");
+	}
+	return DeleteTopicsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
+
 int brk_handle_delete_topics(brk_request *req)
 {
 	int16_t v = req->api_version;
@@ -79,6 +111,10 @@ int brk_handle_delete_topics(brk_request *req)
 	if (!e || !dup || !slot || !resp.responses)
 		return BRK_CLOSE;
 	resp.responses_count = n;
+	delete_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!st || !w)
+		return BRK_CLOSE;
 
 	for (int32_t i = 0; i < n; i++) {
 		if (v >= 6) {
@@ -129,8 +165,12 @@ int brk_handle_delete_topics(brk_request *req)
 			result_error(r, KERR_INVALID_REQUEST, by_name ? "Duplicate topic name." : "Duplicate topic id.");
 			continue;
 		}
-		const ctl_topic *t = by_name ? ctl_find_topic(server.ctl, e[i].name.ptr, e[i].name.len)
-					     : ctl_find_topic_by_id(server.ctl, e[i].id.b);
+		if (!brk_cluster_is_controller(&server.cluster)) {
+			result_error(r, KERR_NOT_CONTROLLER, "This is not the correct controller for this cluster.");
+			continue;
+		}
+		brk_topic *t = by_name ? brk_topic_find(&server.partitions, e[i].name.ptr, e[i].name.len)
+				       : brk_topic_find_by_id(&server.partitions, e[i].id.b);
 		if (!t) {
 			if (by_name)
 				result_error(r, KERR_UNKNOWN_TOPIC_OR_PARTITION,
@@ -147,10 +187,11 @@ int brk_handle_delete_topics(brk_request *req)
 		memcpy(name, t->name, (size_t)len + 1);
 		memcpy(r->topic_id.b, t->id, 16);
 		r->name = proto_str_of(name, len);
-		int err = brk_partitions_delete_topic(name);
-		result_error(r, err, err ? "The topic could not be deleted." : NULL);
+		ctl_op op = { .type = CTL_OP_DELETE_TOPIC };
+		memcpy(op.topic, name, (size_t)len + 1);
+		if (brk_ctl_wait_submit(w, i, &op) != 0)
+			result_error(r, KERR_UNKNOWN_SERVER_ERROR, NULL);
 	}
-	if (DeleteTopicsResponse_encode(req->out, v, &resp) != 0)
-		return BRK_CLOSE;
-	return BRK_RESPOND;
+	st->resp = resp;
+	return brk_ctl_wait_start(w, m.timeout_ms > 0 ? m.timeout_ms : BRK_ADMIN_WAIT_MS, respond, st);
 }

@@ -64,7 +64,7 @@ int brk_handle_describe_cluster(brk_request *req)
 		resp.error_code = KERR_NONE;
 		resp.endpoint_type = ENDPOINT_TYPE_BROKER;
 		resp.cluster_id = proto_cstr(server.cluster_id);
-		resp.controller_id = ctl_controller_id(server.ctl);
+		resp.controller_id = server.cluster.controller_id;
 		const brk_listener *l = brk_config_advertised(&server.cfg);
 		resp.brokers = proto_arena_alloc(req->arena, sizeof(*resp.brokers));
 		if (!resp.brokers)

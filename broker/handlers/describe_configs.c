@@ -103,11 +103,11 @@ static int describe_topic(brk_request *req, const DescribeConfigsRequest *m,
 	int err = brk_config_check_topic_name(q->resource_name.ptr, q->resource_name.len, msg, msgsize);
 	if (err)
 		return err;
-	const ctl_topic *t = ctl_find_topic(server.ctl, q->resource_name.ptr, q->resource_name.len);
+	const brk_topic *t = brk_topic_find(&server.partitions, q->resource_name.ptr, q->resource_name.len);
 	if (!t)
 		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	brk_config_layers layers;
-	brk_dynamic_config_layers(&layers);
+	brk_dynamic_config_layers(&server.dynamic, &layers);
 	int n = brk_topic_config_count();
 	if (reserve(req, r, n))
 		return -1;
@@ -140,7 +140,7 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 			   DescribeConfigsResponse_DescribeConfigsResult *r, char *msg, size_t msgsize)
 {
 	brk_config_layers layers;
-	brk_dynamic_config_layers(&layers);
+	brk_dynamic_config_layers(&server.dynamic, &layers);
 	brk_config_synonym *syn = proto_arena_alloc(req->arena, BRK_CONFIG_MAX_SYNONYMS * sizeof(*syn));
 	if (!syn)
 		return -1;
@@ -170,7 +170,7 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 		return KERR_NONE;
 	}
 	int32_t id;
-	int err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, &id, msg,
+	int err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, server.cfg.broker_id, &id, msg,
 					       msgsize);
 	if (err) {
 		/* ConfigHelper's wording for DescribeConfigs */
@@ -214,7 +214,7 @@ static int describe_logger(brk_request *req, const DescribeConfigsRequest *m,
 		return KERR_INVALID_REQUEST;
 	}
 	int32_t id;
-	int err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, &id, msg,
+	int err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, server.cfg.broker_id, &id, msg,
 					       msgsize);
 	if (err) {
 		if (strstr(msg, "Unexpected"))

@@ -37,7 +37,7 @@ static int wanted_cmp(const void *a, const void *b)
 {
 	const wanted *x = a, *y = b;
 	if (x->topic != y->topic)
-		return strcmp(x->topic->meta->name, y->topic->meta->name);
+		return strcmp(x->topic->name, y->topic->name);
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -68,8 +68,7 @@ static int64_t collect(brk_request *req, const DescribeLogDirsRequest *m, wanted
 {
 	int64_t cap = 0;
 	if (m->topics_count < 0) {
-		for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++)
-			cap += ctl_topic_at(server.ctl, i)->npartitions;
+		cap = brk_partitions_partition_count(&server.partitions);
 	} else {
 		for (int32_t i = 0; i < m->topics_count; i++)
 			cap += m->topics[i].partitions_count > 0 ? m->topics[i].partitions_count : 0;
@@ -79,9 +78,8 @@ static int64_t collect(brk_request *req, const DescribeLogDirsRequest *m, wanted
 		return -1;
 	int64_t n = 0;
 	if (m->topics_count < 0) {
-		for (int32_t i = 0; i < ctl_topic_count(server.ctl); i++) {
-			const ctl_topic *ct = ctl_topic_at(server.ctl, i);
-			brk_topic *t = brk_topic_find(ct->name, (int32_t)strlen(ct->name));
+		brk_topic *t;
+		for (int32_t i = 0; (t = brk_partitions_topic_at(&server.partitions, i)); i++) {
 			for (int32_t p = 0; t && p < t->npartitions; p++)
 				if (t->partitions[p]->log)
 					w[n++] = (wanted){ t, p };
@@ -89,7 +87,7 @@ static int64_t collect(brk_request *req, const DescribeLogDirsRequest *m, wanted
 	} else {
 		for (int32_t i = 0; i < m->topics_count; i++) {
 			const DescribeLogDirsRequest_DescribableLogDirTopic *q = &m->topics[i];
-			brk_topic *t = brk_topic_find(q->topic.ptr, q->topic.len);
+			brk_topic *t = brk_topic_find(&server.partitions, q->topic.ptr, q->topic.len);
 			for (int32_t k = 0; t && k < q->partitions_count; k++) {
 				brk_partition *p = brk_topic_partition(t, q->partitions[k]);
 				if (p && p->log)
@@ -127,7 +125,7 @@ static int fill_topics(brk_request *req, DescribeLogDirsResponse_DescribeLogDirs
 		while (i < n && w[i].topic == w[first].topic)
 			i++;
 		brk_topic *bt = w[first].topic;
-		rt->name = proto_cstr(bt->meta->name);
+		rt->name = proto_cstr(bt->name);
 		rt->partitions_count = (int32_t)(i - first);
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)rt->partitions_count *
 							       sizeof(*rt->partitions));

@@ -52,8 +52,9 @@ static int describe_one(brk_request *req, brk_topic *t, int32_t index,
 		partition_error(r, KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
 		return 0;
 	}
-	if (!p->log) {
-		partition_error(r, KERR_KAFKA_STORAGE_ERROR, NULL);
+	int16_t err = brk_partition_leader_error(p, -1);
+	if (err) {
+		partition_error(r, err, NULL);
 		return 0;
 	}
 	size_t n = log_producer_count(p->log);
@@ -101,7 +102,7 @@ int brk_handle_describe_producers(brk_request *req)
 		DescribeProducersResponse_TopicResponse *rt = &resp.topics[i];
 		DescribeProducersResponse_TopicResponse_init(rt);
 		rt->name = qt->name;
-		brk_topic *t = brk_topic_find(qt->name.ptr, qt->name.len);
+		brk_topic *t = brk_topic_find(&server.partitions, qt->name.ptr, qt->name.len);
 		int32_t np = qt->partition_indexes_count > 0 ? qt->partition_indexes_count : 0;
 		rt->partitions_count = np;
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));

@@ -16,6 +16,7 @@
  * v2, which predates it. Throttle time is always 0 (no quotas).
  */
 #include "broker/request.h"
+#include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -27,6 +28,9 @@ int brk_handle_end_txn(brk_request *req)
 	EndTxnRequest_init(&m);
 	if (EndTxnRequest_decode(&req->body, req->arena, v, &m) != 0)
 		return BRK_CLOSE;
+	int aw = txn_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	EndTxnResponse resp;
 	EndTxnResponse_init(&resp);
 	resp.throttle_time_ms = 0;

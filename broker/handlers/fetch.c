@@ -202,8 +202,8 @@ static int collect_aborted(fetch_state *st, abort_buf *buf, log_partition *lp, i
 static brk_topic *lookup_topic(int16_t v, const FetchRequest_FetchTopic *ft)
 {
 	if (v >= 13)
-		return brk_topic_find_by_id(ft->topic_id.b);
-	return brk_topic_find(ft->topic.ptr, ft->topic.len);
+		return brk_topic_find_by_id(&server.partitions, ft->topic_id.b);
+	return brk_topic_find(&server.partitions, ft->topic.ptr, ft->topic.len);
 }
 
 /*
@@ -247,12 +247,7 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				failed = true;
 				continue;
 			}
-			if (!p->log) {
-				pd->error_code = KERR_KAFKA_STORAGE_ERROR;
-				failed = true;
-				continue;
-			}
-			pd->error_code = brk_partition_check_epoch(p, fp->current_leader_epoch);
+			pd->error_code = brk_partition_leader_error(p, fp->current_leader_epoch);
 			if (pd->error_code != KERR_NONE) {
 				failed = true;
 				continue;
@@ -631,12 +626,10 @@ static void on_delayed(brk_delayed *d, bool expired)
 {
 	fetch_state *st = d->arg;
 	brk_request *req = d->req;
-	/* read_uncommitted: not enough appended yet. read_committed always
-	 * re-reads: what counts is the bytes below the last stable offset,
-	 * which a marker can move past many appended bytes at once. */
-	if (!expired && !d->detached && st->m.isolation_level != READ_COMMITTED &&
-	    st->first_bytes + d->bytes < st->m.min_bytes)
-		return;
+	/* A consumer's fetch is woken when the high watermark moves (or the
+	 * partition's role changes) and re-reads: what counts is the bytes
+	 * below the high watermark or last stable offset, which one move can
+	 * bring many of at once (Kafka's DelayedFetch.tryComplete). */
 	int64_t bytes;
 	bool failed = read_all(req->api_version, st, &bytes);
 	if (!expired && !failed && !d->detached && bytes < st->m.min_bytes) {
@@ -699,7 +692,7 @@ int brk_handle_fetch(brk_request *req)
 		for (int32_t j = 0; j < m->topics[i].partitions_count; j++) {
 			brk_partition *p = brk_topic_partition(t, m->topics[i].partitions[j].partition);
 			if (p)
-				brk_delayed_watch(d, k++, &p->waiters);
+				brk_delayed_watch(d, k++, &p->hw_waiters);
 		}
 	}
 	st->first_bytes = bytes;

@@ -1,19 +1,23 @@
 /*
- * find_coordinator.c - FindCoordinator (API key 10), versions 0-6: this
- * broker coordinates every group and every transactional id (one node).
+ * find_coordinator.c - FindCoordinator (API key 10), versions 0-6: the
+ * coordinator of a group or transactional id is the leader of its
+ * partition of __consumer_offsets or __transaction_state.
  * v0-3 look up one key (v0: always a group), v4+ a batch of keys of one
  * type (KIP-699), answered one Coordinator per key. As Kafka's
  * KafkaApis.handleFindCoordinatorRequest: a key type other than group (0)
  * or transaction (1) is INVALID_REQUEST (share groups, type 2, are not
- * served); the node is the first advertised listener, the error message
- * Kafka's Errors.message() ("NONE" on success). As in Kafka, the
- * coordinator's internal topic (__consumer_offsets for groups,
- * __transaction_state for transactional ids) is created on the first
- * lookup; when it cannot be, the answer is COORDINATOR_NOT_AVAILABLE.
+ * served); the node is the leader's registration (its first advertised
+ * listener), the error message
+ * Kafka's Errors.message() ("NONE" on success); a partition without a live
+ * leader is COORDINATOR_NOT_AVAILABLE. As in Kafka, the coordinator's
+ * internal topic (__consumer_offsets for groups, __transaction_state for
+ * transactional ids) is created on the first lookup: the answer waits for
+ * the controller's result (then COORDINATOR_NOT_AVAILABLE if the topic or
+ * its leader is still not there, and the client asks again).
  */
 #include <string.h>
-#include <unistd.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -24,67 +28,95 @@
 #define KEY_TYPE_GROUP 0
 #define KEY_TYPE_TRANSACTION 1
 
-static char hostname_buf[256];
-
-/* The first advertised listener's host; the host name when it has none
- * (as the Metadata handler advertises it). */
-static const brk_listener *listener(void)
+/* Where key's coordinator is: the leader of its partition of the internal
+ * topic t (Kafka's GroupCoordinator.partitionFor /
+ * TransactionStateManager.partitionFor), or NULL when t is missing or the
+ * partition has no live leader. */
+static const ctl_broker *coordinator_of(brk_topic *t, proto_str key)
 {
-	if (server.cfg.nadvertised > 0)
-		return &server.cfg.advertised[0];
-	return server.cfg.nlisteners > 0 ? &server.cfg.listeners[0] : NULL;
+	if (!t)
+		return NULL;
+	brk_partition *p = brk_topic_partition(
+		t, grp_partition_for(key.ptr, key.len > 0 ? key.len : 0, t->npartitions));
+	return p && p->leader >= 0 ? brk_cluster_broker(&server.cluster, p->leader) : NULL;
 }
 
-static const char *host_of(const brk_listener *l)
+static void fill(FindCoordinatorResponse_Coordinator *c, int16_t err, const char *msg,
+		 const ctl_broker *b)
 {
-	if (l && l->host[0])
-		return l->host;
-	if (!hostname_buf[0] && gethostname(hostname_buf, sizeof(hostname_buf) - 1) != 0)
-		snprintf(hostname_buf, sizeof(hostname_buf), "localhost");
-	return hostname_buf;
+	c->error_code = err;
+	c->error_message = proto_cstr(msg);
+	c->node_id = b ? b->id : -1;
+	c->host = proto_cstr(b ? b->host : "");
+	c->port = b ? b->port : -1;
+}
+
+typedef struct find_state {
+	FindCoordinatorRequest m;
+} find_state;
+
+/* Answer every key from what the registry knows now. */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	(void)w;
+	find_state *st = arg;
+	const FindCoordinatorRequest *m = &st->m;
+	int16_t v = req->api_version;
+	bool valid_type = m->key_type == KEY_TYPE_GROUP || m->key_type == KEY_TYPE_TRANSACTION;
+	brk_topic *t = !valid_type ? NULL
+		       : m->key_type == KEY_TYPE_GROUP ? grp_store_topic() : txn_store_topic();
+	int32_t n = v < 4 ? 1 : (m->coordinator_keys_count > 0 ? m->coordinator_keys_count : 0);
+	FindCoordinatorResponse_Coordinator *cs =
+		proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*cs));
+	if (!cs)
+		return BRK_CLOSE;
+	for (int32_t i = 0; i < n; i++) {
+		FindCoordinatorResponse_Coordinator *c = &cs[i];
+		FindCoordinatorResponse_Coordinator_init(c);
+		c->key = v < 4 ? m->key : m->coordinator_keys[i];
+		const ctl_broker *b = valid_type ? coordinator_of(t, c->key) : NULL;
+		if (!valid_type)
+			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL);
+		else if (!b)
+			fill(c, KERR_COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", NULL);
+		else
+			fill(c, KERR_NONE, "NONE", b);
+	}
+	FindCoordinatorResponse resp;
+	FindCoordinatorResponse_init(&resp);
+	if (v < 4) {
+		resp.error_code = cs[0].error_code;
+		resp.error_message = cs[0].error_message;
+		resp.node_id = cs[0].node_id;
+		resp.host = cs[0].host;
+		resp.port = cs[0].port;
+	} else {
+		resp.coordinators = cs;
+		resp.coordinators_count = n;
+	}
+	return FindCoordinatorResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
 int brk_handle_find_coordinator(brk_request *req)
 {
 	int16_t v = req->api_version;
-	FindCoordinatorRequest m;
-	FindCoordinatorRequest_init(&m);
-	if (FindCoordinatorRequest_decode(&req->body, req->arena, v, &m) != 0)
+	find_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, 1);
+	if (!st || !w)
 		return BRK_CLOSE;
-	bool valid_type = m.key_type == KEY_TYPE_GROUP || m.key_type == KEY_TYPE_TRANSACTION;
-	const brk_listener *l = listener();
-	int16_t err = valid_type ? KERR_NONE : KERR_INVALID_REQUEST;
-	const char *msg = valid_type ? "NONE" : "Invalid coordinator key type";
-	if (valid_type && !(m.key_type == KEY_TYPE_GROUP ? grp_store_topic() : txn_store_topic())) {
-		err = KERR_COORDINATOR_NOT_AVAILABLE;
-		msg = "The coordinator is not available.";
+	FindCoordinatorRequest_init(&st->m);
+	if (FindCoordinatorRequest_decode(&req->body, req->arena, v, &st->m) != 0)
+		return BRK_CLOSE;
+	bool group = st->m.key_type == KEY_TYPE_GROUP;
+	if ((group || st->m.key_type == KEY_TYPE_TRANSACTION) &&
+	    !(group ? grp_store_topic() : txn_store_topic())) {
+		/* The internal topic is made on first use, as Kafka does. */
+		brk_internal_topic_op o;
+		if (group)
+			grp_store_topic_op(&o);
+		else
+			txn_store_topic_op(&o);
+		brk_ctl_wait_submit(w, 0, &o.op);
 	}
-
-	FindCoordinatorResponse resp;
-	FindCoordinatorResponse_init(&resp);
-	if (v < 4) {
-		resp.error_code = err;
-		resp.error_message = proto_cstr(msg);
-		resp.node_id = err ? -1 : server.cfg.broker_id;
-		resp.host = proto_cstr(err ? "" : host_of(l));
-		resp.port = err ? -1 : (l ? l->port : -1);
-	} else {
-		int32_t n = m.coordinator_keys_count > 0 ? m.coordinator_keys_count : 0;
-		resp.coordinators = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) *
-								     sizeof(*resp.coordinators));
-		if (!resp.coordinators)
-			return BRK_CLOSE;
-		resp.coordinators_count = n;
-		for (int32_t i = 0; i < n; i++) {
-			FindCoordinatorResponse_Coordinator *c = &resp.coordinators[i];
-			FindCoordinatorResponse_Coordinator_init(c);
-			c->key = m.coordinator_keys[i];
-			c->error_code = err;
-			c->error_message = proto_cstr(msg);
-			c->node_id = err ? -1 : server.cfg.broker_id;
-			c->host = proto_cstr(err ? "" : host_of(l));
-			c->port = err ? -1 : (l ? l->port : -1);
-		}
-	}
-	return FindCoordinatorResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	return brk_ctl_wait_start(w, BRK_ADMIN_WAIT_MS, respond, st);
 }

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/dynamic_config.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -216,7 +217,7 @@ static int ws_init(brk_request *req, work_set *w, const ctl_config_entry *e, int
 }
 
 static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, const resource_t *q,
-		     char *msg, size_t msgsize)
+		     ctl_op *op, char *msg, size_t msgsize)
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
@@ -247,7 +248,7 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 						  msgsize);
 		if (err)
 			return err;
-		const ctl_topic *t = ctl_find_topic(server.ctl, q->resource_name.ptr, q->resource_name.len);
+		const brk_topic *t = brk_topic_find(&server.partitions, q->resource_name.ptr, q->resource_name.len);
 		if (ws_init(req, &w, t ? t->configs : NULL, t ? t->nconfigs : 0, nc))
 			return -1;
 		err = apply_ops(req, q, &w, true, msg, msgsize);
@@ -268,18 +269,20 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 		}
 		if (m->validate_only)
 			return KERR_NONE;
-		return brk_dynamic_config_alter_topic(name, w.e, w.n, msg, msgsize);
+		*op = (ctl_op){ .type = CTL_OP_SET_TOPIC_CONFIGS, .configs = w.e, .nconfigs = w.n };
+		memcpy(op->topic, name, strlen(name) + 1);
+		return BRK_CONFIG_PENDING;
 	}
 	if (q->resource_type == BRK_RESOURCE_BROKER) {
 		int32_t id = CTL_BROKER_DEFAULT;
 		if (q->resource_name.len > 0) {
-			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, &id,
+			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, server.cfg.broker_id, &id,
 							   msg, msgsize);
 			if (err)
 				return err;
 		}
 		int32_t ncur;
-		const ctl_config_entry *cur = ctl_broker_configs(server.ctl, id, &ncur);
+		const ctl_config_entry *cur = brk_dynamic_config_of(&server.dynamic, id, &ncur);
 		if (ws_init(req, &w, cur, ncur, nc))
 			return -1;
 		err = apply_ops(req, q, &w, false, msg, msgsize);
@@ -288,7 +291,9 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 		err = brk_dynamic_config_check_broker(id, w.e, w.n, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
-		return brk_dynamic_config_alter_broker(id, w.e, w.n, msg, msgsize);
+		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = w.e,
+				.nconfigs = w.n };
+		return BRK_CONFIG_PENDING;
 	}
 	return brk_config_unsupported_type(q->resource_type, msg, msgsize);
 }
@@ -296,13 +301,39 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 /* brk_config_alter_fn over the decoded request. */
 typedef struct alter_ctx {
 	brk_request *req;
+	ctl_op *ops; /* per resource: the change handed to the controller */
 	const IncrementalAlterConfigsRequest *m;
 } alter_ctx;
 
 static int alter_at(void *ctx, int32_t i, char *msg, size_t msgsize)
 {
 	alter_ctx *c = ctx;
-	return alter_one(c->req, c->m, &c->m->resources[i], msg, msgsize);
+	return alter_one(c->req, c->m, &c->m->resources[i], &c->ops[i], msg, msgsize);
+}
+
+typedef struct alter_state {
+	IncrementalAlterConfigsResponse resp;
+} alter_state;
+
+/* The controller's results for the changes handed to it. */
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	alter_state *st = arg;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const ctl_result *res = brk_ctl_wait_result(w, i);
+		if (!res)
+			continue;
+		IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *r = &st->resp.responses[i];
+		r->error_code = res->error;
+		r->error_message = proto_cstr(NULL);
+		if (res->error && res->msg[0]) {
+			char *m = brk_config_strndup(req->arena, res->msg, (int32_t)strlen(res->msg));
+			if (!m)
+				return BRK_CLOSE;
+			r->error_message = proto_cstr(m);
+		}
+	}
+	return IncrementalAlterConfigsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
 int brk_handle_incremental_alter_configs(brk_request *req)
@@ -326,7 +357,12 @@ int brk_handle_incremental_alter_configs(brk_request *req)
 		names[i] = m.resources[i].resource_name;
 		kinds[i] = m.resources[i].resource_type;
 	}
-	alter_ctx c = { req, &m };
+	alter_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	ctl_op *ops = proto_arena_alloc(req->arena, cap * sizeof(*ops));
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!st || !ops || !w)
+		return BRK_CLOSE;
+	alter_ctx c = { req, ops, &m };
 	if (brk_config_alter_resources(req->arena, names, kinds, n, alter_at, &c, errs, msgs) < 0)
 		return BRK_CLOSE;
 	resp.responses_count = n;
@@ -337,8 +373,9 @@ int brk_handle_incremental_alter_configs(brk_request *req)
 		r->resource_name = names[i];
 		r->error_code = errs[i];
 		r->error_message = msgs[i];
+		if (errs[i] == BRK_CONFIG_PENDING && brk_ctl_wait_submit(w, i, &ops[i]) != 0)
+			r->error_code = KERR_UNKNOWN_SERVER_ERROR;
 	}
-	if (IncrementalAlterConfigsResponse_encode(req->out, req->api_version, &resp) != 0)
-		return BRK_CLOSE;
-	return BRK_RESPOND;
+	st->resp = resp;
+	return brk_ctl_wait_start(w, BRK_ADMIN_WAIT_MS, respond, st);
 }

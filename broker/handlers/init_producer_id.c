@@ -6,8 +6,8 @@
  * TransactionCoordinator.handleInitProducerId:
  *  - v3+ (KIP-360): a producer id without an epoch, or an epoch without a
  *    producer id, is INVALID_REQUEST;
- *  - transactional id null: a new producer id from the controller
- *    (ctl_next_producer_id: never repeated, also across restarts), epoch 0.
+ *  - transactional id null: a new producer id (producer_ids.h: blocks from
+ *    the controller, never repeated, also across restarts), epoch 0.
  *    The producer id and epoch a v3+ request carries are ignored, as Kafka
  *    ignores them for a non-transactional producer (the KIP-360 epoch bump
  *    exists only for transactional ids): the answer is always a new id;
@@ -19,22 +19,25 @@
  *    predates it (KafkaApis.handleInitProducerIdRequest).
  * Errors carry producer id -1 and epoch -1 (InitProducerIdRequest's
  * getErrorResponse). Throttle time is always 0 (no quotas).
+ * When no producer id is at hand (the first request after start-up, or the
+ * controller slow to give the next block) the request waits for the block
+ * up to WAIT_FOR_IDS_MS, then is answered (COORDINATOR_LOAD_IN_PROGRESS if
+ * there is still none, retriable).
  */
+#include "broker/purgatory.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "broker/txn/store.h"
 #include "broker/txn/txn.h"
-#include "controller/ctl.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
-int brk_handle_init_producer_id(brk_request *req)
+#define WAIT_FOR_IDS_MS 5000
+
+static int answer(brk_request *req, const InitProducerIdRequest *mp)
 {
 	int16_t v = req->api_version;
-	InitProducerIdRequest m;
-	InitProducerIdRequest_init(&m);
-	if (InitProducerIdRequest_decode(&req->body, req->arena, v, &m) != 0)
-		return BRK_CLOSE;
-
+	InitProducerIdRequest m = *mp;
 	InitProducerIdResponse resp;
 	InitProducerIdResponse_init(&resp);
 	resp.throttle_time_ms = 0;
@@ -52,11 +55,45 @@ int brk_handle_init_producer_id(brk_request *req)
 			resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
 	} else {
 		int64_t id;
-		resp.error_code = (int16_t)ctl_next_producer_id(server.ctl, &id);
+		resp.error_code = brk_producer_ids_next(&server.producer_ids, &id);
 		if (resp.error_code == KERR_NONE) {
 			resp.producer_id = id;
 			resp.producer_epoch = 0;
 		}
 	}
 	return InitProducerIdResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
+
+static void on_ids(brk_delayed *d, bool expired)
+{
+	if (!expired && !d->detached && !brk_producer_ids_ready(&server.producer_ids) &&
+	    server.producer_ids.call)
+		return; /* the block is still on its way */
+	brk_delayed_finish(d);
+	int rc = answer(d->req, d->arg);
+	brk_request_complete(d->req, rc == BRK_RESPOND ? BRK_COMPLETE_RESPOND : BRK_COMPLETE_CLOSE);
+}
+
+int brk_handle_init_producer_id(brk_request *req)
+{
+	InitProducerIdRequest *m = proto_arena_alloc(req->arena, sizeof(*m));
+	if (!m)
+		return BRK_CLOSE;
+	InitProducerIdRequest_init(m);
+	if (InitProducerIdRequest_decode(&req->body, req->arena, req->api_version, m) != 0)
+		return BRK_CLOSE;
+	if (m->transactional_id.len > 0) {
+		int aw = txn_store_await_topic(req); /* made on first use */
+		if (aw)
+			return aw;
+	}
+	if (!brk_producer_ids_ready(&server.producer_ids)) {
+		brk_delayed *d = brk_delayed_new(req, 1);
+		if (d) {
+			brk_delayed_watch(d, 0, &server.producer_ids.waiters);
+			if (brk_delayed_start(d, WAIT_FOR_IDS_MS, on_ids, m) == 0)
+				return BRK_DELAYED;
+		}
+	}
+	return answer(req, m);
 }

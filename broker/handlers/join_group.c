@@ -9,6 +9,7 @@
  * JoinGroupRequest).
  */
 #include "broker/group/group.h"
+#include "broker/group/store.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -36,6 +37,9 @@ int brk_handle_join_group(brk_request *req)
 	JoinGroupRequest_init(m);
 	if (JoinGroupRequest_decode(&req->body, req->arena, v, m) != 0)
 		return BRK_CLOSE;
+	int aw = grp_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	if (v == 0)
 		m->rebalance_timeout_ms = m->session_timeout_ms;
 	if (m->group_id.len <= 0)

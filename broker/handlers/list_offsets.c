@@ -41,7 +41,7 @@
 #define EARLIEST_PENDING_UPLOAD_TIMESTAMP -6
 #define READ_COMMITTED 1
 
-static void list_one(const ListOffsetsRequest *m, brk_topic *t,
+static void list_one(int16_t v, const ListOffsetsRequest *m, brk_topic *t,
 		     const ListOffsetsRequest_ListOffsetsPartition *q,
 		     ListOffsetsResponse_ListOffsetsPartitionResponse *r)
 {
@@ -54,16 +54,19 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		r->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		return;
 	}
-	if (!p->log) {
-		r->error_code = KERR_KAFKA_STORAGE_ERROR;
-		return;
-	}
-	r->error_code = brk_partition_check_epoch(p, q->current_leader_epoch);
+	r->error_code = brk_partition_leader_error(p, q->current_leader_epoch);
 	if (r->error_code != KERR_NONE)
 		return;
 	log_partition *lp = p->log;
 	int64_t fetchable = m->isolation_level == READ_COMMITTED ? log_last_stable_offset(lp)
 								  : log_high_watermark(lp);
+	/* A new leader whose high watermark has not reached the start of its
+	 * epoch cannot tell the latest offset yet (Kafka's
+	 * Partition.fetchOffsetForTimestamp; below v5 answered
+	 * LEADER_NOT_AVAILABLE, as KafkaApis does). */
+	int16_t not_yet = p->leader_epoch_start_offset > log_high_watermark(lp)
+				  ? (v >= 5 ? KERR_OFFSET_NOT_AVAILABLE : KERR_LEADER_NOT_AVAILABLE)
+				  : KERR_NONE;
 	switch (q->timestamp) {
 	case EARLIEST_TIMESTAMP:
 	case EARLIEST_LOCAL_TIMESTAMP:
@@ -71,8 +74,12 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 		r->leader_epoch = log_leader_epoch_for_offset(lp, r->offset);
 		return;
 	case LATEST_TIMESTAMP:
+		if (not_yet) {
+			r->error_code = not_yet;
+			return;
+		}
 		r->offset = fetchable;
-		r->leader_epoch = brk_partition_leader_epoch(p);
+		r->leader_epoch = p->leader_epoch;
 		return;
 	case LATEST_TIERED_TIMESTAMP:
 	case EARLIEST_PENDING_UPLOAD_TIMESTAMP:
@@ -100,6 +107,8 @@ static void list_one(const ListOffsetsRequest *m, brk_topic *t,
 			r->offset = off;
 			r->timestamp = ts;
 			r->leader_epoch = log_leader_epoch_for_offset(lp, off);
+		} else {
+			r->error_code = not_yet;
 		}
 		return;
 	}
@@ -124,7 +133,7 @@ int brk_handle_list_offsets(brk_request *req)
 		ListOffsetsResponse_ListOffsetsTopicResponse *rt = &resp.topics[i];
 		ListOffsetsResponse_ListOffsetsTopicResponse_init(rt);
 		rt->name = qt->name;
-		brk_topic *t = brk_topic_find(qt->name.ptr, qt->name.len);
+		brk_topic *t = brk_topic_find(&server.partitions, qt->name.ptr, qt->name.len);
 		int32_t np = qt->partitions_count > 0 ? qt->partitions_count : 0;
 		rt->partitions_count = np;
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));
@@ -132,7 +141,7 @@ int brk_handle_list_offsets(brk_request *req)
 			return BRK_CLOSE;
 		for (int32_t j = 0; j < np; j++) {
 			ListOffsetsResponse_ListOffsetsPartitionResponse_init(&rt->partitions[j]);
-			list_one(&m, t, &qt->partitions[j], &rt->partitions[j]);
+			list_one(req->api_version, &m, t, &qt->partitions[j], &rt->partitions[j]);
 		}
 	}
 	if (ListOffsetsResponse_encode(req->out, req->api_version, &resp) != 0)

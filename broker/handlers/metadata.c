@@ -1,13 +1,27 @@
 /*
- * metadata.c - Metadata (API key 3), versions 0-13: brokers, cluster id,
- * controller, and per topic its id and partitions (leader, leader epoch,
- * replicas, ISR, offline replicas). Unknown topics are created when the
- * client allows it (AllowAutoTopicCreation, always true before v4) and
- * auto.create.topics.enable is set, as Kafka's KafkaApis.getTopicMetadata;
- * the topic is created synchronously and answered ready (error NONE).
+ * metadata.c - Metadata (API key 3), versions 0-13: the live brokers,
+ * cluster id, controller, and per topic its id and partitions (leader,
+ * leader epoch, replicas, ISR, offline replicas), as this broker's
+ * partition registry knows them (Kafka's MetadataCache).
+ *
+ * Unknown topics are created when the client allows it
+ * (AllowAutoTopicCreation, always true before v4) and
+ * auto.create.topics.enable is set, as Kafka's KafkaApis.getTopicMetadata:
+ * the creations go to the controller and the answer waits for their
+ * results; a topic that exists by then is answered as it is (on the local
+ * back end ready, in a cluster possibly LEADER_NOT_AVAILABLE until its
+ * leaders are elected, which clients retry), one that does not with the
+ * creation's error (or LEADER_NOT_AVAILABLE when it was created
+ * elsewhere meanwhile, as Kafka answers a topic being created).
+ *
+ * Per partition (Kafka's MetadataCache.getPartitionMetadata): a leader that
+ * is not a live broker is LEADER_NOT_AVAILABLE with leader -1; replicas and
+ * ISR members that are not live brokers are listed as offline replicas
+ * (and REPLICA_NOT_AVAILABLE only before v5, as Kafka).
  */
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
@@ -27,37 +41,53 @@
 				(1 << 11) | (1 << 12))
 #define AUTHORIZED_OPERATIONS_OMITTED INT32_MIN
 
-/* Create the topic named (name, len) with the auto-creation settings.
- * The internal topics are made by their coordinators, with their settings
+typedef struct metadata_state {
+	MetadataRequest m;
+	bool all;           /* every topic */
+	bool may_create;
+} metadata_state;
+
+/* The creation of topic (name, len) with the auto-creation settings, into
+ * op. The internal topics are made with their coordinators' settings
  * (offsets.topic.*, transaction.state.log.*; Kafka's
  * AutoTopicCreationManager does the same). */
-static int auto_create(const char *name, int32_t len, const ctl_topic **out)
+static void auto_create_op(const char *name, int32_t len, brk_internal_topic_op *o)
 {
-	char buf[CTL_TOPIC_NAME_MAX + 1];
-	memcpy(buf, name, (size_t)len);
-	buf[len] = '\0';
-	if (ctl_topic_name_is_internal(buf, (size_t)len)) {
-		brk_topic *t = strcmp(buf, GRP_OFFSETS_TOPIC) == 0 ? grp_store_topic() : txn_store_topic();
-		*out = t ? t->meta : NULL;
-		return t ? KERR_NONE : KERR_COORDINATOR_NOT_AVAILABLE;
+	if (ctl_topic_name_is_internal(name, (size_t)len)) {
+		if ((size_t)len == strlen(GRP_OFFSETS_TOPIC) && memcmp(name, GRP_OFFSETS_TOPIC, (size_t)len) == 0)
+			grp_store_topic_op(o);
+		else
+			txn_store_topic_op(o);
+		return;
 	}
-	return brk_create_topic(buf, server.cfg.num_partitions, server.cfg.default_replication_factor,
-				NULL, 0, false, out);
+	memset(o, 0, sizeof(*o));
+	o->op.type = CTL_OP_CREATE_TOPIC;
+	memcpy(o->op.topic, name, (size_t)len);
+	o->op.partitions = server.cfg.num_partitions;
+	o->op.replication_factor = server.cfg.default_replication_factor;
 }
 
-static int32_t *one_id(proto_arena *a, int32_t id)
+/* ids of v[0..n) that are not live brokers, into the arena; *out NULL and
+ * *nout 0 when none. Returns 0 or -1 (arena full). */
+static int offline_of(proto_arena *a, const int32_t *v, int32_t n, int32_t **out, int32_t *nout)
 {
-	int32_t *p = proto_arena_alloc(a, sizeof(int32_t));
-	if (p)
-		*p = id;
-	return p;
+	*out = NULL;
+	*nout = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (brk_cluster_alive(&server.cluster, v[i]))
+			continue;
+		if (!*out && !(*out = proto_arena_alloc(a, (size_t)n * sizeof(int32_t))))
+			return -1;
+		(*out)[(*nout)++] = v[i];
+	}
+	return 0;
 }
 
 /* Fill the answer for an existing topic. Returns 0 or -1 (arena full). */
 static int fill_topic(brk_request *req, const MetadataRequest *m,
-		      MetadataResponse_MetadataResponseTopic *rt, const ctl_topic *t)
+		      MetadataResponse_MetadataResponseTopic *rt, brk_topic *t)
 {
-	brk_topic *bt = brk_topic_find(t->name, (int32_t)strlen(t->name));
+	int16_t v = req->api_version;
 	rt->error_code = KERR_NONE;
 	rt->name = proto_cstr(t->name);
 	memcpy(rt->topic_id.b, t->id, 16);
@@ -70,65 +100,89 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 	if (!rt->partitions)
 		return -1;
 	for (int32_t i = 0; i < t->npartitions; i++) {
-		const ctl_partition *cp = &t->partitions[i];
+		const brk_partition *p = t->partitions[i];
 		MetadataResponse_MetadataResponsePartition *rp = &rt->partitions[i];
 		MetadataResponse_MetadataResponsePartition_init(rp);
-		brk_partition *bp = brk_topic_partition(bt, i);
-		rp->partition_index = cp->partition;
-		rp->leader_id = cp->leader;
-		rp->leader_epoch = cp->leader_epoch;
-		rp->replica_nodes_count = cp->nreplicas;
-		rp->replica_nodes = cp->replicas;
-		rp->isr_nodes_count = cp->nisr;
-		rp->isr_nodes = cp->isr;
-		rp->offline_replicas_count = 0;
-		if (!bp || !bp->log) {
-			/* Our replica is offline: no leader (Kafka answers
-			 * LEADER_NOT_AVAILABLE and lists the offline replica). */
+		rp->partition_index = p->index;
+		rp->leader_id = p->leader;
+		rp->leader_epoch = p->leader_epoch;
+		rp->replica_nodes_count = p->nreplicas;
+		rp->replica_nodes = p->replicas;
+		rp->isr_nodes_count = p->nisr;
+		rp->isr_nodes = p->isr;
+		if (offline_of(req->arena, p->replicas, p->nreplicas, &rp->offline_replicas,
+			       &rp->offline_replicas_count))
+			return -1;
+		bool leader_here = p->leader == server.cfg.broker_id;
+		if (p->leader < 0 || !brk_cluster_alive(&server.cluster, p->leader) ||
+		    (leader_here && !p->log)) {
+			/* No usable leader (Kafka answers LEADER_NOT_AVAILABLE;
+			 * a replica here whose log is offline is listed). */
 			rp->error_code = KERR_LEADER_NOT_AVAILABLE;
 			rp->leader_id = -1;
-			rp->offline_replicas = one_id(req->arena, server.cfg.broker_id);
-			if (!rp->offline_replicas)
-				return -1;
-			rp->offline_replicas_count = 1;
-			rp->isr_nodes_count = 0;
+			if (leader_here && rp->offline_replicas_count == 0) {
+				int32_t *self = proto_arena_alloc(req->arena, sizeof(int32_t));
+				if (!self)
+					return -1;
+				*self = server.cfg.broker_id;
+				rp->offline_replicas = self;
+				rp->offline_replicas_count = 1;
+				rp->isr_nodes_count = 0;
+			}
+		} else if (v < 5 && rp->offline_replicas_count > 0) {
+			rp->error_code = KERR_REPLICA_NOT_AVAILABLE;
 		}
 	}
 	return 0;
 }
 
-int brk_handle_metadata(brk_request *req)
+static bool want_all(const MetadataRequest *m, int16_t v)
 {
-	MetadataRequest m;
-	MetadataRequest_init(&m);
-	if (MetadataRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
-		return BRK_CLOSE;
-	int16_t v = req->api_version;
+	/* v0: an empty list means every topic; v1+: null means every topic. */
+	return m->topics_count < 0 || (v == 0 && m->topics_count == 0);
+}
 
+/* The first index of the request with the same topic name as topic i. */
+static int32_t first_of(const MetadataRequest *m, int32_t i)
+{
+	proto_str q = m->topics[i].name;
+	for (int32_t k = 0; k < i; k++)
+		if (m->topics[k].name.len == q.len && q.len >= 0 &&
+		    memcmp(m->topics[k].name.ptr, q.ptr, (size_t)q.len) == 0)
+			return k;
+	return i;
+}
+
+static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
+{
+	metadata_state *st = arg;
+	const MetadataRequest *m = &st->m;
+	int16_t v = req->api_version;
 	MetadataResponse resp;
 	MetadataResponse_init(&resp);
 	resp.throttle_time_ms = 0;
 	resp.error_code = KERR_NONE;
 
-	const brk_listener *l = brk_config_advertised(&server.cfg);
-	resp.brokers = proto_arena_alloc(req->arena, sizeof(*resp.brokers));
+	int32_t nb = server.cluster.nbrokers;
+	resp.brokers = proto_arena_alloc(req->arena, (size_t)(nb ? nb : 1) * sizeof(*resp.brokers));
 	if (!resp.brokers)
 		return BRK_CLOSE;
-	MetadataResponse_MetadataResponseBroker_init(&resp.brokers[0]);
-	resp.brokers[0].node_id = server.cfg.broker_id;
-	resp.brokers[0].host = proto_cstr(brk_config_advertised_host(l));
-	resp.brokers[0].port = l ? l->port : 9092;
-	resp.brokers_count = 1;
+	for (int32_t i = 0; i < nb; i++) {
+		const ctl_broker *b = &server.cluster.brokers[i];
+		MetadataResponse_MetadataResponseBroker_init(&resp.brokers[i]);
+		resp.brokers[i].node_id = b->id;
+		resp.brokers[i].host = proto_cstr(b->host);
+		resp.brokers[i].port = b->port;
+		resp.brokers[i].rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
+	}
+	resp.brokers_count = nb;
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);
-	resp.controller_id = ctl_controller_id(server.ctl);
-	if (v >= 8 && v <= 10 && m.include_cluster_authorized_operations)
+	resp.controller_id = server.cluster.controller_id;
+	if (v >= 8 && v <= 10 && m->include_cluster_authorized_operations)
 		resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
 
-	/* v0: an empty list means every topic; v1+: null means every topic. */
-	bool all = m.topics_count < 0 || (v == 0 && m.topics_count == 0);
-	bool may_create = (v < 4 || m.allow_auto_topic_creation) &&
-			  server.cfg.auto_create_topics_enable;
-	int32_t n = all ? ctl_topic_count(server.ctl) : m.topics_count;
+	brk_partitions *reg = &server.partitions;
+	int32_t n = st->all ? brk_partitions_topic_count(reg) : m->topics_count;
 	resp.topics = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.topics));
 	if (!resp.topics)
 		return BRK_CLOSE;
@@ -137,24 +191,24 @@ int brk_handle_metadata(brk_request *req)
 		MetadataResponse_MetadataResponseTopic *rt = &resp.topics[i];
 		MetadataResponse_MetadataResponseTopic_init(rt);
 		rt->partitions_count = 0;
-		if (all) {
-			if (fill_topic(req, &m, rt, ctl_topic_at(server.ctl, i)))
+		if (st->all) {
+			if (fill_topic(req, m, rt, brk_partitions_topic_at(reg, i)))
 				return BRK_CLOSE;
 			continue;
 		}
-		const MetadataRequest_MetadataRequestTopic *q = &m.topics[i];
+		const MetadataRequest_MetadataRequestTopic *q = &m->topics[i];
 		rt->name = q->name;
 		rt->topic_id = q->topic_id;
 		if (q->name.len < 0) {
 			/* v10+: by topic id */
-			const ctl_topic *t = ctl_find_topic_by_id(server.ctl, q->topic_id.b);
+			brk_topic *t = brk_topic_find_by_id(reg, q->topic_id.b);
 			if (!t) {
 				rt->error_code = KERR_UNKNOWN_TOPIC_ID;
 				if (v < 12)
 					rt->name = proto_cstr(""); /* name not nullable before v12 */
 				continue;
 			}
-			if (fill_topic(req, &m, rt, t))
+			if (fill_topic(req, m, rt, t))
 				return BRK_CLOSE;
 			continue;
 		}
@@ -163,24 +217,50 @@ int brk_handle_metadata(brk_request *req)
 			rt->error_code = KERR_INVALID_TOPIC_EXCEPTION;
 			continue;
 		}
-		const ctl_topic *t = ctl_find_topic(server.ctl, q->name.ptr, q->name.len);
-		if (!t && may_create) {
-			int err = auto_create(q->name.ptr, q->name.len, &t);
-			if (err == KERR_TOPIC_ALREADY_EXISTS)
-				t = ctl_find_topic(server.ctl, q->name.ptr, q->name.len);
-			else if (err) {
-				rt->error_code = (int16_t)err;
-				continue;
-			}
-		}
-		if (!t) {
-			rt->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		brk_topic *t = brk_topic_find(reg, q->name.ptr, q->name.len);
+		if (t) {
+			if (fill_topic(req, m, rt, t))
+				return BRK_CLOSE;
 			continue;
 		}
-		if (fill_topic(req, &m, rt, t))
-			return BRK_CLOSE;
+		const ctl_result *res = brk_ctl_wait_result(w, first_of(m, i));
+		if (!res)
+			rt->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		else if (res->error == KERR_NONE || res->error == KERR_TOPIC_ALREADY_EXISTS ||
+			 res->error == KERR_REQUEST_TIMED_OUT)
+			rt->error_code = KERR_LEADER_NOT_AVAILABLE; /* being created */
+		else
+			rt->error_code = res->error;
 	}
-	if (MetadataResponse_encode(req->out, v, &resp) != 0)
+	return MetadataResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
+
+int brk_handle_metadata(brk_request *req)
+{
+	int16_t v = req->api_version;
+	metadata_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	if (!st)
 		return BRK_CLOSE;
-	return BRK_RESPOND;
+	MetadataRequest_init(&st->m);
+	if (MetadataRequest_decode(&req->body, req->arena, v, &st->m) != 0)
+		return BRK_CLOSE;
+	const MetadataRequest *m = &st->m;
+	st->all = want_all(m, v);
+	st->may_create = (v < 4 || m->allow_auto_topic_creation) && server.cfg.auto_create_topics_enable;
+	int32_t n = st->all ? 0 : m->topics_count;
+	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
+	if (!w)
+		return BRK_CLOSE;
+	for (int32_t i = 0; st->may_create && i < n; i++) {
+		const MetadataRequest_MetadataRequestTopic *q = &m->topics[i];
+		if (q->name.len < 0 || ctl_validate_topic_name(q->name.ptr, q->name.len) ||
+		    brk_topic_find(&server.partitions, q->name.ptr, q->name.len))
+			continue;
+		if (first_of(m, i) != i)
+			continue; /* one creation per name */
+		brk_internal_topic_op o;
+		auto_create_op(q->name.ptr, q->name.len, &o);
+		brk_ctl_wait_submit(w, i, &o.op);
+	}
+	return brk_ctl_wait_start(w, BRK_ADMIN_WAIT_MS, respond, st);
 }

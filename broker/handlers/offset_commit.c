@@ -40,6 +40,9 @@ int brk_handle_offset_commit(brk_request *req)
 	OffsetCommitRequest_init(&m);
 	if (OffsetCommitRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
+	int aw = grp_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	int16_t v = req->api_version;
 
 	int group_err = KERR_NONE;
@@ -85,9 +88,9 @@ int brk_handle_offset_commit(brk_request *req)
 		tr->topic_id = rt->topic_id;
 		brk_topic *t = NULL;
 		if (v >= 10)
-			t = brk_topic_find_by_id(rt->topic_id.b);
+			t = brk_topic_find_by_id(&server.partitions, rt->topic_id.b);
 		else if (rt->name.len > 0)
-			t = brk_topic_find(rt->name.ptr, rt->name.len);
+			t = brk_topic_find(&server.partitions, rt->name.ptr, rt->name.len);
 		int32_t np = rt->partitions_count > 0 ? rt->partitions_count : 0;
 		tr->partitions_count = np;
 		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partitions));
@@ -118,7 +121,7 @@ int brk_handle_offset_commit(brk_request *req)
 			*val = grp_offset_of_commit(rp->committed_offset,
 						    v >= 6 ? rp->committed_leader_epoch : -1,
 						    rp->committed_metadata, req->now_ms, expire);
-			items[n] = (grp_store_offset){ proto_cstr(t->meta->name), rp->partition_index, val };
+			items[n] = (grp_store_offset){ proto_cstr(t->name), rp->partition_index, val };
 			pending[n] = &pr->error_code;
 			n++;
 		}

@@ -30,6 +30,7 @@
 #include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -74,7 +75,7 @@ int brk_handle_offset_delete(brk_request *req)
 			OffsetDeleteResponse_OffsetDeleteResponseTopic *tr = &resp.topics[i];
 			OffsetDeleteResponse_OffsetDeleteResponseTopic_init(tr);
 			tr->name = rt->name;
-			brk_topic *t = rt->name.len > 0 ? brk_topic_find(rt->name.ptr, rt->name.len) : NULL;
+			brk_topic *t = rt->name.len > 0 ? brk_topic_find(&server.partitions, rt->name.ptr, rt->name.len) : NULL;
 			int subscribed = t ? grp_subscribed_to_topic(g, rt->name.ptr, rt->name.len) : 0;
 			int32_t np = rt->partitions_count > 0 ? rt->partitions_count : 0;
 			tr->partitions_count = np;

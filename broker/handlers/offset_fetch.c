@@ -30,6 +30,7 @@
 #include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -82,7 +83,7 @@ static fetch_entry *sorted_offsets(proto_arena *a, const grp_group *g, bool by_i
 	for (int32_t i = 0; i < count; i++) {
 		fetch_entry *x = &e[*n];
 		x->o = grp_offsets_at(g->offsets, i, &x->topic, &x->tlen, &x->partition);
-		if (by_id && !brk_topic_find(x->topic, x->tlen))
+		if (by_id && !brk_topic_find(&server.partitions, x->topic, x->tlen))
 			continue;
 		(*n)++;
 	}
@@ -230,9 +231,9 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 				OffsetFetchResponse_OffsetFetchResponseTopics_init(tr);
 				tr->name = proto_str_of(e[i].topic, e[i].tlen);
 				if (by_id) {
-					brk_topic *t = brk_topic_find(e[i].topic, e[i].tlen);
+					brk_topic *t = brk_topic_find(&server.partitions, e[i].topic, e[i].tlen);
 					if (t)
-						memcpy(tr->topic_id.b, t->meta->id, 16);
+						memcpy(tr->topic_id.b, t->id, 16);
 				}
 				tr->partitions = proto_arena_alloc(
 					req->arena, (size_t)topic_run(e, n, i) * sizeof(*tr->partitions));
@@ -262,9 +263,9 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 		proto_str name = rt->name;
 		int perr = KERR_NONE;
 		if (by_id) {
-			brk_topic *t = brk_topic_find_by_id(rt->topic_id.b);
+			brk_topic *t = brk_topic_find_by_id(&server.partitions, rt->topic_id.b);
 			if (t)
-				name = proto_cstr(t->meta->name);
+				name = proto_cstr(t->name);
 			else
 				perr = KERR_UNKNOWN_TOPIC_ID;
 		}

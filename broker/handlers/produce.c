@@ -147,13 +147,13 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		partition_error(pr, KERR_UNKNOWN_TOPIC_OR_PARTITION, NULL);
 		return;
 	}
-	if (!p->log) {
-		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "The partition's log is offline");
+	int16_t lerr = brk_partition_leader_error(p, -1);
+	if (lerr != KERR_NONE) {
+		partition_error(pr, lerr, lerr == KERR_KAFKA_STORAGE_ERROR
+					  ? "The partition's log is offline" : NULL);
 		return;
 	}
-	const ctl_topic *meta = t->meta;
-	int32_t isr = p->index < meta->npartitions ? meta->partitions[p->index].nisr : 0;
-	if (m->acks == -1 && t->cfg.min_insync_replicas > isr) {
+	if (m->acks == -1 && t->cfg.min_insync_replicas > p->nisr) {
 		partition_error(pr, KERR_NOT_ENOUGH_REPLICAS,
 				"The size of the current ISR is below min.insync.replicas");
 		return;
@@ -205,7 +205,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	if (t->cfg.log_append_time)
 		proto_batch_set_log_append_time(batches, req->now_ms);
 	log_append_info info;
-	int rc = log_append_checked(p->log, batches, len, brk_partition_leader_epoch(p), req->now_ms,
+	int rc = log_append_checked(p->log, batches, len, p->leader_epoch, req->now_ms,
 				    &info);
 	if (rc == LOG_ERR_INVALID_PRODUCER_EPOCH) {
 		partition_error(pr, KERR_INVALID_PRODUCER_EPOCH,
@@ -238,7 +238,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		 * broker's log. */
 		static brk_ratelog failed = BRK_RATELOG_INIT;
 		brk_ratelog_printf(&failed, "samsa: appending to %s-%d failed: %s (answered "
-				   "KAFKA_STORAGE_ERROR)\n", t->meta->name, (int)p->index,
+				   "KAFKA_STORAGE_ERROR)\n", t->name, (int)p->index,
 				   rc < 0 && rc > -4096 ? strerror(-rc) : "error");
 		partition_error(pr, KERR_KAFKA_STORAGE_ERROR, "Appending to the log failed");
 		return;
@@ -250,7 +250,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 		pr->log_append_time_ms = info.dup_max_timestamp;
 		return;
 	}
-	brk_partition_appended(p, (int64_t)len, req->now_ms);
+	brk_partition_appended(&server.partitions, p, (int64_t)len, req->now_ms);
 	pr->log_append_time_ms = t->cfg.log_append_time ? req->now_ms : -1;
 }
 
@@ -290,10 +290,10 @@ int brk_handle_produce(brk_request *req)
 		tr->topic_id = td->topic_id;
 		brk_topic *t = NULL;
 		if (v >= 13)
-			t = brk_topic_find_by_id(td->topic_id.b);
+			t = brk_topic_find_by_id(&server.partitions, td->topic_id.b);
 		else if (td->name.len > 0)
-			t = brk_topic_find(td->name.ptr, td->name.len);
-		bool internal = t ? t->meta->internal
+			t = brk_topic_find(&server.partitions, td->name.ptr, td->name.len);
+		bool internal = t ? t->internal
 				  : v < 13 && td->name.len > 0 &&
 					    ctl_topic_name_is_internal(td->name.ptr, (size_t)td->name.len);
 		int32_t np = td->partition_data_count > 0 ? td->partition_data_count : 0;

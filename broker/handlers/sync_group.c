@@ -6,6 +6,7 @@
  * CompletingRebalance; v5 checks the protocol type and name (KIP-559).
  */
 #include "broker/group/group.h"
+#include "broker/group/store.h"
 #include "broker/request.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -19,6 +20,9 @@ int brk_handle_sync_group(brk_request *req)
 	SyncGroupRequest_init(m);
 	if (SyncGroupRequest_decode(&req->body, req->arena, v, m) != 0)
 		return BRK_CLOSE;
+	int aw = grp_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	if (m->group_id.len <= 0) {
 		SyncGroupResponse r;
 		SyncGroupResponse_init(&r);

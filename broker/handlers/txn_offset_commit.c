@@ -102,6 +102,9 @@ int brk_handle_txn_offset_commit(brk_request *req)
 	TxnOffsetCommitRequest_init(&m);
 	if (TxnOffsetCommitRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
+	int aw = grp_store_await_topic(req); /* made on first use */
+	if (aw)
+		return aw;
 	int16_t v = req->api_version;
 
 	grp_group *g;
@@ -129,7 +132,7 @@ int brk_handle_txn_offset_commit(brk_request *req)
 		TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *tr = &resp.topics[i];
 		TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(tr);
 		tr->name = rt->name;
-		brk_topic *t = rt->name.len > 0 ? brk_topic_find(rt->name.ptr, rt->name.len) : NULL;
+		brk_topic *t = rt->name.len > 0 ? brk_topic_find(&server.partitions, rt->name.ptr, rt->name.len) : NULL;
 		int32_t np = rt->partitions_count > 0 ? rt->partitions_count : 0;
 		tr->partitions_count = np;
 		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partitions));
@@ -156,7 +159,7 @@ int brk_handle_txn_offset_commit(brk_request *req)
 			*val = grp_offset_of_commit(rp->committed_offset,
 						    v >= 2 ? rp->committed_leader_epoch : -1,
 						    rp->committed_metadata, req->now_ms, -1);
-			items[n] = (grp_store_offset){ proto_cstr(t->meta->name), rp->partition_index, val };
+			items[n] = (grp_store_offset){ proto_cstr(t->name), rp->partition_index, val };
 			pending[n] = &pr->error_code;
 			n++;
 		}

@@ -51,14 +51,17 @@ static int16_t write_one(const WriteTxnMarkersRequest_WritableTxnMarker *mk, brk
 			 int32_t partition, int64_t now_ms)
 {
 	brk_partition *p = brk_topic_partition(t, partition);
-	if (!p || !p->log)
+	if (!p)
 		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	int16_t err = brk_partition_leader_error(p, -1);
+	if (err)
+		return err;
 	if (mk->transaction_version >= TV_2) {
 		int16_t err = check_tv2_epoch(p, mk->producer_id, mk->producer_epoch);
 		if (err != KERR_NONE)
 			return err;
 	}
-	return brk_partition_write_txn_marker(p, mk->producer_id, mk->producer_epoch,
+	return brk_partition_write_txn_marker(&server.partitions, p, mk->producer_id, mk->producer_epoch,
 					      mk->coordinator_epoch, mk->transaction_result, now_ms);
 }
 
@@ -91,7 +94,7 @@ int brk_handle_write_txn_markers(brk_request *req)
 			WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *rt = &mr->topics[j];
 			WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(rt);
 			rt->name = qt->name;
-			brk_topic *t = brk_topic_find(qt->name.ptr, qt->name.len);
+			brk_topic *t = brk_topic_find(&server.partitions, qt->name.ptr, qt->name.len);
 			int32_t np = qt->partition_indexes_count > 0 ? qt->partition_indexes_count : 0;
 			rt->partitions_count = np;
 			rt->partitions = proto_arena_alloc(req->arena,

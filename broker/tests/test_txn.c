@@ -111,8 +111,9 @@ static brk_partition parts[NTOPICS][4];
 static brk_partition *part_ptrs[NTOPICS][4]; /* brk_topic.partitions holds pointers */
 static bool topic_deleted[NTOPICS];
 
-brk_topic *brk_topic_find(const char *name, int32_t len)
+brk_topic *brk_topic_find(const brk_partitions *reg, const char *name, int32_t len)
 {
+	(void)reg;
 	for (int i = 0; i < NTOPICS; i++)
 		if (!topic_deleted[i] && (int32_t)strlen(topic_names[i]) == len &&
 		    memcmp(topic_names[i], name, (size_t)len) == 0)
@@ -123,7 +124,7 @@ brk_topic *brk_topic_find(const char *name, int32_t len)
 /* The group store's __consumer_offsets (already there in these tests). */
 brk_topic *grp_store_topic(void)
 {
-	return brk_topic_find("__consumer_offsets", (int32_t)strlen("__consumer_offsets"));
+	return brk_topic_find(NULL, "__consumer_offsets", (int32_t)strlen("__consumer_offsets"));
 }
 
 brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
@@ -150,9 +151,11 @@ static const char *tp_name(const brk_partition *p, char *buf, size_t n)
 	return buf;
 }
 
-int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, int16_t producer_epoch,
-				       int32_t coordinator_epoch, bool commit, int64_t now_ms)
+int16_t brk_partition_write_txn_marker(brk_partitions *reg, brk_partition *p, int64_t producer_id,
+				       int16_t producer_epoch, int32_t coordinator_epoch, bool commit,
+				       int64_t now_ms)
 {
+	(void)reg;
 	(void)now_ms;
 	char name[64];
 	tp_name(p, name, sizeof(name));
@@ -172,9 +175,9 @@ int16_t brk_partition_write_txn_marker(brk_partition *p, int64_t producer_id, in
 
 static int64_t next_pid;
 
-int ctl_next_producer_id(ctl *c, int64_t *out)
+int16_t brk_producer_ids_next(brk_producer_ids *pm, int64_t *out)
 {
-	(void)c;
+	(void)pm;
 	*out = next_pid++;
 	return KERR_NONE;
 }

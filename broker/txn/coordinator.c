@@ -399,11 +399,11 @@ static bool write_markers(txn_meta *m, int64_t now_ms)
 	int32_t k = 0;
 	for (int32_t i = 0; i < m->ntps; i++) {
 		txn_tp *tp = &m->tps[i];
-		brk_topic *t = brk_topic_find(tp->topic, tp->topic_len);
+		brk_topic *t = brk_topic_find(&server.partitions, tp->topic, tp->topic_len);
 		brk_partition *p = t ? brk_topic_partition(t, tp->partition) : NULL;
 		bool done = true;
 		if (p) {
-			int16_t err = brk_partition_write_txn_marker(p, m->producer_id, m->producer_epoch,
+			int16_t err = brk_partition_write_txn_marker(&server.partitions, p, m->producer_id, m->producer_epoch,
 								     coordinator_epoch, commit, now_ms);
 			if (err == KERR_INVALID_PRODUCER_EPOCH ||
 			    err == KERR_TRANSACTION_COORDINATOR_FENCED) {
@@ -505,7 +505,7 @@ static int16_t init_transit(txn_meta *m, bool expected, int16_t exp_epoch, int32
 	transit_init(t, m);
 	if (epoch_exhausted(m->producer_epoch) && (!expected || exp_epoch == m->producer_epoch)) {
 		int64_t pid;
-		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &pid);
+		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &pid);
 		if (err)
 			return err;
 		t->producer_id = pid;
@@ -545,7 +545,7 @@ int16_t txn_init_producer_id(proto_str id, int32_t timeout_ms, int64_t expected_
 	txn_meta *fresh = NULL;
 	if (!m) {
 		int64_t np;
-		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &np);
+		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &np);
 		if (err)
 			return err;
 		fresh = m = meta_new(id, np, timeout_ms, now_ms);
@@ -790,7 +790,7 @@ static int16_t end_tv2_prepare(txn_meta *m, bool commit, bool no_partition_added
 {
 	int64_t next_pid = -1;
 	if (epoch_exhausted(m->producer_epoch)) {
-		int16_t err = (int16_t)ctl_next_producer_id(server.ctl, &next_pid);
+		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &next_pid);
 		if (err)
 			return err;
 	}

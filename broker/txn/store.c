@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/ctl_wait.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/group/txn_offsets.h"
@@ -42,16 +43,21 @@ static void bufs_init(void)
 
 static brk_topic *state_topic(void)
 {
-	return brk_topic_find(TXN_STATE_TOPIC, (int32_t)strlen(TXN_STATE_TOPIC));
+	return brk_topic_find(&server.partitions, TXN_STATE_TOPIC, (int32_t)strlen(TXN_STATE_TOPIC));
 }
 
-static int create_state_topic(void);
+int txn_store_await_topic(brk_request *req)
+{
+	if (req->retried || txn_store_topic())
+		return 0;
+	brk_internal_topic_op o;
+	txn_store_topic_op(&o);
+	return brk_ctl_wait_then_retry(req, &server.cluster, &o.op, BRK_ADMIN_WAIT_MS);
+}
 
 brk_topic *txn_store_topic(void)
 {
 	brk_topic *t = state_topic();
-	if (!t && create_state_topic() == 0)
-		t = state_topic();
 	return t && t->npartitions > 0 ? t : NULL;
 }
 
@@ -67,7 +73,7 @@ static brk_partition *partition_of(proto_str id)
 int32_t txn_store_coordinator_epoch(proto_str id)
 {
 	brk_partition *p = partition_of(id);
-	return p ? brk_partition_leader_epoch(p) : -1;
+	return p ? p->leader_epoch : -1;
 }
 
 /* One line on stderr for a transactional id whose record cannot be
@@ -261,13 +267,13 @@ static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batc
 	return 0;
 }
 
-static int create_state_topic(void)
+void txn_store_topic_op(brk_internal_topic_op *o)
 {
 	const brk_config *cfg = &server.cfg;
-	return brk_internal_topic_create(TXN_STATE_TOPIC, cfg->transaction_state_log_num_partitions,
-					 cfg->transaction_state_log_replication_factor,
-					 cfg->transaction_state_log_min_isr,
-					 cfg->transaction_state_log_segment_bytes);
+	brk_internal_topic_op_init(o, TXN_STATE_TOPIC, cfg->transaction_state_log_num_partitions,
+				   cfg->transaction_state_log_replication_factor,
+				   cfg->transaction_state_log_min_isr,
+				   cfg->transaction_state_log_segment_bytes, server.cluster.nbrokers);
 }
 
 /* Whether some transactional id of producer pid has a transaction that is
@@ -297,7 +303,7 @@ static bool producer_has_open_txn(int64_t pid)
  */
 static void abort_orphan_offsets(int64_t now_ms)
 {
-	brk_topic *t = brk_topic_find(GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	brk_topic *t = brk_topic_find(&server.partitions, GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
 	if (!t || t->npartitions <= 0)
 		return;
 	/* One (group, producer) at a time: the marker changes the sets; the
@@ -322,7 +328,7 @@ static void abort_orphan_offsets(int64_t now_ms)
 		const log_producer_entry *e = p && p->log ? log_producer_find(p->log, pid) : NULL;
 		int16_t err = KERR_NOT_LEADER_OR_FOLLOWER;
 		if (p)
-			err = brk_partition_write_txn_marker(p, pid, e && e->epoch >= 0 ? e->epoch : 0,
+			err = brk_partition_write_txn_marker(&server.partitions, p, pid, e && e->epoch >= 0 ? e->epoch : 0,
 							     e && e->coordinator_epoch > 0 ? e->coordinator_epoch : 0,
 							     false, now_ms);
 		fprintf(stderr,
@@ -340,7 +346,7 @@ int txn_store_open(void)
 	int rc;
 	brk_topic *t = state_topic();
 	if (!t) {
-		/* Created on first use (txn_store_topic), as Kafka does; no
+		/* Created on first use (txn_store_topic_op), as Kafka does; no
 		 * transaction can be open, so pending offsets are orphans. */
 		txn_coordinator_start(brk_wall_ms());
 		if (server.cfg.transaction_partition_verification_enable)

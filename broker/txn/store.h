@@ -16,25 +16,32 @@
 
 #include <stdint.h>
 
+#include "broker/internal_topic.h"
+#include "broker/request.h"
 #include "broker/txn/store_codec.h"
 #include "protocol/buf.h"
 
 #define TXN_STATE_TOPIC "__transaction_state"
 
+/* __transaction_state, or NULL when it does not exist (yet): callers answer
+ * COORDINATOR_NOT_AVAILABLE. The topic is owned by the partition registry. */
+struct brk_topic *txn_store_topic(void);
+
 /*
- * __transaction_state, created first when absent
+ * The controller operation that creates __transaction_state
  * (transaction.state.log.num.partitions partitions, replication factor
- * min(transaction.state.log.replication.factor, brokers) and
+ * min(transaction.state.log.replication.factor, live brokers) and
  * min.insync.replicas min(transaction.state.log.min.isr, replication
  * factor), each with a warning when capped, cleanup.policy=compact,
  * segment.bytes=transaction.state.log.segment.bytes: Kafka's TransactionLog
  * topic configs). As in Kafka the topic is made on first use:
- * FindCoordinator for a transactional id, InitProducerId with one, or
- * Metadata naming it. Returns the topic (owned by the partition registry),
- * or NULL when it cannot be created (the error is on stderr; callers answer
- * COORDINATOR_NOT_AVAILABLE).
+ * FindCoordinator for a transactional id, or Metadata naming it.
  */
-struct brk_topic *txn_store_topic(void);
+void txn_store_topic_op(brk_internal_topic_op *o);
+
+/* As grp_store_await_topic, for __transaction_state (InitProducerId with a
+ * transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn). */
+int txn_store_await_topic(brk_request *req);
 
 /*
  * At start-up, after grp_store_open and before the listeners open: when

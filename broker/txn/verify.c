@@ -36,7 +36,7 @@ int16_t txn_verify_write(proto_str id, int64_t pid, int16_t epoch, brk_partition
 		return KERR_NONE;
 	if (p->log && has_ongoing_txn(p, pid, epoch))
 		return KERR_NONE;
-	const char *topic = p->topic->meta->name;
+	const char *topic = p->topic->name;
 	int16_t err;
 	if (op == TXN_WRITE_ADD_PARTITION) {
 		txn_tp_ref r = { proto_cstr(topic), p->index };

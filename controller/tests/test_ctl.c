@@ -1,7 +1,9 @@
 /*
- * test_ctl.c - unit tests of the local controller: name rules, creation
- * errors, topic ids, persistence across reopen, deletion, producer id
- * blocks.
+ * test_ctl.c - unit tests of the controller interface with the local back
+ * end: operations go in through ctl_submit, what they change comes back as
+ * events, which a mirror here applies (as the broker does); name rules,
+ * creation errors, topic ids, persistence across reopen, deletion, producer
+ * id blocks, CreatePartitions, configs.
  */
 #include <check.h>
 #include <limits.h>
@@ -16,20 +18,209 @@
 
 static char dir[PATH_MAX];
 
+/* What the events told: topics by name, the broker configs, the brokers. */
+#define MAXT 64
+typedef struct mirror {
+	ctl *c;
+	ctl_topic *topics[MAXT];
+	int ntopics;
+	int32_t broker_ids[8];
+	int nbrokers;
+	int32_t controller;
+	ctl_config_entry *bconf[2]; /* [0] default, [1] broker 2 */
+	int32_t nbconf[2];
+	int deleted_events;
+} mirror;
+
+static mirror m;
+
 static void setup(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/samsa-test-ctl-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&m, 0, sizeof(m));
+}
+
+static void mirror_clear(void)
+{
+	for (int i = 0; i < m.ntopics; i++)
+		ctl_topic_free(m.topics[i]);
+	for (int i = 0; i < 2; i++)
+		ctl_configs_free(m.bconf[i], m.nbconf[i]);
+	ctl *c = m.c;
+	memset(&m, 0, sizeof(m));
+	m.c = c;
 }
 
 static void teardown(void)
 {
+	mirror_clear();
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/__samsa_metadata", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/__samsa_metadata.tmp", dir);
+	rmdir(path);
 	unlink(path);
 	rmdir(dir);
+}
+
+static const ctl_topic *find(const char *name)
+{
+	for (int i = 0; i < m.ntopics; i++)
+		if (strcmp(m.topics[i]->name, name) == 0)
+			return m.topics[i];
+	return NULL;
+}
+
+static void apply(ctl_event *e, ctl_result *res, uint64_t want)
+{
+	switch (e->type) {
+	case CTL_EV_BROKERS:
+		m.nbrokers = e->u.brokers.n;
+		for (int i = 0; i < e->u.brokers.n && i < 8; i++)
+			m.broker_ids[i] = e->u.brokers.v[i].id;
+		break;
+	case CTL_EV_CONTROLLER:
+		m.controller = e->u.controller.id;
+		break;
+	case CTL_EV_TOPIC: {
+		int i;
+		for (i = 0; i < m.ntopics; i++)
+			if (strcmp(m.topics[i]->name, e->u.topic->name) == 0)
+				break;
+		ck_assert_int_lt(i, MAXT);
+		if (i < m.ntopics)
+			ctl_topic_free(m.topics[i]);
+		else
+			m.ntopics++;
+		m.topics[i] = e->u.topic;
+		e->u.topic = NULL; /* kept */
+		break;
+	}
+	case CTL_EV_TOPIC_DELETED:
+		m.deleted_events++;
+		for (int i = 0; i < m.ntopics; i++)
+			if (strcmp(m.topics[i]->name, e->u.deleted.name) == 0) {
+				ck_assert(memcmp(m.topics[i]->id, e->u.deleted.id, 16) == 0);
+				ctl_topic_free(m.topics[i]);
+				m.topics[i] = m.topics[--m.ntopics];
+				break;
+			}
+		break;
+	case CTL_EV_BROKER_CONFIGS: {
+		int k = e->u.broker_configs.broker_id == CTL_BROKER_DEFAULT ? 0 : 1;
+		ctl_configs_free(m.bconf[k], m.nbconf[k]);
+		m.bconf[k] = e->u.broker_configs.configs;
+		m.nbconf[k] = e->u.broker_configs.nconfigs;
+		e->u.broker_configs.configs = NULL;
+		e->u.broker_configs.nconfigs = 0;
+		break;
+	}
+	case CTL_EV_RESULT:
+		ck_assert_msg(e->u.result.id == want, "result %llu, waiting for %llu",
+			      (unsigned long long)e->u.result.id, (unsigned long long)want);
+		*res = e->u.result;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Apply every queued event (none expected to be a result). */
+static void drain(void)
+{
+	ctl_event *e;
+	while ((e = ctl_next_event(m.c))) {
+		ck_assert_int_ne(e->type, CTL_EV_RESULT);
+		apply(e, NULL, 0);
+		ctl_event_free(e);
+	}
+}
+
+static int open_ctl(int32_t broker_id)
+{
+	ctl_options o = { .log_dir = dir, .broker_id = broker_id };
+	o.self.id = broker_id;
+	snprintf(o.self.host, sizeof(o.self.host), "127.0.0.1");
+	o.self.port = 9092;
+	mirror_clear();
+	int rc = ctl_open(&o, &m.c);
+	if (rc == 0)
+		drain();
+	return rc;
+}
+
+static void close_ctl(void)
+{
+	ctl_close(m.c);
+	m.c = NULL;
+}
+
+/* Submit op and apply events until its result; returns the result. */
+static ctl_result call(const ctl_op *op)
+{
+	uint64_t id = ctl_submit(m.c, op);
+	ck_assert_uint_gt(id, 0);
+	ctl_result res;
+	memset(&res, 0, sizeof(res));
+	for (;;) {
+		ck_assert_msg(ctl_wait_event(m.c, 5000), "no result within 5 s");
+		ctl_event *e;
+		bool done = false;
+		while (!done && (e = ctl_next_event(m.c))) {
+			done = e->type == CTL_EV_RESULT;
+			apply(e, &res, id);
+			ctl_event_free(e);
+		}
+		if (done)
+			return res;
+	}
+}
+
+static int create(const char *name, int32_t partitions, int16_t rf, const ctl_config_entry *cfg,
+		  int32_t ncfg, bool validate_only)
+{
+	ctl_op op = { .type = CTL_OP_CREATE_TOPIC, .partitions = partitions,
+		      .replication_factor = rf, .configs = cfg, .nconfigs = ncfg,
+		      .validate_only = validate_only };
+	snprintf(op.topic, sizeof(op.topic), "%s", name);
+	return call(&op).error;
+}
+
+static int delete_topic(const char *name)
+{
+	ctl_op op = { .type = CTL_OP_DELETE_TOPIC };
+	snprintf(op.topic, sizeof(op.topic), "%s", name);
+	return call(&op).error;
+}
+
+static ctl_result add_partitions(const char *name, int32_t count, const ctl_replica_list *as,
+				 int32_t nas, bool validate_only)
+{
+	ctl_op op = { .type = CTL_OP_CREATE_PARTITIONS, .partitions = count, .assignments = as,
+		      .nassignments = nas, .validate_only = validate_only };
+	snprintf(op.topic, sizeof(op.topic), "%s", name);
+	return call(&op);
+}
+
+static int set_topic_configs(const char *name, const ctl_config_entry *cfg, int32_t n)
+{
+	ctl_op op = { .type = CTL_OP_SET_TOPIC_CONFIGS, .configs = cfg, .nconfigs = n };
+	snprintf(op.topic, sizeof(op.topic), "%s", name);
+	return call(&op).error;
+}
+
+static int set_broker_configs(int32_t id, const ctl_config_entry *cfg, int32_t n)
+{
+	ctl_op op = { .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = cfg,
+		      .nconfigs = n };
+	return call(&op).error;
+}
+
+static ctl_result producer_ids(void)
+{
+	ctl_op op = { .type = CTL_OP_PRODUCER_IDS };
+	return call(&op);
 }
 
 static int name_ok(const char *s)
@@ -56,60 +247,80 @@ START_TEST(test_name_rules)
 	long_name[250] = '\0';
 	ck_assert_int_eq(name_ok(long_name), KERR_INVALID_TOPIC_EXCEPTION);
 	ck_assert_int_eq(ctl_validate_topic_name(NULL, -1), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert(ctl_topic_names_collide("a.b", "a_b"));
+	ck_assert(!ctl_topic_names_collide("a.b", "a.b"));
+	ck_assert(!ctl_topic_names_collide("a.b", "a-b"));
+}
+END_TEST
+
+START_TEST(test_open_events)
+{
+	ck_assert_int_eq(open_ctl(7), 0);
+	/* one broker, itself the controller */
+	ck_assert_int_eq(m.nbrokers, 1);
+	ck_assert_int_eq(m.broker_ids[0], 7);
+	ck_assert_int_eq(m.controller, 7);
+	ck_assert_int_eq(m.ntopics, 0);
+	close_ctl();
+	/* ZooKeeper is not this back end */
+	ctl_options o = { .log_dir = dir, .broker_id = 1, .zookeeper_connect = "127.0.0.1:1" };
+	ctl *c = NULL;
+	ck_assert_int_lt(ctl_open(&o, &c), 0);
+	ck_assert_ptr_null(c);
 }
 END_TEST
 
 START_TEST(test_create_errors)
 {
-	ctl *c;
-	ck_assert_int_eq(ctl_open(dir, 7, &c), 0);
-	ck_assert_int_eq(ctl_broker_count(c), 1);
-	ck_assert_int_eq(ctl_controller_id(c), 7);
-	ck_assert_int_eq(ctl_create_topic(c, "t", 0, 1, NULL, 0, false, NULL), KERR_INVALID_PARTITIONS);
-	ck_assert_int_eq(ctl_create_topic(c, "t", -3, 1, NULL, 0, false, NULL), KERR_INVALID_PARTITIONS);
-	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 2, NULL, 0, false, NULL),
-			 KERR_INVALID_REPLICATION_FACTOR);
-	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 0, NULL, 0, false, NULL),
-			 KERR_INVALID_REPLICATION_FACTOR);
-	ck_assert_int_eq(ctl_create_topic(c, "bad name", 1, 1, NULL, 0, false, NULL),
-			 KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(open_ctl(7), 0);
+	ck_assert_int_eq(create("t", 0, 1, NULL, 0, false), KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(create("t", -3, 1, NULL, 0, false), KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(create("t", 1, 2, NULL, 0, false), KERR_INVALID_REPLICATION_FACTOR);
+	ck_assert_int_eq(create("t", 1, 0, NULL, 0, false), KERR_INVALID_REPLICATION_FACTOR);
+	ck_assert_int_eq(create("bad name", 1, 1, NULL, 0, false), KERR_INVALID_TOPIC_EXCEPTION);
 	/* validate_only changes nothing */
-	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 1, NULL, 0, true, NULL), KERR_NONE);
-	ck_assert_int_eq(ctl_topic_count(c), 0);
-	ck_assert_ptr_null(ctl_find_topic(c, "t", 1));
+	ck_assert_int_eq(create("t", 1, 1, NULL, 0, true), KERR_NONE);
+	ck_assert_int_eq(m.ntopics, 0);
 
-	const ctl_topic *t;
-	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, false, &t), KERR_NONE);
-	ck_assert_ptr_nonnull(t);
-	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, false, NULL),
-			 KERR_TOPIC_ALREADY_EXISTS);
-	ck_assert_int_eq(ctl_create_topic(c, "a.b", 3, 1, NULL, 0, true, NULL),
-			 KERR_TOPIC_ALREADY_EXISTS);
+	ck_assert_int_eq(create("a.b", 3, 1, NULL, 0, false), KERR_NONE);
+	ck_assert_ptr_nonnull(find("a.b"));
+	ck_assert_int_eq(create("a.b", 3, 1, NULL, 0, false), KERR_TOPIC_ALREADY_EXISTS);
+	ck_assert_int_eq(create("a.b", 3, 1, NULL, 0, true), KERR_TOPIC_ALREADY_EXISTS);
 	/* '.' and '_' collide (Kafka's Topic.hasCollision) */
-	ck_assert_int_eq(ctl_create_topic(c, "a_b", 1, 1, NULL, 0, false, NULL),
-			 KERR_INVALID_TOPIC_EXCEPTION);
-	ck_assert_ptr_eq(ctl_find_colliding_topic(c, "a_b"), t);
-	ck_assert_ptr_null(ctl_find_colliding_topic(c, "a.b"));
-	ck_assert_ptr_null(ctl_find_colliding_topic(c, "a-b"));
-	ck_assert_int_eq(ctl_topic_count(c), 1);
-	ctl_close(c);
+	ck_assert_int_eq(create("a_b", 1, 1, NULL, 0, false), KERR_INVALID_TOPIC_EXCEPTION);
+	ck_assert_int_eq(m.ntopics, 1);
+	/* manual assignments: the one broker only */
+	int32_t me[] = { 7 }, other[] = { 8 };
+	ctl_replica_list ok[] = { { me, 1 }, { me, 1 } }, bad[] = { { other, 1 } };
+	ctl_op op = { .type = CTL_OP_CREATE_TOPIC, .partitions = -1, .replication_factor = -1,
+		      .assignments = ok, .nassignments = 2 };
+	snprintf(op.topic, sizeof(op.topic), "manual");
+	ck_assert_int_eq(call(&op).error, KERR_NONE);
+	ck_assert_int_eq(find("manual")->npartitions, 2);
+	op.assignments = bad;
+	op.nassignments = 1;
+	snprintf(op.topic, sizeof(op.topic), "manual2");
+	ctl_result r = call(&op);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "The manual partition assignment includes broker 8, but no such "
+			 "broker is registered.");
+	close_ctl();
 }
 END_TEST
 
 START_TEST(test_create_and_reopen)
 {
-	ctl *c;
-	ck_assert_int_eq(ctl_open(dir, 3, &c), 0);
+	ck_assert_int_eq(open_ctl(3), 0);
 	ctl_config_entry cfg[2] = {
 		{ "retention.ms", "1000" },
 		{ "cleanup.policy", "compact,delete" },
 	};
-	const ctl_topic *t1, *t2, *t3;
-	ck_assert_int_eq(ctl_create_topic(c, "orders", 4, 1, cfg, 2, false, &t1), 0);
-	ck_assert_int_eq(ctl_create_topic(c, "__consumer_offsets", 2, 1, NULL, 0, false, &t2), 0);
-	ck_assert_int_eq(ctl_create_topic(c, "odd", 1, 1,
-					  (ctl_config_entry[]){ { "x", "a b%c\n" }, { "y", "" } },
-					  2, false, &t3), 0);
+	ck_assert_int_eq(create("orders", 4, 1, cfg, 2, false), 0);
+	ck_assert_int_eq(create("__consumer_offsets", 2, 1, NULL, 0, false), 0);
+	ck_assert_int_eq(create("odd", 1, 1, (ctl_config_entry[]){ { "x", "a b%c\n" }, { "y", "" } },
+				2, false),
+			 0);
+	const ctl_topic *t1 = find("orders"), *t2 = find("__consumer_offsets");
 	ck_assert(!t1->internal);
 	ck_assert(t2->internal);
 	ck_assert_int_eq(t1->npartitions, 4);
@@ -126,62 +337,50 @@ START_TEST(test_create_and_reopen)
 	static const uint8_t zero[16];
 	ck_assert(memcmp(t1->id, zero, 16) != 0);
 	ck_assert(memcmp(t1->id, t2->id, 16) != 0);
-	ck_assert_ptr_eq(ctl_find_topic_by_id(c, t2->id), t2);
-	ck_assert_ptr_null(ctl_find_topic_by_id(c, zero));
 	ck_assert_str_eq(ctl_topic_config(t1, "retention.ms"), "1000");
 	ck_assert_ptr_null(ctl_topic_config(t1, "segment.ms"));
 	uint8_t id1[16];
 	memcpy(id1, t1->id, 16);
-	ctl_close(c);
+	close_ctl();
 
-	ck_assert_int_eq(ctl_open(dir, 3, &c), 0);
-	ck_assert_int_eq(ctl_topic_count(c), 3);
-	t1 = ctl_find_topic(c, "orders", 6);
-	ck_assert_ptr_nonnull(t1);
-	ck_assert_ptr_eq(ctl_topic_at(c, 0), t1);
-	ck_assert_ptr_null(ctl_topic_at(c, 3));
+	ck_assert_int_eq(open_ctl(3), 0);
+	ck_assert_int_eq(m.ntopics, 3);
+	ck_assert_str_eq(m.topics[0]->name, "orders"); /* creation order */
+	t1 = find("orders");
 	ck_assert(memcmp(t1->id, id1, 16) == 0);
 	ck_assert_int_eq(t1->npartitions, 4);
 	ck_assert_int_eq(t1->partitions[3].leader, 3);
 	ck_assert_str_eq(ctl_topic_config(t1, "cleanup.policy"), "compact,delete");
-	t2 = ctl_find_topic(c, "__consumer_offsets", 18);
-	ck_assert(t2 && t2->internal);
-	t3 = ctl_find_topic(c, "odd", 3);
+	ck_assert(find("__consumer_offsets")->internal);
+	const ctl_topic *t3 = find("odd");
 	ck_assert_str_eq(ctl_topic_config(t3, "x"), "a b%c\n");
 	ck_assert_str_eq(ctl_topic_config(t3, "y"), "");
-	/* prefix of a name is not the name */
-	ck_assert_ptr_null(ctl_find_topic(c, "orde", 4));
-	ck_assert_ptr_null(ctl_find_topic(c, "ordersX", 7));
-	ctl_close(c);
+	close_ctl();
 }
 END_TEST
 
 START_TEST(test_delete)
 {
-	ctl *c;
 	char name[32];
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
+	ck_assert_int_eq(open_ctl(0), 0);
 	for (int i = 0; i < 40; i++) {
 		snprintf(name, sizeof(name), "topic-%d", i);
-		ck_assert_int_eq(ctl_create_topic(c, name, 1, 1, NULL, 0, false, NULL), 0);
+		ck_assert_int_eq(create(name, 1, 1, NULL, 0, false), 0);
 	}
-	ck_assert_int_eq(ctl_delete_topic(c, "nope"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
-	ck_assert_int_eq(ctl_delete_topic(c, "topic-7"), 0);
-	ck_assert_int_eq(ctl_delete_topic(c, "topic-7"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
-	ck_assert_ptr_null(ctl_find_topic(c, "topic-7", 7));
-	for (int i = 0; i < 40; i++) {
-		snprintf(name, sizeof(name), "topic-%d", i);
-		ck_assert((ctl_find_topic(c, name, (int32_t)strlen(name)) != NULL) == (i != 7));
-	}
-	ck_assert_int_eq(ctl_topic_count(c), 39);
-	ctl_close(c);
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_topic_count(c), 39);
-	ck_assert_ptr_null(ctl_find_topic(c, "topic-7", 7));
-	ck_assert_ptr_nonnull(ctl_find_topic(c, "topic-8", 7));
+	ck_assert_int_eq(delete_topic("nope"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(delete_topic("topic-7"), 0);
+	ck_assert_int_eq(m.deleted_events, 1);
+	ck_assert_int_eq(delete_topic("topic-7"), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_ptr_null(find("topic-7"));
+	ck_assert_int_eq(m.ntopics, 39);
+	close_ctl();
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.ntopics, 39);
+	ck_assert_ptr_null(find("topic-7"));
+	ck_assert_ptr_nonnull(find("topic-8"));
 	/* a deleted name can be created again, with a new id */
-	ck_assert_int_eq(ctl_create_topic(c, "topic-7", 2, 1, NULL, 0, false, NULL), 0);
-	ctl_close(c);
+	ck_assert_int_eq(create("topic-7", 2, 1, NULL, 0, false), 0);
+	close_ctl();
 }
 END_TEST
 
@@ -204,18 +403,16 @@ START_TEST(test_corrupt_file)
 		ck_assert_ptr_nonnull(f);
 		fputs(bad[i], f);
 		fclose(f);
-		ctl *c = NULL;
-		ck_assert_msg(ctl_open(dir, 0, &c) < 0, "case %zu accepted", i);
-		ck_assert_ptr_null(c);
+		ck_assert_msg(open_ctl(0) < 0, "case %zu accepted", i);
+		ck_assert_ptr_null(m.c);
 	}
 	FILE *f = fopen(path, "w");
 	fputs("samsa-metadata 1\ntopic t 0123456789abcdef0123456789abcdef 0 1 1 0\n"
 	      "partition 0 0 0 1 0 1 0\nend\n", f);
 	fclose(f);
-	ctl *c;
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_topic_count(c), 1);
-	ctl_close(c);
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.ntopics, 1);
+	close_ctl();
 }
 END_TEST
 
@@ -236,55 +433,43 @@ static long long file_pid_end(void)
 
 START_TEST(test_producer_ids)
 {
-	ctl *c;
-	int64_t id;
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_create_topic(c, "t", 2, 1, NULL, 0, false, NULL), KERR_NONE);
-	/* ids count up from 0; the block end is on disk before an id of it is out */
-	for (int64_t i = 0; i < 1500; i++) {
-		ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-		ck_assert_int_eq(id, i);
-		ck_assert_int_ge(file_pid_end(), id + 1);
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(create("t", 2, 1, NULL, 0, false), KERR_NONE);
+	/* blocks count up from 0; a block is on disk before it is handed out */
+	for (int64_t i = 0; i < 2; i++) {
+		ctl_result r = producer_ids();
+		ck_assert_int_eq(r.error, KERR_NONE);
+		ck_assert_int_eq(r.producer_id_start, i * CTL_PRODUCER_ID_BLOCK);
+		ck_assert_int_eq(r.producer_id_end, (i + 1) * CTL_PRODUCER_ID_BLOCK);
+		ck_assert_int_eq(file_pid_end(), r.producer_id_end);
 	}
-	ck_assert_int_eq(file_pid_end(), 2000);
+	close_ctl();
 
-	/* kill -9: no close, no save; a new open continues after the block */
-	ctl *c2;
-	ck_assert_int_eq(ctl_open(dir, 0, &c2), 0);
-	ck_assert_int_eq(ctl_topic_count(c2), 1);
-	ck_assert_int_eq(ctl_next_producer_id(c2, &id), KERR_NONE);
-	ck_assert_int_eq(id, 2000);
-	ck_assert_int_eq(file_pid_end(), 3000);
-	ctl_close(c2);
-	ctl_close(c);
-
-	/* a clean close and reopen skips the rest of the block too */
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 3000);
-	for (int i = 1; i < 1000; i++)
-		ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 3999);
+	/* a reopen continues after the last block */
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.ntopics, 1);
+	ctl_result r = producer_ids();
+	ck_assert_int_eq(r.producer_id_start, 2000);
 
 	/* the next block cannot be persisted: nothing is handed out */
 	char moved[PATH_MAX + 8];
 	snprintf(moved, sizeof(moved), "%s.mv", dir);
 	ck_assert_int_eq(rename(dir, moved), 0);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_KAFKA_STORAGE_ERROR);
-	ck_assert_int_eq(id, -1);
+	r = producer_ids();
+	ck_assert_int_eq(r.error, KERR_KAFKA_STORAGE_ERROR);
 	ck_assert_int_eq(rename(moved, dir), 0);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 4000);
-	ck_assert_int_eq(file_pid_end(), 5000);
+	r = producer_ids();
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_int_eq(r.producer_id_start, 3000);
+	ck_assert_int_eq(file_pid_end(), 4000);
 	/* creating a topic keeps the reserved block */
-	ck_assert_int_eq(ctl_create_topic(c, "u", 1, 1, NULL, 0, false, NULL), KERR_NONE);
-	ck_assert_int_eq(file_pid_end(), 5000);
-	ctl_close(c);
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_topic_count(c), 2);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 5000);
-	ctl_close(c);
+	ck_assert_int_eq(create("u", 1, 1, NULL, 0, false), KERR_NONE);
+	ck_assert_int_eq(file_pid_end(), 4000);
+	close_ctl();
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.ntopics, 2);
+	ck_assert_int_eq(producer_ids().producer_id_start, 4000);
+	close_ctl();
 }
 END_TEST
 
@@ -308,127 +493,115 @@ START_TEST(test_producer_ids_file)
 		ck_assert_ptr_nonnull(f);
 		fputs(bad[i], f);
 		fclose(f);
-		ctl *c = NULL;
-		ck_assert_msg(ctl_open(dir, 0, &c) < 0, "case %zu accepted", i);
-		ck_assert_ptr_null(c);
+		ck_assert_msg(open_ctl(0) < 0, "case %zu accepted", i);
 	}
 	FILE *f = fopen(path, "w");
 	fputs("samsa-metadata 2\nproducer-ids 7000\nend\n", f);
 	fclose(f);
-	ctl *c;
-	int64_t id;
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 7000);
-	ctl_close(c);
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(producer_ids().producer_id_start, 7000);
+	close_ctl();
 	/* a version 1 file starts at 0 */
 	f = fopen(path, "w");
 	fputs("samsa-metadata 1\nend\n", f);
 	fclose(f);
-	ck_assert_int_eq(ctl_open(dir, 0, &c), 0);
-	ck_assert_int_eq(ctl_next_producer_id(c, &id), KERR_NONE);
-	ck_assert_int_eq(id, 0);
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(producer_ids().producer_id_start, 0);
 	ck_assert_int_eq(file_pid_end(), 1000);
-	ctl_close(c);
+	close_ctl();
 }
 END_TEST
 
-/* ---- ctl_add_partitions (CreatePartitions) ---- */
+/* ---- CreatePartitions ---- */
 
 START_TEST(test_add_partitions_errors)
 {
-	ctl *c;
-	char msg[512];
-	ck_assert_int_eq(ctl_open(dir, 4, &c), 0);
-	const ctl_topic *t;
-	ck_assert_int_eq(ctl_create_topic(c, "grow", 3, 1, NULL, 0, false, &t), 0);
+	ck_assert_int_eq(open_ctl(4), 0);
+	ck_assert_int_eq(create("grow", 3, 1, NULL, 0, false), 0);
 
-	ck_assert_int_eq(ctl_add_partitions(c, "nope", 5, NULL, 0, false, msg, sizeof(msg)),
-			 KERR_UNKNOWN_TOPIC_OR_PARTITION);
-	ck_assert_str_eq(msg, "");
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 3, NULL, 0, false, msg, sizeof(msg)),
-			 KERR_INVALID_PARTITIONS);
-	ck_assert_str_eq(msg, "Topic already has 3 partition(s).");
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 2, NULL, 0, false, msg, sizeof(msg)),
-			 KERR_INVALID_PARTITIONS);
-	ck_assert_str_eq(msg, "The topic grow currently has 3 partition(s); 2 would not be an increase.");
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", -1, NULL, 0, false, msg, sizeof(msg)),
-			 KERR_INVALID_PARTITIONS);
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", INT32_MAX, NULL, 0, false, msg, sizeof(msg)),
+	ctl_result r = add_partitions("nope", 5, NULL, 0, false);
+	ck_assert_int_eq(r.error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_str_eq(r.msg, "");
+	r = add_partitions("grow", 3, NULL, 0, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_PARTITIONS);
+	ck_assert_str_eq(r.msg, "Topic already has 3 partition(s).");
+	r = add_partitions("grow", 2, NULL, 0, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_PARTITIONS);
+	ck_assert_str_eq(r.msg, "The topic grow currently has 3 partition(s); 2 would not be an increase.");
+	ck_assert_int_eq(add_partitions("grow", -1, NULL, 0, false).error, KERR_INVALID_PARTITIONS);
+	ck_assert_int_eq(add_partitions("grow", INT32_MAX, NULL, 0, false).error,
 			 KERR_INVALID_PARTITIONS);
 
 	int32_t ok[] = { 4 }, unknown[] = { 9 }, twice[] = { 4, 4 }, two[] = { 4, 9 };
 	ctl_replica_list one_ok[] = { { ok, 1 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, one_ok, 1, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "Attempted to add 2 additional partition(s), but only 1 assignment(s) "
-			 "were specified.");
+	r = add_partitions("grow", 5, one_ok, 1, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "Attempted to add 2 additional partition(s), but only 1 "
+			 "assignment(s) were specified.");
 	ctl_replica_list too_many[] = { { ok, 1 }, { ok, 1 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, too_many, 2, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "Attempted to add 1 additional partition(s), but only 2 assignment(s) "
-			 "were specified.");
+	r = add_partitions("grow", 4, too_many, 2, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "Attempted to add 1 additional partition(s), but only 2 "
+			 "assignment(s) were specified.");
 	ctl_replica_list empty[] = { { ok, 0 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, empty, 1, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "The manual partition assignment includes an empty replica list.");
+	r = add_partitions("grow", 4, empty, 1, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "The manual partition assignment includes an empty replica list.");
 	ctl_replica_list bad[] = { { unknown, 1 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, bad, 1, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "The manual partition assignment includes broker 9, but no such broker "
-			 "is registered.");
+	r = add_partitions("grow", 4, bad, 1, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "The manual partition assignment includes broker 9, but no such "
+			 "broker is registered.");
 	ctl_replica_list dup[] = { { twice, 2 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, dup, 1, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "The manual partition assignment includes the broker 4 more than once.");
+	r = add_partitions("grow", 4, dup, 1, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "The manual partition assignment includes the broker 4 more than once.");
 	/* ids are checked in ascending order: 4 passes, 9 is unknown */
 	ctl_replica_list mixed[] = { { two, 2 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, mixed, 1, false, msg, sizeof(msg)),
-			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_str_eq(msg, "The manual partition assignment includes broker 9, but no such broker "
-			 "is registered.");
+	r = add_partitions("grow", 4, mixed, 1, false);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_str_eq(r.msg, "The manual partition assignment includes broker 9, but no such "
+			 "broker is registered.");
 	/* the second of two lists is wrong: nothing is added */
 	ctl_replica_list second_bad[] = { { ok, 1 }, { unknown, 1 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, second_bad, 2, false, msg, sizeof(msg)),
+	ck_assert_int_eq(add_partitions("grow", 5, second_bad, 2, false).error,
 			 KERR_INVALID_REPLICA_ASSIGNMENT);
-	ck_assert_int_eq(t->npartitions, 3);
+	ck_assert_int_eq(find("grow")->npartitions, 3);
 
 	/* validate_only: every check, no change */
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 6, NULL, 0, true, msg, sizeof(msg)), KERR_NONE);
-	ck_assert_str_eq(msg, "");
-	ck_assert_int_eq(t->npartitions, 3);
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 2, NULL, 0, true, msg, sizeof(msg)),
-			 KERR_INVALID_PARTITIONS);
-	ctl_close(c);
-	ck_assert_int_eq(ctl_open(dir, 4, &c), 0);
-	ck_assert_int_eq(ctl_find_topic(c, "grow", 4)->npartitions, 3);
-	ctl_close(c);
+	r = add_partitions("grow", 6, NULL, 0, true);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_str_eq(r.msg, "");
+	ck_assert_int_eq(find("grow")->npartitions, 3);
+	ck_assert_int_eq(add_partitions("grow", 2, NULL, 0, true).error, KERR_INVALID_PARTITIONS);
+	close_ctl();
+	ck_assert_int_eq(open_ctl(4), 0);
+	ck_assert_int_eq(find("grow")->npartitions, 3);
+	close_ctl();
 }
 END_TEST
 
 START_TEST(test_add_partitions_persist)
 {
-	ctl *c;
-	char msg[512];
-	ck_assert_int_eq(ctl_open(dir, 6, &c), 0);
-	const ctl_topic *t, *other;
-	ck_assert_int_eq(ctl_create_topic(c, "before", 1, 1, NULL, 0, false, &other), 0);
-	ck_assert_int_eq(ctl_create_topic(c, "grow", 2, 1,
-					  (ctl_config_entry[]){ { "retention.ms", "5000" } }, 1, false,
-					  &t), 0);
+	ck_assert_int_eq(open_ctl(6), 0);
+	ck_assert_int_eq(create("before", 1, 1, NULL, 0, false), 0);
+	ck_assert_int_eq(create("grow", 2, 1, (ctl_config_entry[]){ { "retention.ms", "5000" } }, 1,
+				false),
+			 0);
 	uint8_t id[16];
-	memcpy(id, t->id, 16);
+	memcpy(id, find("grow")->id, 16);
 	/* automatic placement */
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 5, NULL, 0, false, msg, sizeof(msg)), KERR_NONE);
-	ck_assert_str_eq(msg, "");
-	ck_assert_ptr_eq(ctl_find_topic(c, "grow", 4), t); /* the topic itself does not move */
-	ck_assert_int_eq(t->npartitions, 5);
+	ctl_result r = add_partitions("grow", 5, NULL, 0, false);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_str_eq(r.msg, "");
+	ck_assert_int_eq(find("grow")->npartitions, 5);
 	/* a manual assignment for the next one */
 	int32_t ids[] = { 6 };
 	ctl_replica_list as[] = { { ids, 1 } };
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 6, as, 1, false, msg, sizeof(msg)), KERR_NONE);
-	ck_assert_int_eq(t->npartitions, 6);
+	ck_assert_int_eq(add_partitions("grow", 6, as, 1, false).error, KERR_NONE);
 	for (int pass = 0; pass < 2; pass++) {
+		const ctl_topic *t = find("grow");
+		ck_assert_ptr_nonnull(t);
 		ck_assert_int_eq(t->npartitions, 6);
 		ck_assert(memcmp(t->id, id, 16) == 0);
 		ck_assert_str_eq(ctl_topic_config(t, "retention.ms"), "5000");
@@ -442,94 +615,87 @@ START_TEST(test_add_partitions_persist)
 			ck_assert_int_eq(cp->nisr, 1);
 			ck_assert_int_eq(cp->isr[0], 6);
 		}
-		ck_assert_int_eq(ctl_find_topic(c, "before", 6)->npartitions, 1);
+		ck_assert_int_eq(find("before")->npartitions, 1);
 		/* the metadata file has them: reopen */
-		ctl_close(c);
-		ck_assert_int_eq(ctl_open(dir, 6, &c), 0);
-		t = ctl_find_topic(c, "grow", 4);
-		ck_assert_ptr_nonnull(t);
+		close_ctl();
+		ck_assert_int_eq(open_ctl(6), 0);
 	}
-	ctl_close(c);
+	close_ctl();
 }
 END_TEST
 
 START_TEST(test_add_partitions_storage_error)
 {
-	ctl *c;
-	char msg[512], tmp[PATH_MAX + 64];
-	ck_assert_int_eq(ctl_open(dir, 1, &c), 0);
-	const ctl_topic *t;
-	ck_assert_int_eq(ctl_create_topic(c, "grow", 2, 1, NULL, 0, false, &t), 0);
+	char tmp[PATH_MAX + 64];
+	ck_assert_int_eq(open_ctl(1), 0);
+	ck_assert_int_eq(create("grow", 2, 1, NULL, 0, false), 0);
 	/* The metadata file cannot be rewritten: its .tmp is a directory. */
 	snprintf(tmp, sizeof(tmp), "%s/__samsa_metadata.tmp", dir);
 	ck_assert_int_eq(mkdir(tmp, 0755), 0);
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, NULL, 0, false, msg, sizeof(msg)),
-			 KERR_KAFKA_STORAGE_ERROR);
-	ck_assert_int_eq(t->npartitions, 2);
+	ck_assert_int_eq(add_partitions("grow", 4, NULL, 0, false).error, KERR_KAFKA_STORAGE_ERROR);
+	ck_assert_int_eq(find("grow")->npartitions, 2);
+	ck_assert_int_eq(create("other", 1, 1, NULL, 0, false), KERR_KAFKA_STORAGE_ERROR);
+	ck_assert_ptr_null(find("other"));
 	ck_assert_int_eq(rmdir(tmp), 0);
 	/* memory and disk agree; a retry works */
-	ctl_close(c);
-	ck_assert_int_eq(ctl_open(dir, 1, &c), 0);
-	t = ctl_find_topic(c, "grow", 4);
-	ck_assert_int_eq(t->npartitions, 2);
-	ck_assert_int_eq(ctl_add_partitions(c, "grow", 4, NULL, 0, false, msg, sizeof(msg)), KERR_NONE);
-	ck_assert_int_eq(t->npartitions, 4);
-	ctl_close(c);
+	close_ctl();
+	ck_assert_int_eq(open_ctl(1), 0);
+	ck_assert_int_eq(find("grow")->npartitions, 2);
+	ck_assert_int_eq(add_partitions("grow", 4, NULL, 0, false).error, KERR_NONE);
+	ck_assert_int_eq(find("grow")->npartitions, 4);
+	close_ctl();
 }
 END_TEST
 
-/* ctl_set_topic_configs and the dynamic broker configs: replaced as a
- * whole, persisted, read back after a reopen (helper E). */
+/* Topic configs and the dynamic broker configs: replaced as a whole,
+ * persisted, read back after a reopen. */
 START_TEST(test_set_configs_persist)
 {
-	ctl *c;
-	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
-	ck_assert_int_eq(ctl_create_topic(c, "t", 1, 1,
-					  (ctl_config_entry[]){ { "retention.ms", "1" } }, 1, false,
-					  NULL), 0);
-	ck_assert_int_eq(ctl_set_topic_configs(c, "nope", NULL, 0), KERR_UNKNOWN_TOPIC_OR_PARTITION);
-	ck_assert_int_eq(ctl_set_topic_configs(c, "t",
-					       (ctl_config_entry[]){ { "segment.ms", "5" },
-								     { "cleanup.policy", "a b%\n" } },
-					       2), 0);
-	int32_t n;
-	ck_assert_ptr_null(ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n));
-	ck_assert_int_eq(n, 0);
-	ck_assert_int_eq(ctl_set_broker_configs(c, CTL_BROKER_DEFAULT,
-						(ctl_config_entry[]){ { "log.retention.ms", "7" },
-								      { "odd key", "" } },
-						2), 0);
-	ck_assert_int_eq(ctl_set_broker_configs(c, 2,
-						(ctl_config_entry[]){ { "message.max.bytes", "9" } }, 1),
+	ck_assert_int_eq(open_ctl(2), 0);
+	ck_assert_int_eq(create("t", 1, 1, (ctl_config_entry[]){ { "retention.ms", "1" } }, 1, false),
 			 0);
-	ck_assert_int_eq(ctl_set_broker_configs(c, -5, NULL, 0), KERR_INVALID_REQUEST);
-	ctl_close(c);
+	ck_assert_int_eq(set_topic_configs("nope", NULL, 0), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(set_topic_configs("t",
+					   (ctl_config_entry[]){ { "segment.ms", "5" },
+								 { "cleanup.policy", "a b%\n" } },
+					   2),
+			 0);
+	ck_assert_str_eq(ctl_topic_config(find("t"), "segment.ms"), "5");
+	ck_assert_int_eq(m.nbconf[0], 0);
+	ck_assert_int_eq(set_broker_configs(CTL_BROKER_DEFAULT,
+					    (ctl_config_entry[]){ { "log.retention.ms", "7" },
+								  { "odd key", "" } },
+					    2),
+			 0);
+	ck_assert_int_eq(m.nbconf[0], 2);
+	ck_assert_int_eq(set_broker_configs(2, (ctl_config_entry[]){ { "message.max.bytes", "9" } }, 1),
+			 0);
+	ck_assert_int_eq(set_broker_configs(-5, NULL, 0), KERR_INVALID_REQUEST);
+	close_ctl();
 
-	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
-	const ctl_topic *t = ctl_find_topic(c, "t", 1);
+	ck_assert_int_eq(open_ctl(2), 0);
+	const ctl_topic *t = find("t");
 	ck_assert_ptr_nonnull(t);
 	ck_assert_int_eq(t->nconfigs, 2);
 	ck_assert_ptr_null(ctl_topic_config(t, "retention.ms"));
 	ck_assert_str_eq(ctl_topic_config(t, "segment.ms"), "5");
 	ck_assert_str_eq(ctl_topic_config(t, "cleanup.policy"), "a b%\n");
-	const ctl_config_entry *d = ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n);
-	ck_assert_int_eq(n, 2);
-	ck_assert_str_eq(d[0].name, "log.retention.ms");
-	ck_assert_str_eq(d[0].value, "7");
-	ck_assert_str_eq(d[1].name, "odd key");
-	ck_assert_str_eq(d[1].value, "");
-	d = ctl_broker_configs(c, 2, &n);
-	ck_assert_int_eq(n, 1);
-	ck_assert_str_eq(d[0].value, "9");
+	ck_assert_int_eq(m.nbconf[0], 2);
+	ck_assert_str_eq(m.bconf[0][0].name, "log.retention.ms");
+	ck_assert_str_eq(m.bconf[0][0].value, "7");
+	ck_assert_str_eq(m.bconf[0][1].name, "odd key");
+	ck_assert_str_eq(m.bconf[0][1].value, "");
+	ck_assert_int_eq(m.nbconf[1], 1);
+	ck_assert_str_eq(m.bconf[1][0].value, "9");
 	/* Emptied sets stay empty after a reopen. */
-	ck_assert_int_eq(ctl_set_broker_configs(c, 2, NULL, 0), 0);
-	ck_assert_int_eq(ctl_set_topic_configs(c, "t", NULL, 0), 0);
-	ctl_close(c);
-	ck_assert_int_eq(ctl_open(dir, 2, &c), 0);
-	ck_assert_ptr_null(ctl_broker_configs(c, 2, &n));
-	ck_assert_int_eq(ctl_find_topic(c, "t", 1)->nconfigs, 0);
-	ck_assert_ptr_nonnull(ctl_broker_configs(c, CTL_BROKER_DEFAULT, &n));
-	ctl_close(c);
+	ck_assert_int_eq(set_broker_configs(2, NULL, 0), 0);
+	ck_assert_int_eq(set_topic_configs("t", NULL, 0), 0);
+	close_ctl();
+	ck_assert_int_eq(open_ctl(2), 0);
+	ck_assert_int_eq(m.nbconf[1], 0);
+	ck_assert_int_eq(find("t")->nconfigs, 0);
+	ck_assert_int_eq(m.nbconf[0], 2);
+	close_ctl();
 }
 END_TEST
 
@@ -539,6 +705,7 @@ int main(void)
 	TCase *tc = tcase_create("local");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_name_rules);
+	tcase_add_test(tc, test_open_events);
 	tcase_add_test(tc, test_create_errors);
 	tcase_add_test(tc, test_create_and_reopen);
 	tcase_add_test(tc, test_delete);
