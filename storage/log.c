@@ -265,15 +265,15 @@ void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *o
 /* ---- append ---- */
 
 /* Kafka's LogSegment.shouldRoll for an append of len bytes whose largest
- * timestamp is max_ts and last offset is last: size, age (segment.ms
+ * timestamp is max_ts and offsets first..last: size, age (segment.ms
  * measured from the first batch's timestamp to max_ts, or from the segment's
  * creation to now when the first batch has no timestamp; Kafka's
  * timeWaitedForRoll), full indexes, relative offsets past int32. */
 static bool should_roll(const log_partition *lp, const log_segment *s, size_t len, int64_t max_ts,
-			int64_t last, int64_t now_ms)
+			int64_t first, int64_t last, int64_t now_ms)
 {
-	if (s->size == 0)
-		return false;
+	if (s->size == 0) /* only a follower's batches past a gap can overflow an empty one */
+		return first > s->base_offset && last - s->base_offset > INT32_MAX;
 	if (s->size > lp->cfg.segment_bytes - (int64_t)len)
 		return true;
 	int64_t waited = s->rolling_ts >= 0 ? max_ts - s->rolling_ts : now_ms - s->created_ms;
@@ -293,11 +293,12 @@ static bool should_roll(const log_partition *lp, const log_segment *s, size_t le
  * RLIMIT_FSIZE) succeeds once space is freed, without a restart.
  */
 
-/* Roll (Kafka's UnifiedLog.roll). *sealed_ti gets the old segment's time
- * index entry count before its closing entry (for unroll). Nothing changes
- * on error: the closing entry is dropped again, a half-created segment
- * removed. */
-static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
+/* Roll (Kafka's UnifiedLog.roll): the new segment starts at base (>= the
+ * log end offset; above it when a follower's first batch follows a gap).
+ * *sealed_ti gets the old segment's time index entry count before its
+ * closing entry (for unroll). Nothing changes on error: the closing entry
+ * is dropped again, a half-created segment removed. */
+static int roll(log_partition *lp, int64_t base, int64_t now_ms, size_t *sealed_ti)
 {
 	log_segment *old = log_active(lp);
 	int rc = log_ef_load(&old->tidx);
@@ -309,7 +310,7 @@ static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
 	rc = log_seg_seal_timeindex(old);
 	log_segment *s = NULL;
 	if (rc == 0)
-		rc = log_seg_create(lp->dir, old->next_offset, now_ms, &s);
+		rc = log_seg_create(lp->dir, base, now_ms, &s);
 	if (rc == 0) {
 		rc = log_push_segment(lp, s);
 		if (rc < 0) {
@@ -337,7 +338,7 @@ int log_roll(log_partition *lp, int64_t now_ms)
 {
 	if (log_active(lp)->size == 0)
 		return 0;
-	return roll(lp, now_ms, NULL);
+	return roll(lp, log_end_offset(lp), now_ms, NULL);
 }
 
 /* Undo a roll whose first append failed: the new, empty segment leaves the
@@ -380,8 +381,10 @@ void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
 	free(offs);
 }
 
-static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts);
+static int append_write(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			int64_t first, int64_t next, int64_t max_ts);
+static void patch_batches(uint8_t *batches, size_t len, int64_t base, int32_t leader_epoch);
+static void note_epoch(log_partition *lp, int32_t epoch, int64_t start_offset);
 
 /* Working copies of the producers of one append (most appends: one). */
 typedef struct append_producers {
@@ -499,9 +502,11 @@ static int append_checked(log_partition *lp, uint8_t *batches, size_t len, int32
 		if (rc < 0)
 			goto done;
 	}
-	rc = append_write(lp, batches, len, leader_epoch, now_ms, leo, next, max_ts);
+	patch_batches(batches, len, leo, leader_epoch);
+	rc = append_write(lp, batches, len, now_ms, leo, next, max_ts);
 	if (rc < 0)
 		goto done;
+	note_epoch(lp, leader_epoch, leo);
 	log_producer_entry *v = ap.v ? ap.v : &ap.one;
 	for (size_t i = 0; i < ap.n; i++) {
 		const log_producer_entry *cur = log_pstate_find(&lp->producers, v[i].producer_id);
@@ -548,9 +553,11 @@ int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_
 		return rc;
 	uint8_t batch[PROTO_CONTROL_BATCH_SIZE];
 	proto_control_batch_build(batch, producer_id, producer_epoch, coordinator_epoch, commit, now_ms);
-	rc = append_write(lp, batch, sizeof batch, leader_epoch, now_ms, leo, leo + 1, now_ms);
+	patch_batches(batch, sizeof batch, leo, leader_epoch);
+	rc = append_write(lp, batch, sizeof batch, now_ms, leo, leo + 1, now_ms);
 	if (rc < 0)
 		return rc;
+	note_epoch(lp, leader_epoch, leo);
 	log_pstate_put(&lp->producers, &e); /* room reserved: cannot fail */
 	lp->producers.map_end_offset = leo + 1;
 	if (done.producer_id >= 0) {
@@ -590,24 +597,11 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 	return rc;
 }
 
-/* Roll when due, patch, write and index batches checked by the caller;
- * leo/next: the log end offset before and after, max_ts their largest
- * timestamp. Nothing stays on error. */
-static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts)
+/* A leader's append: patch each batch's base offset (from base on) and
+ * partition leader epoch in place (outside the CRC). */
+static void patch_batches(uint8_t *batches, size_t len, int64_t base, int32_t leader_epoch)
 {
-	log_segment *s = log_active(lp);
-	bool rolled = false;
-	size_t sealed_ti = 0;
-	if (should_roll(lp, s, len, max_ts, next - 1, now_ms)) {
-		int rc = roll(lp, now_ms, &sealed_ti);
-		if (rc < 0)
-			return rc;
-		s = log_active(lp);
-		rolled = true;
-	}
-	/* Patch offsets and epochs in place (outside the CRC). */
-	int64_t off = leo;
+	int64_t off = base;
 	for (size_t pos = 0; pos < len;) {
 		uint8_t *p = batches + pos;
 		int32_t delta = (int32_t)log_be32(p + PROTO_BATCH_OFF_LAST_OFFSET_DELTA);
@@ -615,6 +609,37 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		proto_batch_set_leader_epoch(p, leader_epoch);
 		off += delta + 1;
 		pos += log_be32(p + PROTO_BATCH_OFF_LENGTH) + PROTO_BATCH_LOG_OVERHEAD;
+	}
+}
+
+/* The leader epoch cache's assign after a write (a lower or equal epoch is
+ * ignored). A checkpoint that could not be rewritten is retried by the next
+ * flush (leader_epoch.h). */
+static void note_epoch(log_partition *lp, int32_t epoch, int64_t start_offset)
+{
+	int rc = log_epoch_assign(&lp->epochs, epoch, start_offset);
+	if (rc < 0)
+		fprintf(stderr, "samsa storage: %s: cannot write %s: %s (written at the next flush, "
+			"which fails until it is)\n", lp->dir, LOG_EPOCH_FILE, strerror(-rc));
+}
+
+/* Roll when due, write and index batches checked by the caller, offsets
+ * and epochs as they are (written from the caller's buffer); first: the
+ * first batch's base offset (the log end offset, or above it after a gap),
+ * next: the log end offset after, max_ts their largest timestamp. Nothing
+ * stays on error. */
+static int append_write(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			int64_t first, int64_t next, int64_t max_ts)
+{
+	log_segment *s = log_active(lp);
+	bool rolled = false;
+	size_t sealed_ti = 0;
+	if (should_roll(lp, s, len, max_ts, first, next - 1, now_ms)) {
+		int rc = roll(lp, first, now_ms, &sealed_ti);
+		if (rc < 0)
+			return rc;
+		s = log_active(lp);
+		rolled = true;
 	}
 	/* Write, then index; on any failure (ENOSPC mid-batch: a short
 	 * write) put everything back: the .log cut to the end of the last
@@ -657,10 +682,6 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 	lp->size_bytes += (int64_t)len;
 	if (lp->unflushed_since_ms < 0)
 		lp->unflushed_since_ms = now_ms;
-	rc = log_epoch_assign(&lp->epochs, leader_epoch, leo);
-	if (rc < 0)
-		fprintf(stderr, "samsa storage: %s: cannot write %s: %s (written at the next flush, "
-			"which fails until it is)\n", lp->dir, LOG_EPOCH_FILE, strerror(-rc));
 	return 0;
 }
 

@@ -80,6 +80,32 @@ void log_note_aborted_txn(log_partition *lp, size_t i, const log_completed_txn *
  * state (recover.c). */
 int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms);
 
+/*
+ * Replay the batch h (in segs[i]) into the producer state, without checks
+ * (log_pstate_replay); for a control batch the marker is read from batch
+ * (its h->size bytes; NULL when they could not be read, which ends the
+ * transaction as a commit without index entry, as does a marker that does
+ * not parse), and an aborted transaction it completes goes to segs[i]'s
+ * .txnindex (log_note_aborted_txn). Returns 0 or -ENOMEM (none when room
+ * was reserved: log_pstate_reserve and log_pstate_txn_reserve).
+ * Recovery and a follower's append share it, so a follower's state is the
+ * one a recovery of the same batches gives (recover.c).
+ */
+int log_replay_batch(log_partition *lp, size_t i, const proto_batch_info *h, const uint8_t *batch);
+
+/*
+ * Bring the producer state to the log below end (<= the log end offset):
+ * when reload, from the latest readable snapshot at or below end first
+ * (empty from the first segment's base when there is none; snapshots that
+ * do not parse are removed), then the batches from its map end offset up
+ * to end are replayed, then producers expired at now_ms removed (Kafka's
+ * ProducerStateManager.truncateAndReload and
+ * UnifiedLog.rebuildProducerState; recover.c). Returns 0 or -errno.
+ */
+int log_rebuild_producers(log_partition *lp, int64_t end, bool reload, int64_t now_ms);
+/* Remove the producer snapshots above offset (recover.c). */
+void log_remove_snapshots_above(log_partition *lp, int64_t offset);
+
 /* Write the producer snapshot at offset and remove all but the latest 2
  * snapshots (log.c). Failures go to stderr: the state can be rebuilt from
  * the log. */
