@@ -571,6 +571,81 @@ int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_
 	return 0;
 }
 
+int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			log_append_follower_info *out)
+{
+	out->bytes = 0;
+	out->batches = 0;
+	out->first_offset = out->last_offset = -1;
+	/* Walk and check every whole batch before anything is written. */
+	int64_t first = -1, next = log_end_offset(lp), max_ts = -1;
+	size_t take = 0, with_pid = 0, txn_batches = 0;
+	int32_t n = 0;
+	while (len - take >= PROTO_BATCH_LOG_OVERHEAD) {
+		const uint8_t *p = batches + take;
+		int32_t blen = (int32_t)log_be32(p + PROTO_BATCH_OFF_LENGTH);
+		if (blen < PROTO_BATCH_HEADER_SIZE - PROTO_BATCH_LOG_OVERHEAD)
+			return LOG_ERR_CORRUPT;
+		size_t size = (size_t)blen + PROTO_BATCH_LOG_OVERHEAD;
+		if (size > len - take || size > (size_t)INT32_MAX - take)
+			break; /* partial: for the next fetch */
+		proto_batch_info h;
+		if (log_batch_parse_header(p, &h) < 0 || !proto_batch_crc_ok(p, &h))
+			return LOG_ERR_CORRUPT;
+		if (h.base_offset < next)
+			return LOG_ERR_UNEXPECTED_OFFSET;
+		int64_t last = log_batch_last_offset(&h);
+		if (first < 0)
+			first = h.base_offset;
+		else if (last - first > INT32_MAX)
+			break; /* another segment's: for the next call */
+		if (h.max_timestamp > max_ts)
+			max_ts = h.max_timestamp;
+		if (h.producer_id >= 0) {
+			with_pid++;
+			if ((h.attributes & PROTO_ATTR_TRANSACTIONAL) && !(h.attributes & PROTO_ATTR_CONTROL))
+				txn_batches++;
+		}
+		next = last + 1;
+		take += size;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	if (lp->producers.last_expire_ms < 0 || now_ms - lp->producers.last_expire_ms >= 600000)
+		log_pstate_expire(&lp->producers, now_ms, lp->cfg.producer_id_expiration_ms);
+	/* Room for what the replay below adds, so it cannot fail once written. */
+	int rc = 0;
+	if (with_pid > 0) {
+		rc = log_pstate_reserve(&lp->producers, with_pid);
+		if (rc == 0)
+			rc = log_pstate_txn_reserve(&lp->producers, txn_batches + 1);
+		if (rc < 0)
+			return rc;
+	}
+	rc = append_write(lp, batches, take, now_ms, first, next, max_ts);
+	if (rc < 0)
+		return rc;
+	size_t seg = lp->nseg - 1; /* where they went, after a roll too */
+	for (size_t pos = 0; pos < take;) {
+		proto_batch_info h;
+		log_batch_parse_header(batches + pos, &h);
+		rc = log_replay_batch(lp, seg, &h, batches + pos);
+		if (rc < 0) /* cannot happen: room was reserved */
+			fprintf(stderr, "samsa storage: %s: producer state of the batch at %lld not kept: %s\n",
+				lp->dir, (long long)h.base_offset, strerror(-rc));
+		if (h.partition_leader_epoch > log_epoch_latest(&lp->epochs))
+			note_epoch(lp, h.partition_leader_epoch, h.base_offset);
+		pos += (size_t)h.size;
+	}
+	lp->producers.map_end_offset = next;
+	out->bytes = take;
+	out->batches = n;
+	out->first_offset = first;
+	out->last_offset = next - 1;
+	return 0;
+}
+
 int log_append_checked(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 		       int64_t now_ms, log_append_info *out)
 {

@@ -42,6 +42,9 @@ enum {
 	/* Transactions (Kafka's ProducerAppendInfo, KIP-98): */
 	LOG_ERR_INVALID_TXN_STATE = -2005,      /* INVALID_TXN_STATE */
 	LOG_ERR_TRANSACTION_COORDINATOR_FENCED = -2006, /* TRANSACTION_COORDINATOR_FENCED */
+	/* A follower's batches below the log end offset or not increasing
+	 * (Kafka's UnexpectedAppendOffsetException, OffsetsOutOfOrderException): */
+	LOG_ERR_UNEXPECTED_OFFSET = -2007,
 };
 
 /* Per-log settings, Kafka's topic config names in comments. */
@@ -205,6 +208,64 @@ int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_boun
  */
 int log_append_coordinator(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 			   int64_t now_ms, int64_t *base_offset);
+
+/* What log_append_follower took. */
+typedef struct log_append_follower_info {
+	size_t bytes;         /* bytes appended: whole batches from the start of the input */
+	int32_t batches;      /* batches appended */
+	int64_t first_offset; /* base offset of the first batch appended, -1 when none */
+	int64_t last_offset;  /* last offset of the last batch appended, -1 when none */
+} log_append_follower_info;
+
+/*
+ * Append batches as a follower got them from its leader in a Fetch
+ * response (Kafka's UnifiedLog.appendAsFollower, origin REPLICATION): len
+ * bytes of v2 batches back to back, offsets and partition leader epochs
+ * assigned by the leader, data, transactional and control batches alike.
+ * The batches are written from the caller's buffer as they are (no offset
+ * or epoch patching, no copy, no allocation per record).
+ *
+ * What is taken: whole batches from the start. A trailing partial batch (a
+ * length running past len; Fetch responses cut at max bytes end so) is
+ * left out, as is everything from a batch whose last offset lies more than
+ * INT32_MAX past the first batch's base (one segment's relative offsets;
+ * never so from a leader, whose fetch answers read one segment) or that
+ * would take the total past INT32_MAX bytes: the caller fetches again from
+ * the new log end offset. No complete batch: 0 with out->batches = 0.
+ *
+ * Checked before anything is written; on failure nothing is written:
+ *   - LOG_ERR_CORRUPT: a batch length below the 61-byte header, a header
+ *     that does not parse (magic other than 2 included, legacy message
+ *     sets too; a negative base offset or last offset delta), a CRC32C
+ *     mismatch (Kafka's CorruptRecordException);
+ *   - LOG_ERR_UNEXPECTED_OFFSET: the first batch's base offset below the
+ *     log end offset, or a batch's base offset not above the last offset
+ *     of the one before. A base offset above (a gap) is taken, as Kafka
+ *     does: the leader's log has gaps where compaction removed whole
+ *     batches (storage/cleaner.h), and a follower must copy such a log.
+ * Not checked (Kafka checks neither for REPLICATION): producer epochs and
+ * sequences, coordinator epochs, transaction state.
+ *
+ * Then, as on the leader: a segment is rolled first when segment.bytes,
+ * segment.ms, full indexes or relative offsets ask for it (the new one is
+ * named after the first batch's base offset, and the producer snapshot
+ * written with it); the indexes and time index are updated. After the
+ * write: the producer state takes every batch as recovery replays it
+ * (producer epoch, last 5 batches' sequences and offsets, so idempotent
+ * duplicates are still recognised when this replica becomes leader; a
+ * transactional batch starts its producer's transaction, a control batch
+ * ends it, an abort adding its entry to the segment's .txnindex, see
+ * log_append_control); the leader epoch cache gets (epoch, base offset) for
+ * each batch whose partition leader epoch is above the latest (lower ones
+ * are ignored); producers idle for producer.id.expiration.ms are removed
+ * as log_append_checked does. On a write error (-ENOSPC, -EFBIG, -EIO)
+ * nothing stays, as log_append_checked (its comment says how).
+ * Does not move the high watermark. out is filled on success (zeroed, -1
+ * offsets, otherwise). Returns 0, LOG_ERR_CORRUPT,
+ * LOG_ERR_UNEXPECTED_OFFSET or -errno (-ENOMEM, -ENOSPC, -EFBIG, -EIO).
+ */
+int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			log_append_follower_info *out);
 
 /* log_append_checked for callers that need only the base offset (of the
  * original batch for a duplicate). Returns the same. */
