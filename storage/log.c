@@ -256,6 +256,13 @@ const log_producer_entry *log_producer_next(const log_partition *lp, size_t *cur
 
 size_t log_producer_count(const log_partition *lp) { return lp->producers.n; }
 
+int log_assign_leader_epoch(log_partition *lp, int32_t epoch)
+{
+	if (epoch < 0)
+		return -EINVAL;
+	return log_epoch_assign(&lp->epochs, epoch, log_end_offset(lp));
+}
+
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
 			      int64_t *end_offset)
 {

@@ -406,10 +406,28 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 int32_t log_latest_epoch(const log_partition *lp);
 
 /*
+ * On becoming leader with epoch (KAFKA-7415, Kafka's Partition.makeLeader):
+ * the leader epoch cache's assign(epoch, log end offset), so that
+ * OffsetsForLeaderEpoch answers (epoch, log end offset) for it, and the
+ * older epochs end where it starts, before the first append. As any
+ * assign: ignored (0) when epoch is not above the latest; entries starting
+ * at or after the log end offset are replaced. Appends as leader
+ * (log_append_checked, log_append_control, log_append_coordinator) assign
+ * (leader_epoch, first offset written) the same way after each write, so
+ * after this call their first append at that epoch changes nothing in the
+ * cache. Returns 0, -EINVAL (epoch < 0), -ENOMEM (nothing changed) or the
+ * -errno of rewriting leader-epoch-checkpoint (the cache has the entry; the
+ * next flush writes the file and fails until it can, leader_epoch.h).
+ */
+int log_assign_leader_epoch(log_partition *lp, int32_t epoch);
+
+/*
  * OffsetsForLeaderEpoch (KIP-101, Kafka's LeaderEpochFileCache.endOffsetFor):
  * for the latest epoch, that epoch and the log end offset; for an older one,
- * the largest known epoch <= it and the start offset of the next epoch; -1/-1
- * when epoch is -1, above every known epoch, or none is known.
+ * the largest known epoch <= it and the start offset of the next higher
+ * epoch; for one below every known epoch, itself and the start offset of
+ * the first; -1/-1 when epoch is negative (-1: undefined), above every
+ * known epoch, or none is known.
  */
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
 			      int64_t *end_offset);

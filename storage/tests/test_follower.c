@@ -6,7 +6,9 @@
  * duplicate retry; offsets that do not follow, CRC damage and bad framing
  * are refused with nothing written; a partial trailing batch is left out;
  * rolls by size, time and relative offset; a failed write leaves nothing;
- * reopening (clean and unclean) gives the same state.
+ * reopening (clean and unclean) gives the same state. The epoch cache on
+ * becoming leader (log_assign_leader_epoch, KAFKA-7415) and
+ * OffsetsForLeaderEpoch's answers (Kafka's endOffsetFor).
  */
 #include <check.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include "protocol/batch.h"
 #include "protocol/records.h"
 #include "storage/fileio.h"
+#include "storage/leader_epoch.h"
 #include "storage/log.h"
 #include "storage/tests/testutil.h"
 
@@ -440,6 +443,115 @@ START_TEST(follower_failed_write_leaves_nothing)
 }
 END_TEST
 
+static void assert_epoch_file(const char *want)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/%s", fdir, LOG_EPOCH_FILE);
+	size_t len;
+	uint8_t *text = tu_read_file(p, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, strlen(want));
+	ck_assert(memcmp(text, want, len) == 0);
+	free(text);
+}
+
+static void assert_end_for(log_partition *lp, int32_t epoch, int32_t want_epoch, int64_t want_end)
+{
+	int32_t e;
+	int64_t end;
+	log_end_offset_for_epoch(lp, epoch, &e, &end);
+	ck_assert_int_eq(e, want_epoch);
+	ck_assert_int_eq(end, want_end);
+}
+
+START_TEST(assign_leader_epoch)
+{
+	log_partition *f;
+	ck_assert_int_eq(log_open(fdir, &cfg, false, -1, -1, 0, &f), 0);
+	/* nothing known: every answer undefined; an epoch with no data yet */
+	assert_end_for(f, 0, -1, -1);
+	ck_assert_int_eq(log_assign_leader_epoch(f, -1), -EINVAL);
+	ck_assert_int_eq(log_assign_leader_epoch(f, 0), 0);
+	assert_end_for(f, 0, 0, 0);
+	/* follower of epoch 1 for 5 records */
+	uint8_t in[4096];
+	size_t len = fbatch(in, 5, 0, 1, -1, 0, false);
+	log_append_follower_info fi;
+	ck_assert_int_eq(log_append_follower(f, in, len, 0, &fi), 0);
+	assert_epoch_file("0\n1\n1 0\n"); /* epoch 0 began nothing: replaced */
+	/* leader of epoch 3: answers for 3 before any append */
+	ck_assert_int_eq(log_assign_leader_epoch(f, 3), 0);
+	assert_epoch_file("0\n2\n1 0\n3 5\n");
+	ck_assert_int_eq(log_latest_epoch(f), 3);
+	assert_end_for(f, 3, 3, 5);
+	assert_end_for(f, 1, 1, 5);
+	assert_end_for(f, 2, 1, 5);
+	/* lower or equal epochs change nothing */
+	ck_assert_int_eq(log_assign_leader_epoch(f, 2), 0);
+	ck_assert_int_eq(log_assign_leader_epoch(f, 3), 0);
+	assert_epoch_file("0\n2\n1 0\n3 5\n");
+	/* its first append as leader neither */
+	int64_t base;
+	len = pbatch(2, -1, 0, 0, false);
+	ck_assert_int_eq(log_append(f, bbuf, len, 3, 0, &base), 0);
+	ck_assert_int_eq(base, 5);
+	assert_epoch_file("0\n2\n1 0\n3 5\n");
+	assert_end_for(f, 3, 3, 7);
+	/* leader again at 4 with nothing appended in between: 4 starts at 7 */
+	ck_assert_int_eq(log_assign_leader_epoch(f, 4), 0);
+	ck_assert_int_eq(log_assign_leader_epoch(f, 5), 0); /* and 5 replaces it at the same offset */
+	assert_epoch_file("0\n3\n1 0\n3 5\n5 7\n");
+	assert_end_for(f, 4, 3, 7);
+	assert_end_for(f, 5, 5, 7);
+	log_close(f);
+	/* an entry with no batch does not survive a reopen (Kafka's LogLoader
+	 * also cuts the cache at the log end offset): the broker assigns it
+	 * again when it becomes leader again */
+	ck_assert_int_eq(log_open(fdir, &cfg, true, -1, -1, 0, &f), 0);
+	assert_end_for(f, 5, -1, -1);
+	assert_end_for(f, 3, 3, 7);
+	ck_assert_int_eq(log_assign_leader_epoch(f, 5), 0);
+	assert_end_for(f, 5, 5, 7);
+	assert_end_for(f, 3, 3, 7);
+	log_close(f);
+}
+END_TEST
+
+/* Kafka's LeaderEpochFileCache.endOffsetFor, every case (CLUSTER.md 3.7). */
+START_TEST(end_offset_for_epoch_cases)
+{
+	log_epoch_cache c = { 0 };
+	int32_t e;
+	int64_t end;
+	log_epoch_end_offset_for(&c, 3, 100, &e, &end); /* empty */
+	ck_assert_int_eq(e, -1);
+	ck_assert_int_eq(end, -1);
+	log_epoch_entry v[] = { { 2, 10 }, { 5, 40 }, { 6, 40 }, { 9, 70 } };
+	c.e = v;
+	c.n = 4;
+	static const struct {
+		int32_t epoch, want_epoch;
+		int64_t want_end;
+	} cases[] = {
+		{ 9, 9, 100 },   /* latest: the log end offset */
+		{ 6, 6, 70 },    /* a known older one: where the next begins */
+		{ 5, 5, 40 },    /* one without data (the next starts at once) */
+		{ 7, 6, 70 },    /* unknown, between: the largest known below, the next start */
+		{ 3, 2, 40 },
+		{ 2, 2, 40 },
+		{ 1, 1, 10 },    /* below every known: itself, the first start */
+		{ 0, 0, 10 },
+		{ 10, -1, -1 },  /* above every known */
+		{ -1, -1, -1 },  /* undefined */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		log_epoch_end_offset_for(&c, cases[i].epoch, 100, &e, &end);
+		ck_assert_int_eq(e, cases[i].want_epoch);
+		ck_assert_int_eq(end, cases[i].want_end);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("follower");
@@ -453,6 +565,8 @@ int main(void)
 	tcase_add_test(tc, follower_rolls);
 	tcase_add_test(tc, follower_far_offsets);
 	tcase_add_test(tc, follower_failed_write_leaves_nothing);
+	tcase_add_test(tc, assign_leader_epoch);
+	tcase_add_test(tc, end_offset_for_epoch_cases);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	tu_begin();
