@@ -106,6 +106,13 @@ int log_rebuild_producers(log_partition *lp, int64_t end, bool reload, int64_t n
 /* Remove the producer snapshots above offset (recover.c). */
 void log_remove_snapshots_above(log_partition *lp, int64_t offset);
 
+/* Rename s's files *.deleted (.log first: a crash between the renames
+ * leaves index files without a .log, which log_open removes as orphans)
+ * and add them to the list log_take_deleted_files hands out (retention.c).
+ * Returns 0 or the -errno of renaming the .log (the segment stays then);
+ * later failures go to stderr. */
+int log_retire_segment_files(log_partition *lp, const log_segment *s);
+
 /* Write the producer snapshot at offset and remove all but the latest 2
  * snapshots (log.c). Failures go to stderr: the state can be rebuilt from
  * the log. */
