@@ -141,15 +141,21 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 		return rc;
 	}
 	int64_t leo = log_end_offset(lp);
-	rc = log_epoch_truncate_from_end(&lp->epochs, leo);
-	if (rc < 0) {
-		free_partition(lp);
-		return rc;
-	}
 	if (lp->log_start < lp->segs[0]->base_offset)
 		lp->log_start = lp->segs[0]->base_offset;
 	if (lp->log_start > leo)
 		lp->log_start = leo;
+	/* The epoch cache cut at both ends (Kafka's LogLoader): recovery may
+	 * have assigned the epochs of batches below the log start offset
+	 * again. The start first, so a log whose start is its end keeps no
+	 * entry (Kafka would keep the last epoch, moved to that offset). */
+	rc = log_epoch_truncate_from_start(&lp->epochs, lp->log_start);
+	if (rc == 0)
+		rc = log_epoch_truncate_from_end(&lp->epochs, leo);
+	if (rc < 0) {
+		free_partition(lp);
+		return rc;
+	}
 	/* Kafka's LogLoader: after a clean stop the recovery point is the log
 	 * end offset; otherwise it never moves ahead of what was flushed. */
 	if (clean)
