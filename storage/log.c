@@ -114,11 +114,26 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	int swap_rc = log_clean_recover_swaps(dir);
 	if (swap_rc < 0)
 		return swap_rc;
+	/* a truncation cut short by a crash: its file changes first (truncate.c) */
+	log_truncation redo;
+	int redo_rc = log_truncation_redo(dir, &redo);
+	if (redo_rc < 0)
+		return redo_rc;
+	if (redo.pending) {
+		clean = false;
+		if (redo.base == -1) {
+			log_start_offset = redo.log_end_offset;
+			recovery_point = -1;
+		} else if (redo.base == -2 || recovery_point > redo.base) {
+			recovery_point = redo.base == -2 ? -1 : redo.base;
+		}
+	}
 	log_partition *lp = calloc(1, sizeof *lp);
 	if (!lp)
 		return -ENOMEM;
 	lp->cfg = *cfg;
 	lp->unflushed_since_ms = -1;
+	lp->flush_cap = INT64_MAX;
 	lp->log_start = log_start_offset;
 	log_pstate_init(&lp->producers);
 	lp->dir = strdup(dir);
@@ -163,9 +178,15 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	else
 		lp->recovery_point = recovery_point < 0 ? lp->segs[0]->base_offset
 							: (recovery_point < leo ? recovery_point : leo);
+	if (lp->recovery_point < lp->segs[0]->base_offset)
+		lp->recovery_point = lp->segs[0]->base_offset;
 	if (lp->recovery_point < leo)
 		lp->unflushed_since_ms = now_ms;
 	lp->hw = lp->log_start;
+	if (redo.pending && (rc = log_truncation_done(dir)) < 0) {
+		free_partition(lp);
+		return rc;
+	}
 	*out = lp;
 	return 0;
 }
@@ -182,9 +203,10 @@ void log_close(log_partition *lp)
 		a->dirty = true;
 	log_seg_trim_preallocated(a);
 	/* Kafka's UnifiedLog.close: a snapshot at the log end offset, so a
-	 * clean open reads it instead of replaying the log. */
-	if (lp->producers.map_end_offset > lp->producers.snap_offset ||
-	    lp->producers.snap_offset > log_end_offset(lp))
+	 * clean open reads it instead of replaying the log (not after a
+	 * failed truncation: the open completing it rebuilds the state). */
+	if (!lp->truncate_failed && (lp->producers.map_end_offset > lp->producers.snap_offset ||
+				     lp->producers.snap_offset > log_end_offset(lp)))
 		log_snapshot_producers(lp, log_end_offset(lp), true);
 	int rc = log_flush(lp);
 	if (rc < 0)
@@ -349,6 +371,8 @@ static int roll(log_partition *lp, int64_t base, int64_t now_ms, size_t *sealed_
 
 int log_roll(log_partition *lp, int64_t now_ms)
 {
+	if (lp->truncate_failed)
+		return -EIO;
 	if (log_active(lp)->size == 0)
 		return 0;
 	return roll(lp, log_end_offset(lp), now_ms, NULL);
@@ -719,6 +743,8 @@ static void note_epoch(log_partition *lp, int32_t epoch, int64_t start_offset)
 static int append_write(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
 			int64_t first, int64_t next, int64_t max_ts)
 {
+	if (lp->truncate_failed)
+		return -EIO;
 	log_segment *s = log_active(lp);
 	bool rolled = false;
 	size_t sealed_ti = 0;
@@ -924,9 +950,13 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				"a restart\n",
 				lp->dir, strerror(-rc), (long long)lp->recovery_point);
 		}
+		/* a truncation meanwhile: what was above its cut and written
+		 * again since is not what the job synced */
+		int64_t target = j->target < lp->flush_cap ? j->target : lp->flush_cap;
+		lp->flush_cap = INT64_MAX;
 		if (rc == 0) {
-			if (j->target > lp->recovery_point && !lp->fsync_failed)
-				lp->recovery_point = j->target;
+			if (target > lp->recovery_point && !lp->fsync_failed)
+				lp->recovery_point = target;
 		} else {
 			for (size_t i = 0; i < j->n; i++) {
 				j->segs[i]->dirty = true;

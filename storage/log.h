@@ -12,6 +12,8 @@
  *   leader-epoch-checkpoint         "0\n<n>\n<epoch> <start offset>\n..."
  *   00000000000000000000.snapshot   producer state at that offset (producer_state.h),
  *                                   written at segment roll and clean close
+ *   truncation-pending              only while a truncation runs, or after a crash cut
+ *                                   one short (log_truncate_to; truncate.c)
  *
  * Offsets: the log start offset (first offset kept), the log end offset (next
  * offset to assign) and the high watermark (last offset acknowledged by the
@@ -372,6 +374,69 @@ size_t log_producer_count(const log_partition *lp);
  * next log_delete_old_segments retries them). Implemented in retention.c.
  */
 int log_advance_start_offset(log_partition *lp, int64_t offset);
+
+/*
+ * A replica's truncation from the end (Kafka's UnifiedLog.truncateTo, for
+ * a follower whose log diverged from its leader's: KIP-101/279, or one
+ * whose log end offset passed the leader's). No-op (0) when offset >= the
+ * log end offset. LOG_ERR_OFFSET_OUT_OF_RANGE (nothing changes) when
+ * offset < the log start offset: the replica then starts over with
+ * log_truncate_fully_and_start_at, as Kafka does for an offset below its
+ * first segment (Kafka truncates to offsets between the first segment's
+ * base and the log start offset; Samsa does not).
+ *
+ * Every batch whose last offset is >= offset is removed: a batch that
+ * straddles offset goes whole, and the new log end offset is then that
+ * batch's base offset (lower when compaction left a gap before it: the
+ * offset after the last batch kept). The segments wholly above leave the
+ * log as retention's do: their files are renamed *.deleted at once and
+ * handed out by log_take_deleted_files (retention.h) for unlinking later, so
+ * a fetch holding a reference to one keeps reading it. The segment holding
+ * offset is cut at a batch boundary, in place, with its .index, .timeindex
+ * and .txnindex entries above the cut (a fetch still sending from the
+ * bytes cut finds them gone, a short read, as in Kafka, whose send then
+ * fails). Then: the leader epoch cache's truncateFromEnd(new log end
+ * offset); the producer state rebuilt for the new log end offset from the
+ * latest snapshot at or below it and the batches after (snapshots above
+ * it removed), so its transactions (ongoing ones, and completed ones that
+ * bound the last stable offset) are those of the log kept and a sequence
+ * that was above the cut is taken again; the high watermark and the
+ * recovery point lowered to the new log end offset, and the log start
+ * offset too when the straddling batch began below it. now_ms (wall
+ * clock) is the time producers are expired at.
+ *
+ * Crash safety: a marker file written (fsynced) before anything is removed
+ * and removed after everything is fsynced (truncate.c); a crash at any
+ * point lets log_open (clean = false, as after any crash) bring the log
+ * either to what it was or to the full truncation, never part of it:
+ * nothing at or above the new log end offset reappears. It costs 5 to 7
+ * fsyncs on the calling thread. The caller should write the recovery
+ * point checkpoint afterwards (Kafka's LogManager.truncateTo does), so a
+ * stale one above the new log end offset does not spare the segments
+ * written after the truncation from recovery at the next unclean open.
+ *
+ * Returns 0, LOG_ERR_OFFSET_OUT_OF_RANGE, LOG_ERR_CORRUPT (the segment to
+ * cut does not parse) or -errno. An error before the commit point leaves
+ * the log as it was; after it (a failed rename, ftruncate or fsync: -EIO)
+ * the log takes no appends (-EIO) until it is closed and opened again,
+ * which completes the truncation (Kafka takes the log dir offline).
+ */
+int log_truncate_to(log_partition *lp, int64_t offset, int64_t now_ms);
+
+/*
+ * Start the log over at offset (Kafka's UnifiedLog.truncateFullyAndStartAt:
+ * a follower whose log end offset is below its leader's log start offset,
+ * or whose first fetched batch begins below its log start offset): every
+ * segment leaves the log (renamed *.deleted, as above), every producer
+ * snapshot is removed, a new empty active segment starts at offset
+ * (created at now_ms), the log start offset, log end offset, high
+ * watermark and recovery point become offset, the leader epoch cache and
+ * the producer state are emptied. offset may be below or above the old
+ * offsets. Crash safe as log_truncate_to (a crash after the commit point:
+ * log_open starts the log at offset). Returns 0, -EINVAL (offset < 0) or
+ * -errno, with the same failure rule as log_truncate_to.
+ */
+int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t now_ms);
 
 /*
  * Close the active segment and start a new one at the log end offset, as

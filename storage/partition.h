@@ -38,6 +38,13 @@ struct log_partition {
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */
+	int64_t flush_cap;          /* while a flush job is in flight: the lowest log end
+				     * offset a truncation left meanwhile (INT64_MAX: none);
+				     * the job moves the recovery point no higher */
+	bool truncate_failed;       /* a truncation failed after its commit point: appends
+				     * fail (-EIO) until the log is reopened (truncate.c) */
+	void (*truncate_hook)(log_partition *lp, int step); /* tests only: called after
+				     * each step of a truncation (truncate.c), else NULL */
 	char **deleted;             /* files of removed segments, renamed *.deleted and not
 				     * yet handed out by log_take_deleted_files (retention.c) */
 	size_t ndeleted, deleted_cap;
@@ -112,6 +119,27 @@ void log_remove_snapshots_above(log_partition *lp, int64_t offset);
  * Returns 0 or the -errno of renaming the .log (the segment stays then);
  * later failures go to stderr. */
 int log_retire_segment_files(log_partition *lp, const log_segment *s);
+
+/*
+ * The truncation-pending file of a partition directory (truncate.c says
+ * what it holds and why). log_truncation_redo, run by log_open before
+ * anything is read: when the file is there, a truncation was cut short by
+ * a crash; its file changes are done again (segments above the one cut
+ * unlinked, that one's .log cut; for a full truncation every segment file,
+ * snapshot and the epoch checkpoint unlinked) and *t says what the open
+ * must still do: recover from base on (base -1: start the log at
+ * log_end_offset; -2: the file did not parse, recover every segment).
+ * log_truncation_done removes the file (after the log loaded) and fsyncs
+ * the directory. Both return 0 or -errno.
+ */
+#define LOG_TRUNCATION_FILE "truncation-pending"
+typedef struct log_truncation {
+	bool pending;
+	int64_t log_end_offset;
+	int64_t base;
+} log_truncation;
+int log_truncation_redo(const char *dir, log_truncation *t);
+int log_truncation_done(const char *dir);
 
 /* Write the producer snapshot at offset and remove all but the latest 2
  * snapshots (log.c). Failures go to stderr: the state can be rebuilt from
