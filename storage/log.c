@@ -627,7 +627,8 @@ int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, i
 		if (size > len - take || size > (size_t)INT32_MAX - take)
 			break; /* partial: for the next fetch */
 		proto_batch_info h;
-		if (log_batch_parse_header(p, &h) < 0 || !proto_batch_crc_ok(p, &h))
+		if (log_batch_parse_header(p, &h) < 0 || !proto_batch_crc_ok(p, &h) ||
+		    log_batch_last_offset(&h) == INT64_MAX)
 			return LOG_ERR_CORRUPT;
 		if (h.base_offset < next)
 			return LOG_ERR_UNEXPECTED_OFFSET;

@@ -238,8 +238,9 @@ typedef struct log_append_follower_info {
  * Checked before anything is written; on failure nothing is written:
  *   - LOG_ERR_CORRUPT: a batch length below the 61-byte header, a header
  *     that does not parse (magic other than 2 included, legacy message
- *     sets too; a negative base offset or last offset delta), a CRC32C
- *     mismatch (Kafka's CorruptRecordException);
+ *     sets too; a negative base offset or last offset delta, a last
+ *     offset of INT64_MAX, which leaves no next offset), a CRC32C mismatch
+ *     (Kafka's CorruptRecordException);
  *   - LOG_ERR_UNEXPECTED_OFFSET: the first batch's base offset below the
  *     log end offset, or a batch's base offset not above the last offset
  *     of the one before. A base offset above (a gap) is taken, as Kafka

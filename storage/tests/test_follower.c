@@ -278,6 +278,10 @@ START_TEST(follower_refuses_corrupt)
 	ck_assert_int_eq(log_append_follower(f, in, len, 0, &fi), LOG_ERR_CORRUPT);
 	ck_assert_int_eq(log_end_offset(f), 0);
 	assert_log_bytes(0);
+	/* a last offset with no offset after it */
+	size_t m = fbatch(in + len, 2, INT64_MAX - 1, 1, -1, 0, false);
+	ck_assert_int_eq(log_append_follower(f, in + len, m, 0, &fi), LOG_ERR_CORRUPT);
+	ck_assert_int_eq(log_end_offset(f), 0);
 	/* repaired, both go in */
 	log_put_be32(in + a + PROTO_BATCH_OFF_LAST_OFFSET_DELTA, 1);
 	tu_batch_fix_crc(in + a);
