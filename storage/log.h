@@ -81,8 +81,12 @@ typedef struct log_partition log_partition;
  * .snapshot at or below the log end offset, then from the batches after it
  * (Kafka's LogLoader / ProducerStateManager.truncateAndReload); snapshots
  * above the log end offset are removed, producers already expired dropped. recovery_point/log_start_offset come from the log dir's
- * checkpoints (-1 when unknown). On success *out is owned by the caller
- * (log_close). Returns 0 or -errno.
+ * checkpoints (-1 when unknown). A truncation-pending file (a truncation
+ * a crash cut short, log_truncate_to) is acted on before anything is read:
+ * the truncation is completed and the log recovered (clean or not) from
+ * the segment it cut, or started at its offset for a full truncation. The
+ * leader epoch cache is cut at the log start and log end offsets. On
+ * success *out is owned by the caller (log_close). Returns 0 or -errno.
  */
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
@@ -393,10 +397,10 @@ int log_advance_start_offset(log_partition *lp, int64_t offset);
  * log as retention's do: their files are renamed *.deleted at once and
  * handed out by log_take_deleted_files (retention.h) for unlinking later, so
  * a fetch holding a reference to one keeps reading it. The segment holding
- * offset is cut at a batch boundary, in place, with its .index, .timeindex
- * and .txnindex entries above the cut (a fetch still sending from the
- * bytes cut finds them gone, a short read, as in Kafka, whose send then
- * fails). Then: the leader epoch cache's truncateFromEnd(new log end
+ * offset is cut at a batch boundary, in place, and its .index, .timeindex
+ * and .txnindex entries above the cut are dropped (a fetch still sending
+ * from the bytes cut finds them gone, a short read, as in Kafka, whose
+ * send then fails). Then: the leader epoch cache's truncateFromEnd(new log end
  * offset); the producer state rebuilt for the new log end offset from the
  * latest snapshot at or below it and the batches after (snapshots above
  * it removed), so its transactions (ongoing ones, and completed ones that

@@ -645,11 +645,40 @@ START_TEST(failure_after_commit)
 	size_t len = tu_batch(bbuf, sizeof bbuf, &o);
 	ck_assert_int_eq(log_append(lp, bbuf, len, 4, 1000, &base), -EIO);
 	ck_assert_int_eq(log_truncate_to(lp, 10, 1000), -EIO);
+	log_append_follower_info fi;
+	ck_assert_int_eq(log_append_follower(lp, bbuf, len, 1000, &fi), -EIO);
 	log_close(lp);
-	tu_log_state st;
-	state_after_crash(pdir, leo, &st);
-	ck_assert_int_eq(st.leo, 17);
-	tu_log_state_free(&st);
+	/* a clean close, yet the open completes the truncation first */
+	lp = open_at(pdir, true, leo);
+	ck_assert(!marker_exists(pdir));
+	ck_assert_int_eq(log_end_offset(lp), 17);
+	lp = reopen_same(lp, pdir);
+	log_close(lp);
+}
+END_TEST
+
+/* A truncation-pending file that does not parse: every segment is
+ * checked, and the file goes. */
+START_TEST(unreadable_marker)
+{
+	cfg.segment_bytes = 300;
+	int64_t leo = build(pdir);
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/%s", pdir, LOG_TRUNCATION_FILE);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("0\n17 banana\n", f);
+	fclose(f);
+	log_truncation t;
+	ck_assert_int_eq(log_truncation_redo(pdir, &t), 0);
+	ck_assert(t.pending);
+	ck_assert_int_eq(t.base, -2);
+	log_partition *lp = open_at(pdir, true, leo);
+	ck_assert(!marker_exists(pdir));
+	ck_assert_int_eq(log_end_offset(lp), leo);
+	ck_assert_int_eq(log_recovery_point(lp), 0); /* all checked: nothing known flushed */
+	lp = reopen_same(lp, pdir);
+	log_close(lp);
 }
 END_TEST
 
@@ -672,6 +701,7 @@ int main(void)
 	tcase_add_test(tc, crash_mid_full_truncation);
 	tcase_add_test(tc, crash_during_redo);
 	tcase_add_test(tc, failure_after_commit);
+	tcase_add_test(tc, unreadable_marker);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	tu_begin();
