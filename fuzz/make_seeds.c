@@ -12,6 +12,10 @@
  *                 compressed) with its .index and .timeindex, as the flags
  *                 of fuzz_recover.c describe; also the .log alone, and split
  *                 in two segments
+ *   fuzz_follower a leader's log as a Fetch answer carries it: plain,
+ *                 idempotent and transactional batches and markers over
+ *                 three leader epochs, as fuzz_follower.c's flags describe
+ *                 (whole; cut in two fetches; then truncated; torn tail)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -298,6 +302,90 @@ static void recover_seeds(void)
 	free(tidx);
 }
 
+/* ---- a leader's batches for a follower ---- */
+
+static void follower_append(log_partition *lp, int64_t pid, int32_t seq, bool txn, int n, int32_t epoch)
+{
+	proto_writer w;
+	proto_writer_init(&w);
+	codec_batch(&w, 0, n, NOW_MS);
+	if (pid >= 0) {
+		uint8_t *b = w.buf;
+		for (int i = 0; i < 8; i++)
+			b[PROTO_BATCH_OFF_PRODUCER_ID + i] = (uint8_t)((uint64_t)pid >> (56 - 8 * i));
+		b[PROTO_BATCH_OFF_PRODUCER_EPOCH] = 0;
+		b[PROTO_BATCH_OFF_PRODUCER_EPOCH + 1] = 0;
+		for (int i = 0; i < 4; i++)
+			b[PROTO_BATCH_OFF_BASE_SEQUENCE + i] = (uint8_t)((uint32_t)seq >> (24 - 8 * i));
+		if (txn)
+			b[PROTO_BATCH_OFF_ATTRIBUTES + 1] |= PROTO_ATTR_TRANSACTIONAL;
+		fuzz_fix_crcs(b, w.len);
+	}
+	log_append_info info;
+	if (log_append_checked(lp, w.buf, w.len, epoch, NOW_MS, &info) != 0)
+		exit(1);
+	proto_writer_free(&w);
+}
+
+static void follower_seeds(void)
+{
+	char root[] = "/tmp/make_seeds.XXXXXX", pdir[64];
+	if (!mkdtemp(root))
+		exit(1);
+	snprintf(pdir, sizeof(pdir), "%s/t-0", root);
+	log_config cfg;
+	log_config_defaults(&cfg);
+	log_partition *lp;
+	if (log_open(pdir, &cfg, false, -1, -1, NOW_MS, &lp) != 0)
+		exit(1);
+	int64_t off;
+	follower_append(lp, -1, 0, false, 3, 1);
+	follower_append(lp, 7, 0, false, 2, 1);
+	follower_append(lp, 8, 0, true, 2, 2);
+	follower_append(lp, 7, 2, false, 1, 2);
+	if (log_append_control(lp, 8, 0, 1, false, 2, NOW_MS, &off) != 0)
+		exit(1);
+	follower_append(lp, 9, 0, true, 2, 4);
+	if (log_append_control(lp, 9, 0, 1, true, 4, NOW_MS, &off) != 0)
+		exit(1);
+	follower_append(lp, 10, 0, true, 1, 4);
+	log_close(lp);
+	char path[128];
+	size_t nlog;
+	snprintf(path, sizeof(path), "%s/%020d.log", pdir, 0);
+	uint8_t *log = slurp(path, &nlog);
+	fuzz_empty_dir(pdir);
+	rmdir(pdir);
+	rmdir(root);
+	if (!log || nlog < 200)
+		exit(1);
+
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_write_int8(&w, 0);
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_follower", "batches", w.buf, w.len);
+
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 2 | 8);
+	proto_write_int16(&w, (int16_t)(nlog / 2));
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_follower", "two-fetches", w.buf, w.len);
+
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 4);
+	proto_write_int16(&w, 6);
+	proto_write_raw(&w, log, nlog);
+	put("fuzz_follower", "truncated", w.buf, w.len);
+
+	proto_writer_reset(&w);
+	proto_write_int8(&w, 0);
+	proto_write_raw(&w, log, nlog - 9);
+	put("fuzz_follower", "torn-tail", w.buf, w.len);
+	proto_writer_free(&w);
+	free(log);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -320,5 +408,6 @@ int main(int argc, char **argv)
 	}
 	batch_seeds();
 	recover_seeds();
+	follower_seeds();
 	return 0;
 }

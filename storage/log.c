@@ -114,11 +114,26 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	int swap_rc = log_clean_recover_swaps(dir);
 	if (swap_rc < 0)
 		return swap_rc;
+	/* a truncation cut short by a crash: its file changes first (truncate.c) */
+	log_truncation redo;
+	int redo_rc = log_truncation_redo(dir, &redo);
+	if (redo_rc < 0)
+		return redo_rc;
+	if (redo.pending) {
+		clean = false;
+		if (redo.base == -1) {
+			log_start_offset = redo.log_end_offset;
+			recovery_point = -1;
+		} else if (redo.base == -2 || recovery_point > redo.base) {
+			recovery_point = redo.base == -2 ? -1 : redo.base;
+		}
+	}
 	log_partition *lp = calloc(1, sizeof *lp);
 	if (!lp)
 		return -ENOMEM;
 	lp->cfg = *cfg;
 	lp->unflushed_since_ms = -1;
+	lp->flush_cap = INT64_MAX;
 	lp->log_start = log_start_offset;
 	log_pstate_init(&lp->producers);
 	lp->dir = strdup(dir);
@@ -141,15 +156,21 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 		return rc;
 	}
 	int64_t leo = log_end_offset(lp);
-	rc = log_epoch_truncate_from_end(&lp->epochs, leo);
-	if (rc < 0) {
-		free_partition(lp);
-		return rc;
-	}
 	if (lp->log_start < lp->segs[0]->base_offset)
 		lp->log_start = lp->segs[0]->base_offset;
 	if (lp->log_start > leo)
 		lp->log_start = leo;
+	/* The epoch cache cut at both ends (Kafka's LogLoader): recovery may
+	 * have assigned the epochs of batches below the log start offset
+	 * again. The start first, so a log whose start is its end keeps no
+	 * entry (Kafka would keep the last epoch, moved to that offset). */
+	rc = log_epoch_truncate_from_start(&lp->epochs, lp->log_start);
+	if (rc == 0)
+		rc = log_epoch_truncate_from_end(&lp->epochs, leo);
+	if (rc < 0) {
+		free_partition(lp);
+		return rc;
+	}
 	/* Kafka's LogLoader: after a clean stop the recovery point is the log
 	 * end offset; otherwise it never moves ahead of what was flushed. */
 	if (clean)
@@ -157,9 +178,15 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	else
 		lp->recovery_point = recovery_point < 0 ? lp->segs[0]->base_offset
 							: (recovery_point < leo ? recovery_point : leo);
+	if (lp->recovery_point < lp->segs[0]->base_offset)
+		lp->recovery_point = lp->segs[0]->base_offset;
 	if (lp->recovery_point < leo)
 		lp->unflushed_since_ms = now_ms;
 	lp->hw = lp->log_start;
+	if (redo.pending && (rc = log_truncation_done(dir)) < 0) {
+		free_partition(lp);
+		return rc;
+	}
 	*out = lp;
 	return 0;
 }
@@ -176,9 +203,10 @@ void log_close(log_partition *lp)
 		a->dirty = true;
 	log_seg_trim_preallocated(a);
 	/* Kafka's UnifiedLog.close: a snapshot at the log end offset, so a
-	 * clean open reads it instead of replaying the log. */
-	if (lp->producers.map_end_offset > lp->producers.snap_offset ||
-	    lp->producers.snap_offset > log_end_offset(lp))
+	 * clean open reads it instead of replaying the log (not after a
+	 * failed truncation: the open completing it rebuilds the state). */
+	if (!lp->truncate_failed && (lp->producers.map_end_offset > lp->producers.snap_offset ||
+				     lp->producers.snap_offset > log_end_offset(lp)))
 		log_snapshot_producers(lp, log_end_offset(lp), true);
 	int rc = log_flush(lp);
 	if (rc < 0)
@@ -256,6 +284,13 @@ const log_producer_entry *log_producer_next(const log_partition *lp, size_t *cur
 
 size_t log_producer_count(const log_partition *lp) { return lp->producers.n; }
 
+int log_assign_leader_epoch(log_partition *lp, int32_t epoch)
+{
+	if (epoch < 0)
+		return -EINVAL;
+	return log_epoch_assign(&lp->epochs, epoch, log_end_offset(lp));
+}
+
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
 			      int64_t *end_offset)
 {
@@ -265,15 +300,15 @@ void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *o
 /* ---- append ---- */
 
 /* Kafka's LogSegment.shouldRoll for an append of len bytes whose largest
- * timestamp is max_ts and last offset is last: size, age (segment.ms
+ * timestamp is max_ts and offsets first..last: size, age (segment.ms
  * measured from the first batch's timestamp to max_ts, or from the segment's
  * creation to now when the first batch has no timestamp; Kafka's
  * timeWaitedForRoll), full indexes, relative offsets past int32. */
 static bool should_roll(const log_partition *lp, const log_segment *s, size_t len, int64_t max_ts,
-			int64_t last, int64_t now_ms)
+			int64_t first, int64_t last, int64_t now_ms)
 {
-	if (s->size == 0)
-		return false;
+	if (s->size == 0) /* only a follower's batches past a gap can overflow an empty one */
+		return first > s->base_offset && last - s->base_offset > INT32_MAX;
 	if (s->size > lp->cfg.segment_bytes - (int64_t)len)
 		return true;
 	int64_t waited = s->rolling_ts >= 0 ? max_ts - s->rolling_ts : now_ms - s->created_ms;
@@ -293,11 +328,12 @@ static bool should_roll(const log_partition *lp, const log_segment *s, size_t le
  * RLIMIT_FSIZE) succeeds once space is freed, without a restart.
  */
 
-/* Roll (Kafka's UnifiedLog.roll). *sealed_ti gets the old segment's time
- * index entry count before its closing entry (for unroll). Nothing changes
- * on error: the closing entry is dropped again, a half-created segment
- * removed. */
-static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
+/* Roll (Kafka's UnifiedLog.roll): the new segment starts at base (>= the
+ * log end offset; above it when a follower's first batch follows a gap).
+ * *sealed_ti gets the old segment's time index entry count before its
+ * closing entry (for unroll). Nothing changes on error: the closing entry
+ * is dropped again, a half-created segment removed. */
+static int roll(log_partition *lp, int64_t base, int64_t now_ms, size_t *sealed_ti)
 {
 	log_segment *old = log_active(lp);
 	int rc = log_ef_load(&old->tidx);
@@ -309,7 +345,7 @@ static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
 	rc = log_seg_seal_timeindex(old);
 	log_segment *s = NULL;
 	if (rc == 0)
-		rc = log_seg_create(lp->dir, old->next_offset, now_ms, &s);
+		rc = log_seg_create(lp->dir, base, now_ms, &s);
 	if (rc == 0) {
 		rc = log_push_segment(lp, s);
 		if (rc < 0) {
@@ -335,9 +371,11 @@ static int roll(log_partition *lp, int64_t now_ms, size_t *sealed_ti)
 
 int log_roll(log_partition *lp, int64_t now_ms)
 {
+	if (lp->truncate_failed)
+		return -EIO;
 	if (log_active(lp)->size == 0)
 		return 0;
-	return roll(lp, now_ms, NULL);
+	return roll(lp, log_end_offset(lp), now_ms, NULL);
 }
 
 /* Undo a roll whose first append failed: the new, empty segment leaves the
@@ -380,8 +418,10 @@ void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
 	free(offs);
 }
 
-static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts);
+static int append_write(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			int64_t first, int64_t next, int64_t max_ts);
+static void patch_batches(uint8_t *batches, size_t len, int64_t base, int32_t leader_epoch);
+static void note_epoch(log_partition *lp, int32_t epoch, int64_t start_offset);
 
 /* Working copies of the producers of one append (most appends: one). */
 typedef struct append_producers {
@@ -499,9 +539,11 @@ static int append_checked(log_partition *lp, uint8_t *batches, size_t len, int32
 		if (rc < 0)
 			goto done;
 	}
-	rc = append_write(lp, batches, len, leader_epoch, now_ms, leo, next, max_ts);
+	patch_batches(batches, len, leo, leader_epoch);
+	rc = append_write(lp, batches, len, now_ms, leo, next, max_ts);
 	if (rc < 0)
 		goto done;
+	note_epoch(lp, leader_epoch, leo);
 	log_producer_entry *v = ap.v ? ap.v : &ap.one;
 	for (size_t i = 0; i < ap.n; i++) {
 		const log_producer_entry *cur = log_pstate_find(&lp->producers, v[i].producer_id);
@@ -548,9 +590,11 @@ int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_
 		return rc;
 	uint8_t batch[PROTO_CONTROL_BATCH_SIZE];
 	proto_control_batch_build(batch, producer_id, producer_epoch, coordinator_epoch, commit, now_ms);
-	rc = append_write(lp, batch, sizeof batch, leader_epoch, now_ms, leo, leo + 1, now_ms);
+	patch_batches(batch, sizeof batch, leo, leader_epoch);
+	rc = append_write(lp, batch, sizeof batch, now_ms, leo, leo + 1, now_ms);
 	if (rc < 0)
 		return rc;
+	note_epoch(lp, leader_epoch, leo);
 	log_pstate_put(&lp->producers, &e); /* room reserved: cannot fail */
 	lp->producers.map_end_offset = leo + 1;
 	if (done.producer_id >= 0) {
@@ -561,6 +605,82 @@ int log_append_control(log_partition *lp, int64_t producer_id, int16_t producer_
 		log_pstate_txn_complete(&lp->producers, producer_id, leo);
 	}
 	*offset = leo;
+	return 0;
+}
+
+int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			log_append_follower_info *out)
+{
+	out->bytes = 0;
+	out->batches = 0;
+	out->first_offset = out->last_offset = -1;
+	/* Walk and check every whole batch before anything is written. */
+	int64_t first = -1, next = log_end_offset(lp), max_ts = -1;
+	size_t take = 0, with_pid = 0, txn_batches = 0;
+	int32_t n = 0;
+	while (len - take >= PROTO_BATCH_LOG_OVERHEAD) {
+		const uint8_t *p = batches + take;
+		int32_t blen = (int32_t)log_be32(p + PROTO_BATCH_OFF_LENGTH);
+		if (blen < PROTO_BATCH_HEADER_SIZE - PROTO_BATCH_LOG_OVERHEAD)
+			return LOG_ERR_CORRUPT;
+		size_t size = (size_t)blen + PROTO_BATCH_LOG_OVERHEAD;
+		if (size > len - take || size > (size_t)INT32_MAX - take)
+			break; /* partial: for the next fetch */
+		proto_batch_info h;
+		if (log_batch_parse_header(p, &h) < 0 || !proto_batch_crc_ok(p, &h) ||
+		    log_batch_last_offset(&h) == INT64_MAX)
+			return LOG_ERR_CORRUPT;
+		if (h.base_offset < next)
+			return LOG_ERR_UNEXPECTED_OFFSET;
+		int64_t last = log_batch_last_offset(&h);
+		if (first < 0)
+			first = h.base_offset;
+		else if (last - first > INT32_MAX)
+			break; /* another segment's: for the next call */
+		if (h.max_timestamp > max_ts)
+			max_ts = h.max_timestamp;
+		if (h.producer_id >= 0) {
+			with_pid++;
+			if ((h.attributes & PROTO_ATTR_TRANSACTIONAL) && !(h.attributes & PROTO_ATTR_CONTROL))
+				txn_batches++;
+		}
+		next = last + 1;
+		take += size;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	if (lp->producers.last_expire_ms < 0 || now_ms - lp->producers.last_expire_ms >= 600000)
+		log_pstate_expire(&lp->producers, now_ms, lp->cfg.producer_id_expiration_ms);
+	/* Room for what the replay below adds, so it cannot fail once written. */
+	int rc = 0;
+	if (with_pid > 0) {
+		rc = log_pstate_reserve(&lp->producers, with_pid);
+		if (rc == 0)
+			rc = log_pstate_txn_reserve(&lp->producers, txn_batches + 1);
+		if (rc < 0)
+			return rc;
+	}
+	rc = append_write(lp, batches, take, now_ms, first, next, max_ts);
+	if (rc < 0)
+		return rc;
+	size_t seg = lp->nseg - 1; /* where they went, after a roll too */
+	for (size_t pos = 0; pos < take;) {
+		proto_batch_info h;
+		log_batch_parse_header(batches + pos, &h);
+		rc = log_replay_batch(lp, seg, &h, batches + pos);
+		if (rc < 0) /* cannot happen: room was reserved */
+			fprintf(stderr, "samsa storage: %s: producer state of the batch at %lld not kept: %s\n",
+				lp->dir, (long long)h.base_offset, strerror(-rc));
+		if (h.partition_leader_epoch > log_epoch_latest(&lp->epochs))
+			note_epoch(lp, h.partition_leader_epoch, h.base_offset);
+		pos += (size_t)h.size;
+	}
+	lp->producers.map_end_offset = next;
+	out->bytes = take;
+	out->batches = n;
+	out->first_offset = first;
+	out->last_offset = next - 1;
 	return 0;
 }
 
@@ -590,24 +710,11 @@ int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_e
 	return rc;
 }
 
-/* Roll when due, patch, write and index batches checked by the caller;
- * leo/next: the log end offset before and after, max_ts their largest
- * timestamp. Nothing stays on error. */
-static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
-			int64_t now_ms, int64_t leo, int64_t next, int64_t max_ts)
+/* A leader's append: patch each batch's base offset (from base on) and
+ * partition leader epoch in place (outside the CRC). */
+static void patch_batches(uint8_t *batches, size_t len, int64_t base, int32_t leader_epoch)
 {
-	log_segment *s = log_active(lp);
-	bool rolled = false;
-	size_t sealed_ti = 0;
-	if (should_roll(lp, s, len, max_ts, next - 1, now_ms)) {
-		int rc = roll(lp, now_ms, &sealed_ti);
-		if (rc < 0)
-			return rc;
-		s = log_active(lp);
-		rolled = true;
-	}
-	/* Patch offsets and epochs in place (outside the CRC). */
-	int64_t off = leo;
+	int64_t off = base;
 	for (size_t pos = 0; pos < len;) {
 		uint8_t *p = batches + pos;
 		int32_t delta = (int32_t)log_be32(p + PROTO_BATCH_OFF_LAST_OFFSET_DELTA);
@@ -615,6 +722,39 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 		proto_batch_set_leader_epoch(p, leader_epoch);
 		off += delta + 1;
 		pos += log_be32(p + PROTO_BATCH_OFF_LENGTH) + PROTO_BATCH_LOG_OVERHEAD;
+	}
+}
+
+/* The leader epoch cache's assign after a write (a lower or equal epoch is
+ * ignored). A checkpoint that could not be rewritten is retried by the next
+ * flush (leader_epoch.h). */
+static void note_epoch(log_partition *lp, int32_t epoch, int64_t start_offset)
+{
+	int rc = log_epoch_assign(&lp->epochs, epoch, start_offset);
+	if (rc < 0)
+		fprintf(stderr, "samsa storage: %s: cannot write %s: %s (written at the next flush, "
+			"which fails until it is)\n", lp->dir, LOG_EPOCH_FILE, strerror(-rc));
+}
+
+/* Roll when due, write and index batches checked by the caller, offsets
+ * and epochs as they are (written from the caller's buffer); first: the
+ * first batch's base offset (the log end offset, or above it after a gap),
+ * next: the log end offset after, max_ts their largest timestamp. Nothing
+ * stays on error. */
+static int append_write(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			int64_t first, int64_t next, int64_t max_ts)
+{
+	if (lp->truncate_failed)
+		return -EIO;
+	log_segment *s = log_active(lp);
+	bool rolled = false;
+	size_t sealed_ti = 0;
+	if (should_roll(lp, s, len, max_ts, first, next - 1, now_ms)) {
+		int rc = roll(lp, first, now_ms, &sealed_ti);
+		if (rc < 0)
+			return rc;
+		s = log_active(lp);
+		rolled = true;
 	}
 	/* Write, then index; on any failure (ENOSPC mid-batch: a short
 	 * write) put everything back: the .log cut to the end of the last
@@ -657,10 +797,6 @@ static int append_write(log_partition *lp, uint8_t *batches, size_t len, int32_t
 	lp->size_bytes += (int64_t)len;
 	if (lp->unflushed_since_ms < 0)
 		lp->unflushed_since_ms = now_ms;
-	rc = log_epoch_assign(&lp->epochs, leader_epoch, leo);
-	if (rc < 0)
-		fprintf(stderr, "samsa storage: %s: cannot write %s: %s (written at the next flush, "
-			"which fails until it is)\n", lp->dir, LOG_EPOCH_FILE, strerror(-rc));
 	return 0;
 }
 
@@ -815,9 +951,13 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				"a restart\n",
 				lp->dir, strerror(-rc), (long long)lp->recovery_point);
 		}
+		/* a truncation meanwhile: what was above its cut and written
+		 * again since is not what the job synced */
+		int64_t target = j->target < lp->flush_cap ? j->target : lp->flush_cap;
+		lp->flush_cap = INT64_MAX;
 		if (rc == 0) {
-			if (j->target > lp->recovery_point && !lp->fsync_failed)
-				lp->recovery_point = j->target;
+			if (target > lp->recovery_point && !lp->fsync_failed)
+				lp->recovery_point = target;
 		} else {
 			for (size_t i = 0; i < j->n; i++) {
 				j->segs[i]->dirty = true;

@@ -12,6 +12,8 @@
  *   leader-epoch-checkpoint         "0\n<n>\n<epoch> <start offset>\n..."
  *   00000000000000000000.snapshot   producer state at that offset (producer_state.h),
  *                                   written at segment roll and clean close
+ *   truncation-pending              only while a truncation runs, or after a crash cut
+ *                                   one short (log_truncate_to; truncate.c)
  *
  * Offsets: the log start offset (first offset kept), the log end offset (next
  * offset to assign) and the high watermark (last offset acknowledged by the
@@ -42,6 +44,9 @@ enum {
 	/* Transactions (Kafka's ProducerAppendInfo, KIP-98): */
 	LOG_ERR_INVALID_TXN_STATE = -2005,      /* INVALID_TXN_STATE */
 	LOG_ERR_TRANSACTION_COORDINATOR_FENCED = -2006, /* TRANSACTION_COORDINATOR_FENCED */
+	/* A follower's batches below the log end offset or not increasing
+	 * (Kafka's UnexpectedAppendOffsetException, OffsetsOutOfOrderException): */
+	LOG_ERR_UNEXPECTED_OFFSET = -2007,
 };
 
 /* Per-log settings, Kafka's topic config names in comments. */
@@ -76,8 +81,12 @@ typedef struct log_partition log_partition;
  * .snapshot at or below the log end offset, then from the batches after it
  * (Kafka's LogLoader / ProducerStateManager.truncateAndReload); snapshots
  * above the log end offset are removed, producers already expired dropped. recovery_point/log_start_offset come from the log dir's
- * checkpoints (-1 when unknown). On success *out is owned by the caller
- * (log_close). Returns 0 or -errno.
+ * checkpoints (-1 when unknown). A truncation-pending file (a truncation
+ * a crash cut short, log_truncate_to) is acted on before anything is read:
+ * the truncation is completed and the log recovered (clean or not) from
+ * the segment it cut, or started at its offset for a full truncation. The
+ * leader epoch cache is cut at the log start and log end offsets. On
+ * success *out is owned by the caller (log_close). Returns 0 or -errno.
  */
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
@@ -206,6 +215,65 @@ int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_boun
 int log_append_coordinator(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 			   int64_t now_ms, int64_t *base_offset);
 
+/* What log_append_follower took. */
+typedef struct log_append_follower_info {
+	size_t bytes;         /* bytes appended: whole batches from the start of the input */
+	int32_t batches;      /* batches appended */
+	int64_t first_offset; /* base offset of the first batch appended, -1 when none */
+	int64_t last_offset;  /* last offset of the last batch appended, -1 when none */
+} log_append_follower_info;
+
+/*
+ * Append batches as a follower got them from its leader in a Fetch
+ * response (Kafka's UnifiedLog.appendAsFollower, origin REPLICATION): len
+ * bytes of v2 batches back to back, offsets and partition leader epochs
+ * assigned by the leader, data, transactional and control batches alike.
+ * The batches are written from the caller's buffer as they are (no offset
+ * or epoch patching, no copy, no allocation per record).
+ *
+ * What is taken: whole batches from the start. A trailing partial batch (a
+ * length running past len; Fetch responses cut at max bytes end so) is
+ * left out, as is everything from a batch whose last offset lies more than
+ * INT32_MAX past the first batch's base (one segment's relative offsets;
+ * never so from a leader, whose fetch answers read one segment) or that
+ * would take the total past INT32_MAX bytes: the caller fetches again from
+ * the new log end offset. No complete batch: 0 with out->batches = 0.
+ *
+ * Checked before anything is written; on failure nothing is written:
+ *   - LOG_ERR_CORRUPT: a batch length below the 61-byte header, a header
+ *     that does not parse (magic other than 2 included, legacy message
+ *     sets too; a negative base offset or last offset delta, a last
+ *     offset of INT64_MAX, which leaves no next offset), a CRC32C mismatch
+ *     (Kafka's CorruptRecordException);
+ *   - LOG_ERR_UNEXPECTED_OFFSET: the first batch's base offset below the
+ *     log end offset, or a batch's base offset not above the last offset
+ *     of the one before. A base offset above (a gap) is taken, as Kafka
+ *     does: the leader's log has gaps where compaction removed whole
+ *     batches (storage/cleaner.h), and a follower must copy such a log.
+ * Not checked (Kafka checks neither for REPLICATION): producer epochs and
+ * sequences, coordinator epochs, transaction state.
+ *
+ * Then, as on the leader: a segment is rolled first when segment.bytes,
+ * segment.ms, full indexes or relative offsets ask for it (the new one is
+ * named after the first batch's base offset, and the producer snapshot
+ * written with it); the indexes and time index are updated. After the
+ * write: the producer state takes every batch as recovery replays it
+ * (producer epoch, last 5 batches' sequences and offsets, so idempotent
+ * duplicates are still recognised when this replica becomes leader; a
+ * transactional batch starts its producer's transaction, a control batch
+ * ends it, an abort adding its entry to the segment's .txnindex, see
+ * log_append_control); the leader epoch cache gets (epoch, base offset) for
+ * each batch whose partition leader epoch is above the latest (lower ones
+ * are ignored); producers idle for producer.id.expiration.ms are removed
+ * as log_append_checked does. On a write error (-ENOSPC, -EFBIG, -EIO)
+ * nothing stays, as log_append_checked (its comment says how).
+ * Does not move the high watermark. out is filled on success (zeroed, -1
+ * offsets, otherwise). Returns 0, LOG_ERR_CORRUPT,
+ * LOG_ERR_UNEXPECTED_OFFSET or -errno (-ENOMEM, -ENOSPC, -EFBIG, -EIO).
+ */
+int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, int64_t now_ms,
+			log_append_follower_info *out);
+
 /* log_append_checked for callers that need only the base offset (of the
  * original batch for a duplicate). Returns the same. */
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
@@ -313,6 +381,69 @@ size_t log_producer_count(const log_partition *lp);
 int log_advance_start_offset(log_partition *lp, int64_t offset);
 
 /*
+ * A replica's truncation from the end (Kafka's UnifiedLog.truncateTo, for
+ * a follower whose log diverged from its leader's: KIP-101/279, or one
+ * whose log end offset passed the leader's). No-op (0) when offset >= the
+ * log end offset. LOG_ERR_OFFSET_OUT_OF_RANGE (nothing changes) when
+ * offset < the log start offset: the replica then starts over with
+ * log_truncate_fully_and_start_at, as Kafka does for an offset below its
+ * first segment (Kafka truncates to offsets between the first segment's
+ * base and the log start offset; Samsa does not).
+ *
+ * Every batch whose last offset is >= offset is removed: a batch that
+ * straddles offset goes whole, and the new log end offset is then that
+ * batch's base offset (lower when compaction left a gap before it: the
+ * offset after the last batch kept). The segments wholly above leave the
+ * log as retention's do: their files are renamed *.deleted at once and
+ * handed out by log_take_deleted_files (retention.h) for unlinking later, so
+ * a fetch holding a reference to one keeps reading it. The segment holding
+ * offset is cut at a batch boundary, in place, and its .index, .timeindex
+ * and .txnindex entries above the cut are dropped (a fetch still sending
+ * from the bytes cut finds them gone, a short read, as in Kafka, whose
+ * send then fails). Then: the leader epoch cache's truncateFromEnd(new log end
+ * offset); the producer state rebuilt for the new log end offset from the
+ * latest snapshot at or below it and the batches after (snapshots above
+ * it removed), so its transactions (ongoing ones, and completed ones that
+ * bound the last stable offset) are those of the log kept and a sequence
+ * that was above the cut is taken again; the high watermark and the
+ * recovery point lowered to the new log end offset, and the log start
+ * offset too when the straddling batch began below it. now_ms (wall
+ * clock) is the time producers are expired at.
+ *
+ * Crash safety: a marker file written (fsynced) before anything is removed
+ * and removed after everything is fsynced (truncate.c); a crash at any
+ * point lets log_open (clean = false, as after any crash) bring the log
+ * either to what it was or to the full truncation, never part of it:
+ * nothing at or above the new log end offset reappears. It costs 5 to 7
+ * fsyncs on the calling thread. The caller should write the recovery
+ * point checkpoint afterwards (Kafka's LogManager.truncateTo does), so a
+ * stale one above the new log end offset does not spare the segments
+ * written after the truncation from recovery at the next unclean open.
+ *
+ * Returns 0, LOG_ERR_OFFSET_OUT_OF_RANGE, LOG_ERR_CORRUPT (the segment to
+ * cut does not parse) or -errno. An error before the commit point leaves
+ * the log as it was; after it (a failed rename, ftruncate or fsync: -EIO)
+ * the log takes no appends (-EIO) until it is closed and opened again,
+ * which completes the truncation (Kafka takes the log dir offline).
+ */
+int log_truncate_to(log_partition *lp, int64_t offset, int64_t now_ms);
+
+/*
+ * Start the log over at offset (Kafka's UnifiedLog.truncateFullyAndStartAt:
+ * a follower whose log end offset is below its leader's log start offset,
+ * or whose first fetched batch begins below its log start offset): every
+ * segment leaves the log (renamed *.deleted, as above), every producer
+ * snapshot is removed, a new empty active segment starts at offset
+ * (created at now_ms), the log start offset, log end offset, high
+ * watermark and recovery point become offset, the leader epoch cache and
+ * the producer state are emptied. offset may be below or above the old
+ * offsets. Crash safe as log_truncate_to (a crash after the commit point:
+ * log_open starts the log at offset). Returns 0, -EINVAL (offset < 0) or
+ * -errno, with the same failure rule as log_truncate_to.
+ */
+int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t now_ms);
+
+/*
  * Close the active segment and start a new one at the log end offset, as
  * an append would when segment.bytes/segment.ms say so (Kafka's
  * UnifiedLog.roll): the time index gets its closing entry and the producer
@@ -345,10 +476,28 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 int32_t log_latest_epoch(const log_partition *lp);
 
 /*
+ * On becoming leader with epoch (KAFKA-7415, Kafka's Partition.makeLeader):
+ * the leader epoch cache's assign(epoch, log end offset), so that
+ * OffsetsForLeaderEpoch answers (epoch, log end offset) for it, and the
+ * older epochs end where it starts, before the first append. As any
+ * assign: ignored (0) when epoch is not above the latest; entries starting
+ * at or after the log end offset are replaced. Appends as leader
+ * (log_append_checked, log_append_control, log_append_coordinator) assign
+ * (leader_epoch, first offset written) the same way after each write, so
+ * after this call their first append at that epoch changes nothing in the
+ * cache. Returns 0, -EINVAL (epoch < 0), -ENOMEM (nothing changed) or the
+ * -errno of rewriting leader-epoch-checkpoint (the cache has the entry; the
+ * next flush writes the file and fails until it can, leader_epoch.h).
+ */
+int log_assign_leader_epoch(log_partition *lp, int32_t epoch);
+
+/*
  * OffsetsForLeaderEpoch (KIP-101, Kafka's LeaderEpochFileCache.endOffsetFor):
  * for the latest epoch, that epoch and the log end offset; for an older one,
- * the largest known epoch <= it and the start offset of the next epoch; -1/-1
- * when epoch is -1, above every known epoch, or none is known.
+ * the largest known epoch <= it and the start offset of the next higher
+ * epoch; for one below every known epoch, itself and the start offset of
+ * the first; -1/-1 when epoch is negative (-1: undefined), above every
+ * known epoch, or none is known.
  */
 void log_end_offset_for_epoch(const log_partition *lp, int32_t epoch, int32_t *out_epoch,
 			      int64_t *end_offset);

@@ -38,6 +38,13 @@ struct log_partition {
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */
+	int64_t flush_cap;          /* while a flush job is in flight: the lowest log end
+				     * offset a truncation left meanwhile (INT64_MAX: none);
+				     * the job moves the recovery point no higher */
+	bool truncate_failed;       /* a truncation failed after its commit point: appends
+				     * fail (-EIO) until the log is reopened (truncate.c) */
+	void (*truncate_hook)(log_partition *lp, int step); /* tests only: called after
+				     * each step of a truncation (truncate.c), else NULL */
 	char **deleted;             /* files of removed segments, renamed *.deleted and not
 				     * yet handed out by log_take_deleted_files (retention.c) */
 	size_t ndeleted, deleted_cap;
@@ -79,6 +86,60 @@ void log_note_aborted_txn(log_partition *lp, size_t i, const log_completed_txn *
 /* Load the directory's segments, check/recover them, then the producer
  * state (recover.c). */
 int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms);
+
+/*
+ * Replay the batch h (in segs[i]) into the producer state, without checks
+ * (log_pstate_replay); for a control batch the marker is read from batch
+ * (its h->size bytes; NULL when they could not be read, which ends the
+ * transaction as a commit without index entry, as does a marker that does
+ * not parse), and an aborted transaction it completes goes to segs[i]'s
+ * .txnindex (log_note_aborted_txn). Returns 0 or -ENOMEM (none when room
+ * was reserved: log_pstate_reserve and log_pstate_txn_reserve).
+ * Recovery and a follower's append share it, so a follower's state is the
+ * one a recovery of the same batches gives (recover.c).
+ */
+int log_replay_batch(log_partition *lp, size_t i, const proto_batch_info *h, const uint8_t *batch);
+
+/*
+ * Bring the producer state to the log below end (<= the log end offset):
+ * when reload, from the latest readable snapshot at or below end first
+ * (empty from the first segment's base when there is none; snapshots that
+ * do not parse are removed), then the batches from its map end offset up
+ * to end are replayed, then producers expired at now_ms removed (Kafka's
+ * ProducerStateManager.truncateAndReload and
+ * UnifiedLog.rebuildProducerState; recover.c). Returns 0 or -errno.
+ */
+int log_rebuild_producers(log_partition *lp, int64_t end, bool reload, int64_t now_ms);
+/* Remove the producer snapshots above offset (recover.c). */
+void log_remove_snapshots_above(log_partition *lp, int64_t offset);
+
+/* Rename s's files *.deleted (.log first: a crash between the renames
+ * leaves index files without a .log, which log_open removes as orphans)
+ * and add them to the list log_take_deleted_files hands out (retention.c).
+ * Returns 0 or the -errno of renaming the .log (the segment stays then);
+ * later failures go to stderr. */
+int log_retire_segment_files(log_partition *lp, const log_segment *s);
+
+/*
+ * The truncation-pending file of a partition directory (truncate.c says
+ * what it holds and why). log_truncation_redo, run by log_open before
+ * anything is read: when the file is there, a truncation was cut short by
+ * a crash; its file changes are done again (segments above the one cut
+ * unlinked, that one's .log cut; for a full truncation every segment file,
+ * snapshot and the epoch checkpoint unlinked) and *t says what the open
+ * must still do: recover from base on (base -1: start the log at
+ * log_end_offset; -2: the file did not parse, recover every segment).
+ * log_truncation_done removes the file (after the log loaded) and fsyncs
+ * the directory. Both return 0 or -errno.
+ */
+#define LOG_TRUNCATION_FILE "truncation-pending"
+typedef struct log_truncation {
+	bool pending;
+	int64_t log_end_offset;
+	int64_t base;
+} log_truncation;
+int log_truncation_redo(const char *dir, log_truncation *t);
+int log_truncation_done(const char *dir);
 
 /* Write the producer snapshot at offset and remove all but the latest 2
  * snapshots (log.c). Failures go to stderr: the state can be rebuilt from

@@ -103,30 +103,18 @@ static int crc_region(rdbuf *r, int64_t from, int64_t to, uint32_t *crc)
 	return 0;
 }
 
-/* Replay the batch h found at pos of segs[i] into the producer state; the
- * marker of a control batch is read from the file, and an aborted
- * transaction it completes goes to the segment's .txnindex. */
-static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_batch_info *h)
+int log_replay_batch(log_partition *lp, size_t i, const proto_batch_info *h, const uint8_t *batch)
 {
 	if (h->producer_id < 0 || !(h->attributes & PROTO_ATTR_CONTROL))
 		return log_pstate_replay(&lp->producers, h);
-	log_segment *s = lp->segs[i];
-	uint8_t buf[1024];
 	int16_t type = -1;
 	int32_t coordinator_epoch = -1;
-	int prc = -1;
-	if ((size_t)h->size <= sizeof buf) {
-		int rc = log_io_pread(s->fd, buf, (size_t)h->size, pos);
-		if (rc < 0 && rc != -EIO)
-			return rc;
-		if (rc == 0)
-			prc = proto_control_batch_parse(buf, (size_t)h->size, &type, &coordinator_epoch);
-	}
+	int prc = batch ? proto_control_batch_parse(batch, (size_t)h->size, &type, &coordinator_epoch) : -1;
 	if (prc != 0 || (type != PROTO_CONTROL_ABORT && type != PROTO_CONTROL_COMMIT)) {
 		fprintf(stderr,
 			"samsa storage: %s: unreadable transaction marker at offset %" PRId64
 			", ending the transaction without an index entry\n",
-			s->log_path, h->base_offset);
+			lp->segs[i]->log_path, h->base_offset);
 		return log_pstate_replay(&lp->producers, h);
 	}
 	log_completed_txn done;
@@ -135,6 +123,23 @@ static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_ba
 	if (rc == 0 && done.producer_id >= 0 && done.aborted)
 		log_note_aborted_txn(lp, i, &done);
 	return rc;
+}
+
+/* log_replay_batch for the batch h found at pos of segs[i]: the marker of a
+ * control batch is read from the file. */
+static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_batch_info *h)
+{
+	if (h->producer_id < 0 || !(h->attributes & PROTO_ATTR_CONTROL))
+		return log_pstate_replay(&lp->producers, h);
+	uint8_t buf[1024];
+	bool have = false;
+	if ((size_t)h->size <= sizeof buf) {
+		int rc = log_io_pread(lp->segs[i]->fd, buf, (size_t)h->size, pos);
+		if (rc < 0 && rc != -EIO)
+			return rc;
+		have = rc == 0;
+	}
+	return log_replay_batch(lp, i, h, have ? buf : NULL);
 }
 
 int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
@@ -528,15 +533,15 @@ static int load_snapshot(log_partition *lp, int64_t max_offset, int64_t from_off
 	return 0;
 }
 
-/* Replay the batch headers from the producer state's map end offset to the
- * log end offset (what recovery did not cover). */
-static int replay_tail(log_partition *lp)
+/* Replay the batch headers from the producer state's map end offset up to
+ * end (what recovery did not cover). */
+static int replay_tail(log_partition *lp, int64_t end)
 {
 	log_producer_state *ps = &lp->producers;
 	if (ps->map_end_offset < lp->segs[0]->base_offset)
 		ps->map_end_offset = lp->segs[0]->base_offset;
-	int64_t leo = log_end_offset(lp);
-	for (size_t i = log_seg_floor(lp, ps->map_end_offset); i < lp->nseg && ps->map_end_offset < leo; i++) {
+	for (size_t i = log_seg_floor(lp, ps->map_end_offset);
+	     i < lp->nseg && ps->map_end_offset < end && lp->segs[i]->base_offset < end; i++) {
 		log_segment *s = lp->segs[i];
 		log_scan sc;
 		log_scan_init(&sc, s, s->size);
@@ -555,6 +560,8 @@ static int replay_tail(log_partition *lp)
 					s->log_path, pos, rc == LOG_ERR_CORRUPT ? "corrupt" : strerror(-rc));
 				return rc == LOG_ERR_CORRUPT ? 0 : rc;
 			}
+			if (h.base_offset >= end)
+				break;
 			if (h.base_offset >= ps->map_end_offset) {
 				rc = replay_batch(lp, i, pos, &h);
 				if (rc < 0)
@@ -563,8 +570,36 @@ static int replay_tail(log_partition *lp)
 			pos += h.size;
 		}
 	}
-	if (ps->map_end_offset < leo)
-		ps->map_end_offset = leo;
+	if (ps->map_end_offset < end)
+		ps->map_end_offset = end;
+	return 0;
+}
+
+void log_remove_snapshots_above(log_partition *lp, int64_t offset)
+{
+	int64_t *offs;
+	size_t n;
+	if (log_pstate_list_snapshots(lp->dir, &offs, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] > offset) {
+			log_pstate_remove_snapshot(lp->dir, offs[i]);
+			lp->dir_unsynced = true;
+		}
+	free(offs);
+}
+
+int log_rebuild_producers(log_partition *lp, int64_t end, bool reload, int64_t now_ms)
+{
+	if (reload) {
+		int rc = load_snapshot(lp, end, lp->segs[0]->base_offset, now_ms);
+		if (rc < 0)
+			return rc;
+	}
+	int rc = replay_tail(lp, end);
+	if (rc < 0)
+		return rc;
+	log_pstate_expire(&lp->producers, now_ms, lp->cfg.producer_id_expiration_ms);
 	return 0;
 }
 
@@ -577,29 +612,11 @@ int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_
 	lp->producers_loading = false;
 	if (rc < 0)
 		return rc;
-	log_producer_state *ps = &lp->producers;
 	int64_t leo = log_end_offset(lp);
-	if (ps->map_end_offset > leo) {
-		/* recovery cut the log below the snapshot (nothing was replayed) */
-		rc = load_snapshot(lp, leo, lp->segs[0]->base_offset, now_ms);
-		if (rc < 0)
-			return rc;
-	}
-	int64_t *offs;
-	size_t n;
-	if (log_pstate_list_snapshots(lp->dir, &offs, &n) == 0) {
-		for (size_t i = 0; i < n; i++)
-			if (offs[i] > leo) {
-				log_pstate_remove_snapshot(lp->dir, offs[i]);
-				lp->dir_unsynced = true;
-			}
-		free(offs);
-	}
-	rc = replay_tail(lp);
-	if (rc < 0)
-		return rc;
-	log_pstate_expire(ps, now_ms, lp->cfg.producer_id_expiration_ms);
-	return 0;
+	/* reload when recovery cut the log below the snapshot (nothing was replayed) */
+	bool reload = lp->producers.map_end_offset > leo;
+	log_remove_snapshots_above(lp, leo);
+	return log_rebuild_producers(lp, leo, reload, now_ms);
 }
 
 static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_ms)

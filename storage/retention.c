@@ -90,9 +90,7 @@ static void move_start(log_partition *lp, int64_t offset)
 			strerror(-rc));
 }
 
-/* Rename one segment's files (.log first: a crash between the renames
- * leaves index files without a .log, which log_open removes as orphans). */
-static int rename_segment(log_partition *lp, const log_segment *s)
+int log_retire_segment_files(log_partition *lp, const log_segment *s)
 {
 	static const char *const suffixes[] = { ".log", ".index", ".timeindex", LOG_TXNINDEX_SUFFIX };
 	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
@@ -140,7 +138,7 @@ static size_t remove_front(log_partition *lp, size_t k, int *err)
 	*err = 0;
 	for (; done < k; done++) {
 		log_segment *s = lp->segs[done];
-		int rc = rename_segment(lp, s);
+		int rc = log_retire_segment_files(lp, s);
 		if (rc < 0) {
 			fprintf(stderr, "samsa storage: %s: cannot delete segment %s: %s\n", lp->dir,
 				s->log_path, strerror(-rc));

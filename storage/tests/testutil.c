@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <check.h>
+
 #include "protocol/batch.h"
+#include "storage/log.h"
 
 static char tu_base[64];
 
@@ -181,4 +184,118 @@ int tu_count_files(const char *dir, const char *suffix)
 	}
 	closedir(d);
 	return n;
+}
+
+void tu_batch_set_producer(uint8_t *b, int64_t pid, int16_t epoch, int32_t seq, bool txn)
+{
+	be64(b + PROTO_BATCH_OFF_PRODUCER_ID, (uint64_t)pid);
+	b[PROTO_BATCH_OFF_PRODUCER_EPOCH] = (uint8_t)((uint16_t)epoch >> 8);
+	b[PROTO_BATCH_OFF_PRODUCER_EPOCH + 1] = (uint8_t)epoch;
+	be32(b + PROTO_BATCH_OFF_BASE_SEQUENCE, (uint32_t)seq);
+	if (txn)
+		b[PROTO_BATCH_OFF_ATTRIBUTES + 1] |= PROTO_ATTR_TRANSACTIONAL;
+	tu_batch_fix_crc(b);
+}
+
+static int collect_aborted(void *arg, const log_aborted_txn *a)
+{
+	tu_log_state *st = arg;
+	ck_assert_int_lt(st->naborted, TU_PRODUCERS);
+	st->aborted[st->naborted].producer_id = a->producer_id;
+	st->aborted[st->naborted].first_offset = a->first_offset;
+	st->aborted[st->naborted].last_offset = a->last_offset;
+	st->aborted[st->naborted].last_stable_offset = a->last_stable_offset;
+	st->naborted++;
+	return 0;
+}
+
+void tu_log_state_get(log_partition *lp, tu_log_state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->start = log_start_offset(lp);
+	st->leo = log_end_offset(lp);
+	st->hw = log_high_watermark(lp);
+	st->lso = log_last_stable_offset(lp);
+	st->latest_epoch = log_latest_epoch(lp);
+	for (int e = -1; e < TU_EPOCHS - 1; e++)
+		log_end_offset_for_epoch(lp, e, &st->end_epoch[e + 1], &st->end_offset[e + 1]);
+	size_t cursor = 0;
+	const log_producer_entry *e;
+	while ((e = log_producer_next(lp, &cursor))) {
+		ck_assert_uint_lt(st->nproducers, TU_PRODUCERS);
+		size_t i = st->nproducers++;
+		while (i > 0 && st->producers[i - 1].id > e->producer_id) {
+			st->producers[i] = st->producers[i - 1];
+			i--;
+		}
+		const log_producer_batch *b = log_pentry_last(e);
+		st->producers[i].id = e->producer_id;
+		st->producers[i].epoch = e->epoch;
+		st->producers[i].coordinator_epoch = e->coordinator_epoch;
+		st->producers[i].last_ts = e->last_ts;
+		st->producers[i].txn_first_offset = e->txn_first_offset;
+		st->producers[i].first_seq = b ? b->first_seq : -1;
+		st->producers[i].last_seq = b ? b->last_seq : -1;
+		st->producers[i].last_offset = b ? b->last_offset : -1;
+		st->producers[i].offset_delta = b ? b->offset_delta : -1;
+	}
+	ck_assert_int_ge(log_aborted_txns(lp, st->start, st->leo, collect_aborted, st), 0);
+	size_t cap = 0;
+	for (int64_t off = st->start; off < st->leo;) {
+		log_read_result r;
+		ck_assert_int_eq(log_read(lp, off, INT64_MAX, 1 << 20, true, &r), 0);
+		if (r.len == 0)
+			break;
+		if (st->nbytes + (size_t)r.len > cap) {
+			cap = (st->nbytes + (size_t)r.len) * 2;
+			st->bytes = realloc(st->bytes, cap);
+			ck_assert_ptr_nonnull(st->bytes);
+		}
+		ck_assert_int_eq(pread(r.fd, st->bytes + st->nbytes, (size_t)r.len, r.file_pos), r.len);
+		st->nbytes += (size_t)r.len;
+		log_segment_release(r.segment);
+		ck_assert_int_gt(r.next_offset, off);
+		off = r.next_offset;
+	}
+}
+
+void tu_log_state_free(tu_log_state *st)
+{
+	free(st->bytes);
+	st->bytes = NULL;
+}
+
+void tu_log_state_assert_eq(const tu_log_state *a, const tu_log_state *b)
+{
+	ck_assert_int_eq(a->start, b->start);
+	ck_assert_int_eq(a->leo, b->leo);
+	ck_assert_int_eq(a->hw, b->hw);
+	ck_assert_int_eq(a->lso, b->lso);
+	ck_assert_int_eq(a->latest_epoch, b->latest_epoch);
+	for (int e = 0; e < TU_EPOCHS; e++) {
+		ck_assert_int_eq(a->end_epoch[e], b->end_epoch[e]);
+		ck_assert_int_eq(a->end_offset[e], b->end_offset[e]);
+	}
+	ck_assert_uint_eq(a->nproducers, b->nproducers);
+	for (size_t i = 0; i < a->nproducers; i++) {
+		ck_assert_int_eq(a->producers[i].id, b->producers[i].id);
+		ck_assert_int_eq(a->producers[i].epoch, b->producers[i].epoch);
+		ck_assert_int_eq(a->producers[i].coordinator_epoch, b->producers[i].coordinator_epoch);
+		ck_assert_int_eq(a->producers[i].last_ts, b->producers[i].last_ts);
+		ck_assert_int_eq(a->producers[i].txn_first_offset, b->producers[i].txn_first_offset);
+		ck_assert_int_eq(a->producers[i].first_seq, b->producers[i].first_seq);
+		ck_assert_int_eq(a->producers[i].last_seq, b->producers[i].last_seq);
+		ck_assert_int_eq(a->producers[i].last_offset, b->producers[i].last_offset);
+		ck_assert_int_eq(a->producers[i].offset_delta, b->producers[i].offset_delta);
+	}
+	ck_assert_int_eq(a->naborted, b->naborted);
+	for (int i = 0; i < a->naborted; i++) {
+		ck_assert_int_eq(a->aborted[i].producer_id, b->aborted[i].producer_id);
+		ck_assert_int_eq(a->aborted[i].first_offset, b->aborted[i].first_offset);
+		ck_assert_int_eq(a->aborted[i].last_offset, b->aborted[i].last_offset);
+		ck_assert_int_eq(a->aborted[i].last_stable_offset, b->aborted[i].last_stable_offset);
+	}
+	ck_assert_uint_eq(a->nbytes, b->nbytes);
+	if (a->nbytes > 0)
+		ck_assert(memcmp(a->bytes, b->bytes, a->nbytes) == 0);
 }

@@ -40,4 +40,43 @@ uint8_t *tu_read_file(const char *path, size_t *len);
 /* Count directory entries ending with suffix. */
 int tu_count_files(const char *dir, const char *suffix);
 
+/* Make the batch at b (built by tu_batch) a producer's: id pid, epoch,
+ * base sequence seq, transactional when txn; CRC recomputed. */
+void tu_batch_set_producer(uint8_t *b, int64_t pid, int16_t epoch, int32_t seq, bool txn);
+
+/*
+ * What a partition log shows from outside, for comparing two logs (a
+ * leader and its follower) or one log before and after a reopen: offsets,
+ * the last stable offset, the epoch cache as OffsetsForLeaderEpoch sees it
+ * (epochs -1..TU_EPOCHS-2), the producers (their last batch only: a
+ * snapshot keeps no more), the aborted transactions from the log start,
+ * and every byte from the log start to the log end.
+ */
+#define TU_EPOCHS 16
+#define TU_PRODUCERS 16
+typedef struct tu_log_state {
+	int64_t start, leo, hw, lso;
+	int32_t latest_epoch;
+	int32_t end_epoch[TU_EPOCHS];
+	int64_t end_offset[TU_EPOCHS];
+	size_t nproducers;
+	struct {
+		int64_t id, last_ts, txn_first_offset, last_offset;
+		int32_t coordinator_epoch, first_seq, last_seq, offset_delta;
+		int16_t epoch;
+	} producers[TU_PRODUCERS]; /* by id */
+	int naborted;
+	struct {
+		int64_t producer_id, first_offset, last_offset, last_stable_offset;
+	} aborted[TU_PRODUCERS];
+	uint8_t *bytes;
+	size_t nbytes;
+} tu_log_state;
+
+struct log_partition;
+void tu_log_state_get(struct log_partition *lp, tu_log_state *st);
+void tu_log_state_free(tu_log_state *st);
+/* ck_assert that a and b are the same. */
+void tu_log_state_assert_eq(const tu_log_state *a, const tu_log_state *b);
+
 #endif
