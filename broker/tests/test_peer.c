@@ -11,7 +11,8 @@
  * and the in-flight bound; a correlation id mismatch; a close
  * mid-response; a request timeout (the timed-out request and the one
  * behind it) and a queued request timing out during the backoff; connect
- * refused, then a reconnect after the (exponential) backoff; an oversized
+ * refused, then a reconnect after the (exponential) backoff; a connect
+ * timeout (a listener with a full accept queue drops the SYN); an oversized
  * response frame refused from its size field; 1 MiB responses pipelined,
  * read in pieces; destroy with requests pending, from outside and from
  * inside callbacks; sending from callbacks; an address change; the send
@@ -981,6 +982,38 @@ START_TEST(test_queued_timeout)
 }
 END_TEST
 
+/* A listener whose accept queue is full (backlog 0, one connection in it,
+ * never accepted) drops the peer's SYN: the connect times out. */
+START_TEST(test_connect_timeout)
+{
+	tctx t;
+	brk_peer_limits l = fast_limits();
+	int port, filler;
+	l.connect_timeout_ms = 200;
+	memset(&t, 0, sizeof(t));
+	t.loop = brk_loop_new();
+	t.s.lfd = t.s.cfd = -1;
+	int lfd = listen_on(0, &port);
+	ck_assert_int_eq(listen(lfd, 0), 0);
+	filler = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(filler, (struct sockaddr *)&a, sizeof(a)), 0);
+	t.peer = brk_peer_new(t.loop, 3, "127.0.0.1", port, NULL, &l, NULL);
+	ck_assert_ptr_nonnull(t.peer);
+	int64_t t0 = brk_mono_ms();
+	send_tag(&t, 0);
+	t.want = 1;
+	ck_assert(run_until(t.loop, enough_calls, &t, 3000));
+	ck_assert_int_eq(t.err[0], BRK_PEER_ERR_CONNECT);
+	ck_assert_int_ge(t.at[0] - t0, 200);
+	ck_assert_ptr_nonnull(strstr(brk_peer_last_error(t.peer), "no connection after 200 ms"));
+	close(filler);
+	close(lfd);
+	teardown(&t);
+}
+END_TEST
+
 /* ---- destroy ---- */
 
 static bool srv_has_one(void *arg)
@@ -1232,6 +1265,7 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, test_request_timeout);
 	tcase_add_test(tc, test_connect_refused_then_reconnect);
 	tcase_add_test(tc, test_queued_timeout);
+	tcase_add_test(tc, test_connect_timeout);
 	tcase_add_test(tc, test_destroy_pending);
 	tcase_add_test(tc, test_destroy_from_callback);
 	tcase_add_test(tc, test_destroy_from_error_callback);
