@@ -217,7 +217,9 @@ static int resolve(const char *host, int port, struct sockaddr_storage *out, soc
 	hints.ai_flags = AI_NUMERICHOST;
 	int rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc == EAI_NONAME) {
-		hints.ai_flags = AI_ADDRCONFIG;
+		/* Not AI_ADDRCONFIG: on a host with loopback only it would
+		 * refuse "localhost". */
+		hints.ai_flags = 0;
 		rc = getaddrinfo(host, NULL, &hints, &res);
 	}
 	if (rc != 0 || !res)

@@ -48,8 +48,10 @@
  * host name is resolved with getaddrinfo(3) once, in brk_peer_new or
  * brk_peer_set_address, which may block the loop (files, then DNS): a
  * broker's address comes from its registration (advertised.listeners), so
- * this happens when a broker registers, not per connect. A later change of
- * the name's address is not seen until the broker registers again.
+ * this happens when a broker registers, not per connect. The first address
+ * returned is used (Kafka's default client.dns.lookup=use_all_dns_ips tries
+ * each in turn); a later change of the name's address is not seen until
+ * the broker registers again.
  *
  * Callbacks and re-entrancy (the rule):
  *  - done callbacks run on the loop thread, from p's own file events and
@@ -207,7 +209,8 @@ const char *brk_peer_host(const brk_peer *p);
 int brk_peer_port(const brk_peer *p);
 /* Whether the connection is established (not connecting, not closed). */
 bool brk_peer_connected(const brk_peer *p);
-/* Requests whose callback has not run yet: in flight plus queued. */
+/* Requests whose callback has not run yet: in flight, queued, and failed
+ * ones whose error callback is about to run. */
 int brk_peer_pending(const brk_peer *p);
 /* Requests sent (or being sent) and awaiting their response. */
 int brk_peer_in_flight(const brk_peer *p);

@@ -1243,6 +1243,10 @@ START_TEST(test_send_errors)
 	ck_assert_ptr_nonnull(p);
 	ck_assert_str_eq(brk_peer_host(p), "::1");
 	brk_peer_destroy(p);
+	/* A name goes through the resolver (once, here). */
+	p = brk_peer_new(loop, 1, "localhost", 9092, NULL, NULL, &err);
+	ck_assert_msg(p != NULL, "localhost: %s", brk_peer_strerror(err));
+	brk_peer_destroy(p);
 	brk_peer_destroy(NULL);
 	ck_assert_str_eq(brk_peer_strerror(BRK_PEER_ERR_TIMEOUT), "request timed out");
 	brk_loop_free(loop);
