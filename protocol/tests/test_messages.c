@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "protocol/buf.h"
+#include "protocol/header.h"
 #ifdef GEN_FIXTURES
 /* Built a second time as tests/test_gen_fixtures on the generator's own
  * fixtures (tests/gen_fixtures/), which use every type and option. */
@@ -599,6 +600,273 @@ START_TEST(test_vec_metadata_v0_request)
 }
 END_TEST
 
+/* ControlledShutdown: v0 request is the broker id alone (int32), v2 adds the
+ * broker epoch (int64), v3 is flexible (an empty tagged field section).
+ * v0 travels with request header v0 (no client id). Response v0: int16
+ * error code, int32 count, then per partition an int16-length topic name
+ * and an int32 index; v3 uses compact forms and ends each struct with tags. */
+START_TEST(test_vec_controlled_shutdown)
+{
+	static const uint8_t req_v0[] = { 0x00, 0x00, 0x00, 0x02 };
+	static const uint8_t req_v2[] = { 0x00, 0x00, 0x00, 0x02,
+					  0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x2c };
+	static const uint8_t req_v3[] = { 0x00, 0x00, 0x00, 0x02,
+					  0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x2c, 0x00 };
+	static const uint8_t resp_v0[] = {
+		0x00, 0x00,             /* ErrorCode 0 */
+		0x00, 0x00, 0x00, 0x01, /* RemainingPartitions: 1 */
+		0x00, 0x01, 't',        /* TopicName "t" */
+		0x00, 0x00, 0x00, 0x03, /* PartitionIndex 3 */
+	};
+	static const uint8_t resp_v3[] = {
+		0x00, 0x00,             /* ErrorCode 0 */
+		0x02,                   /* RemainingPartitions: compact, 1 */
+		0x02, 't',              /* TopicName "t" */
+		0x00, 0x00, 0x00, 0x03, /* PartitionIndex 3 */
+		0x00,                   /* partition's tagged fields */
+		0x00,                   /* message's tagged fields */
+	};
+	const proto_api_desc *d = proto_api_desc_lookup(7);
+	ControlledShutdownRequest req;
+	ControlledShutdownResponse resp;
+	ControlledShutdownResponse_RemainingPartition part;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, "ControlledShutdown");
+	ck_assert_int_eq(d->min_version, 0);
+	ck_assert_int_eq(d->max_version, 3);
+	ck_assert_int_eq(d->flexible_min, 3);
+	/* Request header v0 for v0, v1 for v1-2, v2 from v3; response
+	 * header v1 only in the flexible v3. */
+	ck_assert_int_eq(proto_request_header_version(7, 0, d->flexible_min), 0);
+	ck_assert_int_eq(proto_request_header_version(7, 2, d->flexible_min), 1);
+	ck_assert_int_eq(proto_request_header_version(7, 3, d->flexible_min), 2);
+	ck_assert_int_eq(proto_response_header_version(7, 2, d->flexible_min), 0);
+	ck_assert_int_eq(proto_response_header_version(7, 3, d->flexible_min), 1);
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ControlledShutdownRequest_init(&req);
+	ck_assert_int_eq(req.broker_epoch, -1);
+	req.broker_id = 2;
+	req.broker_epoch = 300;
+	ck_assert_int_eq(ControlledShutdownRequest_encode(&w, 0, &req), 0);
+	CHECK_BYTES(&w, req_v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ControlledShutdownRequest_encode(&w, 1, &req), 0);
+	CHECK_BYTES(&w, req_v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ControlledShutdownRequest_encode(&w, 2, &req), 0);
+	CHECK_BYTES(&w, req_v2);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ControlledShutdownRequest_encode(&w, 3, &req), 0);
+	CHECK_BYTES(&w, req_v3);
+
+	proto_reader_init(&r, req_v0, sizeof(req_v0));
+	ck_assert_int_eq(ControlledShutdownRequest_decode(&r, &a, 0, &req), 0);
+	ck_assert_int_eq(req.broker_id, 2);
+	ck_assert_int_eq(req.broker_epoch, -1); /* absent before v2 */
+	proto_reader_init(&r, req_v3, sizeof(req_v3));
+	ck_assert_int_eq(ControlledShutdownRequest_decode(&r, &a, 3, &req), 0);
+	ck_assert_int_eq(req.broker_epoch, 300);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+
+	ControlledShutdownResponse_init(&resp);
+	ControlledShutdownResponse_RemainingPartition_init(&part);
+	part.topic_name = proto_cstr("t");
+	part.partition_index = 3;
+	resp.remaining_partitions_count = 1;
+	resp.remaining_partitions = &part;
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ControlledShutdownResponse_encode(&w, 0, &resp), 0);
+	CHECK_BYTES(&w, resp_v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ControlledShutdownResponse_encode(&w, 3, &resp), 0);
+	CHECK_BYTES(&w, resp_v3);
+
+	proto_reader_init(&r, resp_v0, sizeof(resp_v0));
+	ck_assert_int_eq(ControlledShutdownResponse_decode(&r, &a, 2, &resp), 0);
+	ck_assert_int_eq(resp.error_code, 0);
+	ck_assert_int_eq(resp.remaining_partitions_count, 1);
+	ck_assert(proto_str_eq(resp.remaining_partitions[0].topic_name, "t"));
+	ck_assert_int_eq(resp.remaining_partitions[0].partition_index, 3);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* OffsetForLeaderEpoch request: v3 = ReplicaId, then per topic an
+ * int16-length name and per partition Partition, CurrentLeaderEpoch and
+ * LeaderEpoch (int32 each); v0 has neither ReplicaId nor CurrentLeaderEpoch;
+ * v4 is the flexible form of v3. */
+START_TEST(test_vec_offset_for_leader_epoch_request)
+{
+	static const uint8_t v3[] = {
+		0x00, 0x00, 0x00, 0x01, /* ReplicaId 1 */
+		0x00, 0x00, 0x00, 0x01, /* Topics: 1 */
+		0x00, 0x01, 't',        /* Topic "t" */
+		0x00, 0x00, 0x00, 0x01, /* Partitions: 1 */
+		0x00, 0x00, 0x00, 0x00, /* Partition 0 */
+		0x00, 0x00, 0x00, 0x05, /* CurrentLeaderEpoch 5 */
+		0x00, 0x00, 0x00, 0x04, /* LeaderEpoch 4 */
+	};
+	static const uint8_t v4[] = {
+		0x00, 0x00, 0x00, 0x01, /* ReplicaId 1 */
+		0x02,                   /* Topics: compact, 1 */
+		0x02, 't',              /* Topic "t" */
+		0x02,                   /* Partitions: compact, 1 */
+		0x00, 0x00, 0x00, 0x00, /* Partition 0 */
+		0x00, 0x00, 0x00, 0x05, /* CurrentLeaderEpoch 5 */
+		0x00, 0x00, 0x00, 0x04, /* LeaderEpoch 4 */
+		0x00, 0x00, 0x00,       /* tags: partition, topic, message */
+	};
+	static const uint8_t v0[] = {
+		0x00, 0x00, 0x00, 0x01, /* Topics: 1 */
+		0x00, 0x01, 't',        /* Topic "t" */
+		0x00, 0x00, 0x00, 0x01, /* Partitions: 1 */
+		0x00, 0x00, 0x00, 0x07, /* Partition 7 */
+		0x00, 0x00, 0x00, 0x04, /* LeaderEpoch 4 */
+	};
+	const proto_api_desc *d = proto_api_desc_lookup(23);
+	OffsetForLeaderEpochRequest m;
+	OffsetForLeaderEpochRequest_OffsetForLeaderTopic t;
+	OffsetForLeaderEpochRequest_OffsetForLeaderPartition p;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, "OffsetForLeaderEpoch");
+	ck_assert_int_eq(d->min_version, 0);
+	ck_assert_int_eq(d->max_version, 4);
+	ck_assert_int_eq(d->flexible_min, 4);
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	OffsetForLeaderEpochRequest_init(&m);
+	ck_assert_int_eq(m.replica_id, -2);
+	OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(&t);
+	OffsetForLeaderEpochRequest_OffsetForLeaderPartition_init(&p);
+	ck_assert_int_eq(p.current_leader_epoch, -1);
+	p.partition = 0;
+	p.current_leader_epoch = 5;
+	p.leader_epoch = 4;
+	t.topic = proto_cstr("t");
+	t.partitions_count = 1;
+	t.partitions = &p;
+	m.replica_id = 1;
+	m.topics_count = 1;
+	m.topics = &t;
+	ck_assert_int_eq(OffsetForLeaderEpochRequest_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, v3);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(OffsetForLeaderEpochRequest_encode(&w, 4, &m), 0);
+	CHECK_BYTES(&w, v4);
+
+	proto_reader_init(&r, v4, sizeof(v4));
+	ck_assert_int_eq(OffsetForLeaderEpochRequest_decode(&r, &a, 4, &m), 0);
+	ck_assert_int_eq(m.replica_id, 1);
+	ck_assert_int_eq(m.topics_count, 1);
+	ck_assert(proto_str_eq(m.topics[0].topic, "t"));
+	ck_assert_int_eq(m.topics[0].partitions[0].current_leader_epoch, 5);
+	ck_assert_int_eq(m.topics[0].partitions[0].leader_epoch, 4);
+
+	proto_reader_init(&r, v0, sizeof(v0));
+	ck_assert_int_eq(OffsetForLeaderEpochRequest_decode(&r, &a, 0, &m), 0);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+	ck_assert_int_eq(m.replica_id, -2);
+	ck_assert_int_eq(m.topics[0].partitions_count, 1);
+	ck_assert_int_eq(m.topics[0].partitions[0].partition, 7);
+	ck_assert_int_eq(m.topics[0].partitions[0].current_leader_epoch, -1);
+	ck_assert_int_eq(m.topics[0].partitions[0].leader_epoch, 4);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* OffsetForLeaderEpoch response: v0 = per partition ErrorCode (int16),
+ * Partition (int32), EndOffset (int64); v1 puts LeaderEpoch (int32) before
+ * EndOffset; v2 puts ThrottleTimeMs first; v4 is the flexible form. */
+START_TEST(test_vec_offset_for_leader_epoch_response)
+{
+	static const uint8_t v0[] = {
+		0x00, 0x00, 0x00, 0x01,                         /* Topics: 1 */
+		0x00, 0x01, 't',                                /* Topic "t" */
+		0x00, 0x00, 0x00, 0x01,                         /* Partitions: 1 */
+		0x00, 0x4a,                                     /* ErrorCode 74 */
+		0x00, 0x00, 0x00, 0x02,                         /* Partition 2 */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, /* EndOffset 256 */
+	};
+	static const uint8_t v1[] = {
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 't', 0x00, 0x00, 0x00, 0x01,
+		0x00, 0x4a, 0x00, 0x00, 0x00, 0x02,
+		0x00, 0x00, 0x00, 0x09,                         /* LeaderEpoch 9 */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+	};
+	static const uint8_t v4[] = {
+		0x00, 0x00, 0x00, 0x64,                         /* ThrottleTimeMs 100 */
+		0x02,                                           /* Topics: compact, 1 */
+		0x02, 't',                                      /* Topic "t" */
+		0x02,                                           /* Partitions: compact, 1 */
+		0x00, 0x4a,                                     /* ErrorCode 74 */
+		0x00, 0x00, 0x00, 0x02,                         /* Partition 2 */
+		0x00, 0x00, 0x00, 0x09,                         /* LeaderEpoch 9 */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, /* EndOffset 256 */
+		0x00, 0x00, 0x00,                               /* tags: partition, topic, message */
+	};
+	OffsetForLeaderEpochResponse m;
+	OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult t;
+	OffsetForLeaderEpochResponse_EpochEndOffset p;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	OffsetForLeaderEpochResponse_init(&m);
+	OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_init(&t);
+	OffsetForLeaderEpochResponse_EpochEndOffset_init(&p);
+	ck_assert_int_eq(p.leader_epoch, -1);
+	ck_assert_int_eq(p.end_offset, -1);
+	p.error_code = 74; /* FENCED_LEADER_EPOCH */
+	p.partition = 2;
+	p.leader_epoch = 9;
+	p.end_offset = 256;
+	t.topic = proto_cstr("t");
+	t.partitions_count = 1;
+	t.partitions = &p;
+	m.throttle_time_ms = 100;
+	m.topics_count = 1;
+	m.topics = &t;
+	ck_assert_int_eq(OffsetForLeaderEpochResponse_encode(&w, 0, &m), 0);
+	CHECK_BYTES(&w, v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(OffsetForLeaderEpochResponse_encode(&w, 1, &m), 0);
+	CHECK_BYTES(&w, v1);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(OffsetForLeaderEpochResponse_encode(&w, 4, &m), 0);
+	CHECK_BYTES(&w, v4);
+
+	proto_reader_init(&r, v0, sizeof(v0));
+	ck_assert_int_eq(OffsetForLeaderEpochResponse_decode(&r, &a, 0, &m), 0);
+	ck_assert_int_eq(m.throttle_time_ms, 0);
+	ck_assert_int_eq(m.topics[0].partitions[0].error_code, 74);
+	ck_assert_int_eq(m.topics[0].partitions[0].leader_epoch, -1); /* absent in v0 */
+	ck_assert_int_eq(m.topics[0].partitions[0].end_offset, 256);
+	proto_reader_init(&r, v4, sizeof(v4));
+	ck_assert_int_eq(OffsetForLeaderEpochResponse_decode(&r, &a, 4, &m), 0);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+	ck_assert_int_eq(m.throttle_time_ms, 100);
+	ck_assert_int_eq(m.topics[0].partitions[0].partition, 2);
+	ck_assert_int_eq(m.topics[0].partitions[0].leader_epoch, 9);
+	ck_assert_int_eq(m.topics[0].partitions[0].end_offset, 256);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 #endif
 
 static Suite *messages_suite(void)
@@ -615,6 +883,9 @@ static Suite *messages_suite(void)
 	tcase_add_test(tc, test_vec_api_versions_v0_response);
 	tcase_add_test(tc, test_vec_api_versions_v3_response_tagged);
 	tcase_add_test(tc, test_vec_metadata_v0_request);
+	tcase_add_test(tc, test_vec_controlled_shutdown);
+	tcase_add_test(tc, test_vec_offset_for_leader_epoch_request);
+	tcase_add_test(tc, test_vec_offset_for_leader_epoch_response);
 #endif
 	suite_add_tcase(s, tc);
 
