@@ -386,6 +386,7 @@ int main(int argc, char **argv)
 	}
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
+	brk_peers_init(&server.peers, server.loop, cfg->broker_id, NULL);
 	/* Groups and committed offsets, loaded before any client connects. */
 	rc = grp_store_open();
 	if (rc < 0) {
@@ -441,6 +442,7 @@ int main(int argc, char **argv)
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
 	brk_fetch_sessions_shutdown(); /* no request can use them now */
+	brk_peers_free(&server.peers);
 	brk_retention_stop();
 	brk_cleaner_stop();
 	txn_shutdown();

@@ -157,7 +157,7 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
 	p->nfollowers = 0;
 	if (p->role == BRK_ROLE_LEADER && p->log) {
 		p->leader_epoch_start_offset = log_end_offset(p->log);
-		/* MERGE-H1: log_assign_leader_epoch(p->log, p->leader_epoch); */
+		log_assign_leader_epoch(p->log, p->leader_epoch);
 		reset_followers(p, env, now_ms, false);
 		brk_partition_maybe_advance_hw(p, env, now_ms);
 	}

@@ -13,6 +13,7 @@
 #include "broker/dynamic_config.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
+#include "broker/peers.h"
 #include "broker/producer_ids.h"
 
 typedef struct brk_server {
@@ -22,6 +23,7 @@ typedef struct brk_server {
 	brk_partitions partitions;   /* the cluster's partitions, the logs here */
 	brk_dynamic_config dynamic;  /* the broker config layers */
 	brk_producer_ids producer_ids; /* blocks of producer ids from the controller */
+	brk_peers peers;             /* connections to the other brokers */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

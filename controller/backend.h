@@ -23,6 +23,10 @@ typedef struct ctl_backend_ops {
 	void (*stop)(ctl *c, void *state);
 } ctl_backend_ops;
 
+/* Set the cluster id ctl_cluster_id reports (from start, before it
+ * returns). */
+void ctl_set_cluster_id(ctl *c, const char *id);
+
 extern const ctl_backend_ops ctl_local_backend;
 
 /* Queue e for the loop (takes it over) and wake the loop. Any thread. */

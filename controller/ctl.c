@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +44,18 @@ struct ctl {
 	bool stopping;
 	bool started;
 	int start_rc;
+	char cluster_id[64];
 };
+
+const char *ctl_cluster_id(const ctl *c)
+{
+	return c->cluster_id;
+}
+
+void ctl_set_cluster_id(ctl *c, const char *id)
+{
+	snprintf(c->cluster_id, sizeof(c->cluster_id), "%s", id);
+}
 
 /* ---- events ---- */
 
@@ -214,6 +226,7 @@ static void job_free(ctl_job *j)
 {
 	if (!j)
 		return;
+	free((void *)j->op.isr);
 	if (j->op.assignments) {
 		for (int32_t i = 0; i < j->op.nassignments; i++)
 			free((void *)j->op.assignments[i].ids);
@@ -259,6 +272,16 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 	j->op.nassignments = 0;
 	j->op.configs = NULL;
 	j->op.nconfigs = 0;
+	j->op.isr = NULL;
+	j->op.nisr = 0;
+	if (op->isr && op->nisr > 0) {
+		int32_t *isr = malloc((size_t)op->nisr * sizeof(*isr));
+		if (!isr)
+			goto nomem;
+		memcpy(isr, op->isr, (size_t)op->nisr * sizeof(*isr));
+		j->op.isr = isr;
+		j->op.nisr = op->nisr;
+	}
 	if (op->assignments && op->nassignments > 0) {
 		ctl_replica_list *a = calloc((size_t)op->nassignments, sizeof(*a));
 		if (!a)

@@ -72,6 +72,10 @@ typedef enum ctl_op_type {
 	CTL_OP_SET_TOPIC_CONFIGS, /* topic, configs (the whole set of overrides) */
 	CTL_OP_SET_BROKER_CONFIGS,/* broker_id (or CTL_BROKER_DEFAULT), configs (the whole set) */
 	CTL_OP_PRODUCER_IDS,      /* a block of producer ids (KIP-98, Kafka's ProducerIdManager) */
+	CTL_OP_ALTER_ISR,         /* topic, partition, leader_epoch, isr, partition_epoch: a
+				   * leader's ISR change (CLUSTER.md 2.10 path 1, S2) */
+	CTL_OP_CONTROLLED_SHUTDOWN, /* broker_id, broker_epoch: move leadership away from a
+				   * broker that is stopping (CLUSTER.md 2.6) */
 } ctl_op_type;
 
 typedef struct ctl_op {
@@ -87,6 +91,12 @@ typedef struct ctl_op {
 	int32_t broker_id;
 	uint8_t topic_id[16];                /* CREATE_TOPIC: the new topic's id (all zero:
 					      * a random one) */
+	int64_t broker_epoch;                /* CONTROLLED_SHUTDOWN */
+	int32_t partition;                   /* ALTER_ISR */
+	int32_t leader_epoch;                /* ALTER_ISR: the leader's epoch */
+	int32_t partition_epoch;             /* ALTER_ISR: the state version it read */
+	const int32_t *isr;                  /* ALTER_ISR: the new ISR */
+	int32_t nisr;
 } ctl_op;
 
 /*
@@ -111,6 +121,21 @@ typedef struct ctl_op {
  *  - PRODUCER_IDS: a block of CTL_PRODUCER_ID_BLOCK ids, never handed out
  *    before, also across restarts and kill -9; UNKNOWN_SERVER_ERROR when
  *    the id space is exhausted.
+ *  - ALTER_ISR: write the partition's state with the new ISR (same leader
+ *    and leader epoch), conditional on partition_epoch (Kafka's
+ *    ZkAlterPartitionManager, CLUSTER.md 2.10 path 1): the result carries
+ *    the new partition epoch; FENCED_LEADER_EPOCH when the state has
+ *    another leader epoch, INVALID_UPDATE_VERSION when its version moved
+ *    (someone else changed it: a new state event follows), INELIGIBLE_REPLICA
+ *    for a member that is not a live broker (KIP-841), UNKNOWN_TOPIC_OR_PARTITION.
+ *    The local back end answers INVALID_REQUEST (one replica: no ISR change).
+ *  - CONTROLLED_SHUTDOWN: on the controller only (else NOT_CONTROLLER);
+ *    STALE_BROKER_EPOCH for another registration of the broker; else the
+ *    leadership of every partition it leads moves to another ISR member
+ *    and it leaves the ISR of the others (Kafka's
+ *    KafkaController.doControlledShutdown); the result counts the
+ *    partitions it still leads (no other replica could take them). The
+ *    local back end answers NONE with none remaining.
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
  * the error ZooKeeper's failure maps to, and changes nothing.
@@ -140,6 +165,8 @@ typedef struct ctl_result {
 	uint8_t topic_id[16];      /* CREATE_TOPIC */
 	int64_t producer_id_start; /* PRODUCER_IDS: [start, end) */
 	int64_t producer_id_end;
+	int32_t partition_epoch;   /* ALTER_ISR: the state's new version */
+	int32_t remaining;         /* CONTROLLED_SHUTDOWN: partitions it still leads */
 } ctl_result;
 
 typedef struct ctl_event {
@@ -173,6 +200,11 @@ typedef struct ctl_event {
 		ctl_result result;
 	} u;
 } ctl_event;
+
+/* The cluster id the back end keeps (ZooKeeper's /cluster/id, created by
+ * the first broker), or "" for the local back end (the log dir's
+ * meta.properties is the truth then). Valid while c is open. */
+const char *ctl_cluster_id(const ctl *c);
 
 /* The next event, in order, or NULL when none is queued. Loop thread. */
 ctl_event *ctl_next_event(ctl *c);

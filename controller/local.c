@@ -740,6 +740,9 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 	case CTL_OP_PRODUCER_IDS:
 		err = producer_ids(l, r);
 		break;
+	case CTL_OP_CONTROLLED_SHUTDOWN:
+		err = KERR_NONE; /* one node: nobody to hand leadership to */
+		break;
 	default:
 		err = KERR_INVALID_REQUEST;
 		break;
