@@ -6,6 +6,9 @@
  * advertised_min is what ApiVersions announces as the lowest. Produce
  * announces 0 although it serves 3+ (KAFKA-18659: Kafka 4 keeps advertising
  * Produce v0-v2 so old clients negotiate, and closes the connection on them).
+ * A hidden entry is served but not advertised: ControlledShutdown, which
+ * brokers of a ZooKeeper-mode cluster send each other and Kafka 4 (without
+ * ZooKeeper) no longer defines.
  */
 #include "broker/request.h"
 
@@ -14,6 +17,7 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[1] = { brk_handle_fetch, 4, 18, 4 },          /* Fetch */
 	[2] = { brk_handle_list_offsets, 1, 11, 1 },   /* ListOffsets */
 	[3] = { brk_handle_metadata, 0, 13, 0 },       /* Metadata */
+	[7] = { brk_handle_controlled_shutdown, 0, 3, 0, true }, /* ControlledShutdown (brokers) */
 	[8] = { brk_handle_offset_commit, 2, 10, 2 },  /* OffsetCommit */
 	[9] = { brk_handle_offset_fetch, 1, 10, 1 },   /* OffsetFetch */
 	[10] = { brk_handle_find_coordinator, 0, 6, 0 }, /* FindCoordinator */
@@ -28,6 +32,7 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[20] = { brk_handle_delete_topics, 1, 6, 1 },  /* DeleteTopics */
 	[21] = { brk_handle_delete_records, 0, 2, 0 }, /* DeleteRecords */
 	[22] = { brk_handle_init_producer_id, 0, 5, 0 }, /* InitProducerId */
+	[23] = { brk_handle_offset_for_leader_epoch, 2, 4, 2 }, /* OffsetForLeaderEpoch */
 	[24] = { brk_handle_add_partitions_to_txn, 0, 5, 0 }, /* AddPartitionsToTxn */
 	[25] = { brk_handle_add_offsets_to_txn, 0, 4, 0 }, /* AddOffsetsToTxn */
 	[26] = { brk_handle_end_txn, 0, 5, 0 },        /* EndTxn */

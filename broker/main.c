@@ -32,6 +32,7 @@
 #include "broker/fetch_session.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
+#include "broker/isr.h"
 #include "broker/listener.h"
 #include "broker/loop.h"
 #include "broker/ratelog.h"
@@ -387,6 +388,16 @@ int main(int argc, char **argv)
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
 	brk_peers_init(&server.peers, server.loop, cfg->broker_id, NULL);
+	brk_fetcher_config fc = {
+		.wait_max_ms = 500,
+		.min_bytes = 1,
+		.max_bytes = 1048576,
+		.response_max_bytes = 10485760,
+		.backoff_ms = 1000,
+	};
+	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
+		fprintf(stderr, "samsa: cannot start the replica fetchers\n");
+	brk_isr_start();
 	/* Groups and committed offsets, loaded before any client connects. */
 	rc = grp_store_open();
 	if (rc < 0) {
@@ -442,7 +453,10 @@ int main(int argc, char **argv)
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
 	brk_fetch_sessions_shutdown(); /* no request can use them now */
-	brk_peers_free(&server.peers);
+	brk_isr_stop();
+	brk_fetchers_stop(&server.fetchers);
+	brk_peers_free(&server.peers); /* their callbacks see the fetchers stopped */
+	brk_fetchers_free(&server.fetchers);
 	brk_retention_stop();
 	brk_cleaner_stop();
 	txn_shutdown();

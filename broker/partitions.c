@@ -316,6 +316,15 @@ static int write_checkpoint(const brk_partitions *reg, int which, bool async)
 	return rc;
 }
 
+void brk_partitions_checkpoint(brk_partitions *reg)
+{
+	if (!reg->started)
+		return;
+	write_checkpoint(reg, CK_RP, true);
+	write_checkpoint(reg, CK_LSO, true);
+	write_checkpoint(reg, CK_HW, true);
+}
+
 static void on_hw_timer(brk_loop *loop, void *arg)
 {
 	brk_partitions *reg = arg;

@@ -70,6 +70,7 @@ typedef struct brk_partitions {
 	bool clean_start;         /* the log dir was shut down cleanly */
 	bool started;             /* brk_partitions_started ran */
 	uint64_t hw_timer, offsets_timer, flush_timer;
+	uint64_t isr_timer;       /* the leader's ISR shrink check (isr.c) */
 	struct {
 		brk_role_fn fn;
 		void *arg;
@@ -202,6 +203,10 @@ void brk_partition_appended(brk_partitions *reg, brk_partition *p, int64_t bytes
 int16_t brk_partition_write_txn_marker(brk_partitions *reg, brk_partition *p, int64_t producer_id,
 				       int16_t producer_epoch, int32_t coordinator_epoch, bool commit,
 				       int64_t now_ms);
+
+/* Write the recovery point, log start offset and high watermark
+ * checkpoints now (off the loop), e.g. after a truncation moved them back. */
+void brk_partitions_checkpoint(brk_partitions *reg);
 
 /* Start an off-loop flush of p's unflushed segments (no-op while one is in
  * flight). Returns 0 or -errno. */

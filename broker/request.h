@@ -54,6 +54,8 @@ typedef struct brk_api {
 	int16_t min_version;      /* lowest version handled */
 	int16_t max_version;
 	int16_t advertised_min;   /* lowest version advertised (Produce: 0, KAFKA-18659) */
+	bool hidden;              /* served to other brokers, not advertised in
+				   * ApiVersions (ZooKeeper-mode APIs Kafka 4 removed) */
 } brk_api;
 
 #define BRK_API_KEY_MAX 100
@@ -106,5 +108,7 @@ int brk_handle_incremental_alter_configs(brk_request *req);
 int brk_handle_create_partitions(brk_request *req);
 int brk_handle_describe_log_dirs(brk_request *req);
 int brk_handle_describe_cluster(brk_request *req);
+int brk_handle_offset_for_leader_epoch(brk_request *req);
+int brk_handle_controlled_shutdown(brk_request *req);
 
 #endif

@@ -60,6 +60,7 @@
 #include <string.h>
 
 #include "broker/fetch_session.h"
+#include "broker/isr.h"
 #include "broker/partitions.h"
 #include "broker/purgatory.h"
 #include "broker/request.h"
@@ -83,6 +84,8 @@ typedef struct fetch_state {
 	proto_arena *arena;   /* the request's */
 	abort_buf *aborts;    /* one per requested partition, in request order */
 	int ctx;              /* CTX_* */
+	int32_t replica;      /* the fetching follower's broker id, -1 for a consumer */
+	bool followed;        /* its fetch offsets were recorded (first read) */
 	int32_t session_id;   /* CTX_INCREMENTAL: the session */
 	int32_t next_epoch;   /* CTX_INCREMENTAL: its epoch after this request */
 } fetch_state;
@@ -248,6 +251,9 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				continue;
 			}
 			pd->error_code = brk_partition_leader_error(p, fp->current_leader_epoch);
+			if (pd->error_code == KERR_NONE && st->replica >= 0 && !st->followed &&
+			    !brk_replica_fetched(p, st->replica, fp->fetch_offset, fp->log_start_offset))
+				pd->error_code = KERR_NOT_LEADER_OR_FOLLOWER; /* not one of its replicas */
 			if (pd->error_code != KERR_NONE) {
 				failed = true;
 				continue;
@@ -269,7 +275,9 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				pd->aborted_transactions_count = 0;
 				pd->aborted_transactions = NULL;
 			}
-			int64_t max_offset = committed ? lso : hw;
+			/* a follower reads up to the log end, a consumer up to
+			 * the high watermark or last stable offset */
+			int64_t max_offset = st->replica >= 0 ? log_end_offset(lp) : committed ? lso : hw;
 			int64_t want = fp->partition_max_bytes < left ? fp->partition_max_bytes : left;
 			if (want < 0)
 				want = 0;
@@ -316,6 +324,7 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 			}
 		}
 	}
+	st->followed = true;
 	return failed;
 }
 
@@ -626,10 +635,14 @@ static void on_delayed(brk_delayed *d, bool expired)
 {
 	fetch_state *st = d->arg;
 	brk_request *req = d->req;
-	/* A consumer's fetch is woken when the high watermark moves (or the
-	 * partition's role changes) and re-reads: what counts is the bytes
-	 * below the high watermark or last stable offset, which one move can
-	 * bring many of at once (Kafka's DelayedFetch.tryComplete). */
+	/* A follower's fetch is woken by appends and re-reads once they
+	 * brought MinBytes. A consumer's fetch is woken when the high
+	 * watermark moves (or the partition's role changes) and re-reads:
+	 * what counts is the bytes below the high watermark or last stable
+	 * offset, which one move can bring many of at once (Kafka's
+	 * DelayedFetch.tryComplete). */
+	if (!expired && !d->detached && st->replica >= 0 && st->first_bytes + d->bytes < st->m.min_bytes)
+		return;
 	int64_t bytes;
 	bool failed = read_all(req->api_version, st, &bytes);
 	if (!expired && !failed && !d->detached && bytes < st->m.min_bytes) {
@@ -655,6 +668,7 @@ int brk_handle_fetch(brk_request *req)
 	if (FetchRequest_decode(&req->body, req->arena, v, &st->m) != 0)
 		return BRK_CLOSE;
 	FetchRequest *m = &st->m;
+	st->replica = is_follower(m, v) ? (v >= 15 ? m->replica_state.replica_id : m->replica_id) : -1;
 
 	int serr = open_context(req, st);
 	if (serr < 0)
@@ -692,7 +706,8 @@ int brk_handle_fetch(brk_request *req)
 		for (int32_t j = 0; j < m->topics[i].partitions_count; j++) {
 			brk_partition *p = brk_topic_partition(t, m->topics[i].partitions[j].partition);
 			if (p)
-				brk_delayed_watch(d, k++, &p->hw_waiters);
+				brk_delayed_watch(d, k++, st->replica >= 0 ? &p->log_waiters
+									   : &p->hw_waiters);
 		}
 	}
 	st->first_bytes = bytes;

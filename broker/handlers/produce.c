@@ -34,7 +34,8 @@
  *    coordinator cannot answer now (CONCURRENT_TRANSACTIONS), as
  *    ReplicaManager.handleProduceAppend; a transactional batch with
  *    producer id -1 is a plain batch (Kafka checks batch.hasProducerId);
- *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS;
+ *  - acks=-1 and min.insync.replicas above the ISR size: NOT_ENOUGH_REPLICAS
+ *    (nothing appended);
  *  - the records: exactly one v2 batch (INVALID_RECORD), then
  *    proto_batches_validate (CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,
  *    INVALID_TIMESTAMP, ...) with error_message (v8+);
@@ -51,6 +52,14 @@
  *    nothing written, the partition stays online (see below).
  * acks=0 gets no response; if any partition failed the connection is closed
  * instead, as Kafka does, so the producer notices and refreshes metadata.
+ * acks=-1 (all): the answer waits in the purgatory until the high watermark
+ * of every appended partition passes its batch (Kafka's DelayedProduce),
+ * woken when it moves: then NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when
+ * the ISR shrank below min.insync.replicas meanwhile; NOT_LEADER_OR_FOLLOWER
+ * when this broker stopped leading the partition first; REQUEST_TIMED_OUT
+ * for those still behind at the request's TimeoutMs. On one node (or an
+ * ISR of this broker alone) the high watermark moves with the append and
+ * nothing waits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -128,8 +137,9 @@ static int16_t verify_txn_batch(brk_request *req, const ProduceRequest *m, brk_p
 
 static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t, bool internal,
 			brk_partition *p, const ProduceRequest_PartitionProduceData *pd,
-			ProduceResponse_PartitionProduceResponse *pr)
+			ProduceResponse_PartitionProduceResponse *pr, int64_t *required)
 {
+	*required = -1;
 	int16_t v = req->api_version;
 	/* ReplicaManager.appendToLocalLog: internalTopicsAllowed only for
 	 * Kafka's own admin client id; checked by name before the topic is
@@ -246,12 +256,79 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	pr->error_code = KERR_NONE;
 	pr->base_offset = info.base_offset;
 	pr->log_start_offset = log_start_offset(p->log);
+	*required = info.last_offset + 1;
 	if (info.duplicate) {
 		pr->log_append_time_ms = info.dup_max_timestamp;
 		return;
 	}
 	brk_partition_appended(&server.partitions, p, (int64_t)len, req->now_ms);
 	pr->log_append_time_ms = t->cfg.log_append_time ? req->now_ms : -1;
+}
+
+/* ---- acks=all: the answer waits for the ISR (Kafka's DelayedProduce) ---- */
+
+/* One appended partition whose high watermark has not passed the batch. */
+typedef struct acks_wait {
+	uint8_t topic_id[16];   /* found again by id: the topic may go meanwhile */
+	int32_t partition;
+	int32_t leader_epoch;   /* when appended */
+	int64_t required;       /* the offset after the batch */
+	int16_t min_isr;
+	ProduceResponse_PartitionProduceResponse *pr;
+	bool done;
+} acks_wait;
+
+typedef struct produce_state {
+	ProduceResponse resp;
+	acks_wait *w;
+	int32_t n;
+} produce_state;
+
+/*
+ * Kafka's DelayedProduce.tryComplete for one partition: done when this
+ * broker no longer leads it at the epoch of the append
+ * (NOT_LEADER_OR_FOLLOWER: the records may or may not survive), or when
+ * the high watermark reached the batch's end: NONE, or
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR (maximal) shrank below
+ * min.insync.replicas meanwhile (the records are in the log).
+ */
+static bool acks_check(acks_wait *a)
+{
+	if (a->done)
+		return true;
+	brk_partition *p = brk_topic_partition(brk_topic_find_by_id(&server.partitions, a->topic_id),
+					       a->partition);
+	if (!p || p->role != BRK_ROLE_LEADER || p->leader_epoch != a->leader_epoch || !p->log) {
+		partition_error(a->pr, p ? KERR_NOT_LEADER_OR_FOLLOWER : KERR_UNKNOWN_TOPIC_OR_PARTITION,
+				NULL);
+		a->done = true;
+		return true;
+	}
+	if (log_high_watermark(p->log) < a->required)
+		return false;
+	if (brk_partition_maximal_isr_size(p) < a->min_isr)
+		partition_error(a->pr, KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+				"The ISR shrank below min.insync.replicas after the append");
+	a->done = true;
+	return true;
+}
+
+static void on_acks(brk_delayed *d, bool expired)
+{
+	produce_state *st = d->arg;
+	bool all = true;
+	for (int32_t i = 0; i < st->n; i++)
+		if (!acks_check(&st->w[i]))
+			all = false;
+	if (!all && !expired)
+		return;
+	for (int32_t i = 0; i < st->n; i++)
+		if (!st->w[i].done)
+			partition_error(st->w[i].pr, KERR_REQUEST_TIMED_OUT, NULL);
+	brk_delayed_finish(d);
+	brk_request *req = d->req;
+	int rc = ProduceResponse_encode(req->out, req->api_version, &st->resp);
+	brk_request_complete(req, rc == 0 ? BRK_COMPLETE_RESPOND : BRK_COMPLETE_CLOSE);
 }
 
 int brk_handle_produce(brk_request *req)
@@ -282,6 +359,17 @@ int brk_handle_produce(brk_request *req)
 	if (!resp.responses)
 		return BRK_CLOSE;
 	bool any_error = false;
+	int32_t nwait = 0; /* acks=-1: partitions whose high watermark is behind */
+	int32_t nparts = 0;
+	for (int32_t i = 0; i < nt; i++)
+		nparts += m.topic_data[i].partition_data_count > 0 ? m.topic_data[i].partition_data_count : 0;
+	produce_state *st = NULL;
+	if (m.acks == -1) {
+		st = proto_arena_alloc(req->arena, sizeof(*st));
+		if (!st || !(st->w = proto_arena_alloc(req->arena, (size_t)(nparts ? nparts : 1) *
+									   sizeof(*st->w))))
+			return BRK_CLOSE;
+	}
 	for (int32_t i = 0; i < nt; i++) {
 		const ProduceRequest_TopicProduceData *td = &m.topic_data[i];
 		ProduceResponse_TopicProduceResponse *tr = &resp.responses[i];
@@ -307,17 +395,43 @@ int brk_handle_produce(brk_request *req)
 			ProduceResponse_PartitionProduceResponse *pr = &tr->partition_responses[j];
 			ProduceResponse_PartitionProduceResponse_init(pr);
 			pr->index = pd->index;
+			int64_t required = -1;
+			brk_partition *p = brk_topic_partition(t, pd->index);
 			if (request_error)
 				partition_error(pr, request_error, NULL);
 			else
-				produce_one(req, &m, t, internal, brk_topic_partition(t, pd->index), pd,
-					    pr);
+				produce_one(req, &m, t, internal, p, pd, pr, &required);
 			if (pr->error_code != KERR_NONE)
 				any_error = true;
+			else if (st && required > log_high_watermark(p->log)) {
+				acks_wait *a = &st->w[nwait++];
+				*a = (acks_wait){ .partition = p->index, .leader_epoch = p->leader_epoch,
+						  .required = required,
+						  .min_isr = t->cfg.min_insync_replicas, .pr = pr };
+				memcpy(a->topic_id, t->id, 16);
+			}
 		}
 	}
 	if (m.acks == 0)
 		return any_error ? BRK_CLOSE : BRK_NO_RESPONSE;
+	if (nwait > 0) {
+		/* Wait until the ISR has the batches, within the request's
+		 * timeout (REQUEST_TIMED_OUT for those that did not). */
+		st->resp = resp;
+		st->n = nwait;
+		brk_delayed *d = brk_delayed_new(req, nwait);
+		if (!d)
+			return BRK_CLOSE;
+		for (int32_t i = 0; i < nwait; i++) {
+			brk_partition *p = brk_topic_partition(
+				brk_topic_find_by_id(&server.partitions, st->w[i].topic_id),
+				st->w[i].partition);
+			brk_delayed_watch(d, i, &p->hw_waiters);
+		}
+		if (brk_delayed_start(d, m.timeout_ms, on_acks, st) != 0)
+			return BRK_CLOSE;
+		return BRK_DELAYED;
+	}
 	if (ProduceResponse_encode(req->out, v, &resp) != 0)
 		return BRK_CLOSE;
 	return BRK_RESPOND;
