@@ -842,8 +842,10 @@ int h_zk_wait_ready(h_zk *z, int timeout_ms)
 			h_zk_dump_log(z, stderr, 30);
 			return -1;
 		}
+		/* A probe that arrives while the server is still starting can go
+		 * unanswered until it times out: keep probes short. */
 		char ans[16];
-		if (h_zk_4lw(z->port, "ruok", ans, sizeof(ans), 1000) >= 0 &&
+		if (h_zk_4lw(z->port, "ruok", ans, sizeof(ans), 200) >= 0 &&
 		    strcmp(ans, "imok") == 0)
 			return 0;
 		if (h_now_ms() >= deadline) {
