@@ -218,10 +218,10 @@ START_TEST(test_broker_decode_refuses)
 		/* listener not a protocol and no map; listener missing from the map;
 		 * unknown protocol in the map; repeated listener */
 		"{\"version\":2,\"jmx_port\":-1,\"endpoints\":[\"INTERNAL://h:1\"]}",
-		"{\"version\":4,\"jmx_port\":-1,\"listener_security_protocol_map\":{},"
-		"\"endpoints\":[\"INTERNAL://h:1\"]}",
-		"{\"version\":4,\"jmx_port\":-1,\"listener_security_protocol_map\":{\"A\":\"TLS\"},"
-		"\"endpoints\":[\"A://h:1\"]}",
+		("{\"version\":4,\"jmx_port\":-1,\"listener_security_protocol_map\":{},"
+		 "\"endpoints\":[\"INTERNAL://h:1\"]}"),
+		("{\"version\":4,\"jmx_port\":-1,\"listener_security_protocol_map\":{\"A\":\"TLS\"},"
+		 "\"endpoints\":[\"A://h:1\"]}"),
 		"{\"version\":2,\"jmx_port\":-1,\"endpoints\":[\"SSL://h:1\",\"SSL://h:2\"]}",
 		/* timestamp a number, not decimal; features not an object; rack a number */
 		"{\"version\":5,\"jmx_port\":-1,\"endpoints\":[],\"timestamp\":1}",
@@ -506,14 +506,14 @@ START_TEST(test_partition_state)
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1}",
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"isr\":[2]}",
 		"{\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":[2]}",
-		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":[2],"
-		"\"leader_recovery_state\":2}",
+		("{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":[2],"
+		 "\"leader_recovery_state\":2}"),
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":-1,\"isr\":[2]}",
 		"{\"controller_epoch\":5,\"leader\":\"2\",\"version\":1,\"leader_epoch\":1,\"isr\":[2]}",
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":{}}",
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1e2,\"isr\":[]}",
-		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":[],"
-		"\"leader\":3}",
+		("{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":1,\"isr\":[],"
+		 "\"leader\":3}"),
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(ctl_zkj_partition_state_decode(bad[i], slen(bad[i]), &arena, &d) ==
@@ -738,12 +738,12 @@ static int decode_any(int which, const char *s, int len)
 START_TEST(test_truncated)
 {
 	static const char *const good[] = {
-		"{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\"},"
-		"\"endpoints\":[\"PLAINTEXT://127.0.0.1:9092\"],\"jmx_port\":-1,\"port\":9092,"
-		"\"host\":\"127.0.0.1\",\"version\":5,\"timestamp\":\"1732880000123\"}",
+		("{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\"},"
+		 "\"endpoints\":[\"PLAINTEXT://127.0.0.1:9092\"],\"jmx_port\":-1,\"port\":9092,"
+		 "\"host\":\"127.0.0.1\",\"version\":5,\"timestamp\":\"1732880000123\"}"),
 		"{\"version\":1,\"brokerid\":2,\"timestamp\":\"1732880000123\"}",
-		"{\"partitions\":{\"0\":[2,3,1],\"1\":[3,1,2]},\"topic_id\":\"cMr3GpVESX2L3byPGf93lQ\","
-		"\"adding_replicas\":{},\"removing_replicas\":{},\"version\":3}",
+		("{\"partitions\":{\"0\":[2,3,1],\"1\":[3,1,2]},\"topic_id\":\"cMr3GpVESX2L3byPGf93lQ\","
+		 "\"adding_replicas\":{},\"removing_replicas\":{},\"version\":3}"),
 		"{\"controller_epoch\":5,\"leader\":2,\"version\":1,\"leader_epoch\":11,\"isr\":[2,3]}",
 		"{\"version\":1,\"config\":{\"min.insync.replicas\":\"2\"}}",
 		"{\"version\":2,\"entity_path\":\"topics/orders\"}",
