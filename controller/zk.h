@@ -194,9 +194,12 @@ const char *ctl_zk_strerror(int rc);
 /*
  * Data of path. *data gets a malloc'd copy (caller frees) with a NUL after
  * its *len bytes, or NULL with *len = -1 when the node holds null data.
- * stat optional. watch arms a data watch (also set when the node exists
- * only; on NONODE no watch is left: use ctl_zk_exists to watch for a
- * creation). CTL_ZK_OK, CTL_ZK_NONODE, or a session/connection error.
+ * stat optional. watch arms a data watch if the node exists (on NONODE no
+ * watch is left: ctl_zk_exists watches for a creation). CTL_ZK_OK,
+ * CTL_ZK_NONODE, CTL_ZK_BADARGUMENTS (a malformed path), or a session or
+ * connection error. Paths of every call follow ZooKeeper's rules (absolute,
+ * no empty, "." or ".." component, no trailing '/' but for a sequential
+ * create, no control character) and are checked before anything is sent.
  */
 int ctl_zk_get(ctl_zk *zk, const char *path, bool watch, char **data, int *len,
 	       ctl_zk_stat *stat);
