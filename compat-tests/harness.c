@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,16 @@
 #include "compat-tests/wire.h"
 
 #define H_MAX_BROKERS 16
+#define H_MAX_ZK 8
 
 static char base_dir[1024];
 static pid_t base_owner;       /* the process that created base_dir */
 static int broker_seq;         /* names of data dirs and logs */
 
-/* Brokers started by this process (a forked test child has its own). */
+/* Brokers and ZooKeepers started by this process (a forked test child has
+ * its own). */
 static h_broker *live[H_MAX_BROKERS];
+static h_zk *live_zk[H_MAX_ZK];
 static pid_t live_owner;
 
 long long h_now_ms(void)
@@ -95,17 +99,36 @@ static void cleanup_live(void)
 			live[i] = NULL;
 		}
 	}
+	for (int i = 0; i < H_MAX_ZK; i++) {
+		h_zk *z = live_zk[i];
+		if (!z)
+			continue;
+		if (z->pid > 0) {
+			kill(z->pid, SIGKILL);
+			waitpid(z->pid, NULL, 0);
+			z->pid = 0;
+		}
+		if (!getenv("SAMSA_KEEP_TMP"))
+			h_rm_rf(z->dir);
+		live_zk[i] = NULL;
+	}
+}
+
+/* The tables belong to the process that fills them: the first start in a
+ * (possibly forked) process forgets the parent's entries. */
+static void own_tables(void)
+{
+	if (live_owner != getpid()) {
+		memset(live, 0, sizeof(live));
+		memset(live_zk, 0, sizeof(live_zk));
+		live_owner = getpid();
+		atexit(cleanup_live);
+	}
 }
 
 static void register_live(h_broker *b)
 {
-	if (live_owner != getpid()) {
-		/* First broker of this (possibly forked) process: forget the
-		 * parent's table, which belongs to the parent. */
-		memset(live, 0, sizeof(live));
-		live_owner = getpid();
-		atexit(cleanup_live);
-	}
+	own_tables();
 	for (int i = 0; i < H_MAX_BROKERS; i++)
 		if (live[i] == b)
 			return;
@@ -579,4 +602,356 @@ void h_dump_all_logs(FILE *f, int max_lines)
 		h_broker_dump_log(&tmp, f, max_lines);
 	}
 	closedir(d);
+}
+
+/* ---- ZooKeeper ---- */
+
+static int zk_seq;
+
+static const char *java_bin(void)
+{
+	const char *s = getenv("JAVA");
+	return s && *s ? s : "java";
+}
+
+static void register_zk(h_zk *z)
+{
+	own_tables();
+	for (int i = 0; i < H_MAX_ZK; i++)
+		if (live_zk[i] == z)
+			return;
+	for (int i = 0; i < H_MAX_ZK; i++)
+		if (!live_zk[i]) {
+			live_zk[i] = z;
+			return;
+		}
+}
+
+static void unregister_zk(h_zk *z)
+{
+	if (live_owner != getpid())
+		return;
+	for (int i = 0; i < H_MAX_ZK; i++)
+		if (live_zk[i] == z)
+			live_zk[i] = NULL;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* zoo.cfg for z->port (rewritten when the port changes). */
+static int zk_write_cfg(h_zk *z)
+{
+	char text[PATH_MAX + 1024];
+	snprintf(text, sizeof(text),
+		 "# written by the samsa test harness (CLUSTER.md 6.4's settings)\n"
+		 "tickTime=500\n"
+		 "minSessionTimeout=1000\n"
+		 "maxSessionTimeout=30000\n"
+		 "clientPortAddress=127.0.0.1\n"
+		 "clientPort=%d\n"
+		 "dataDir=%s/data\n"
+		 "admin.enableServer=false\n"
+		 "4lw.commands.whitelist=ruok,srvr,mntr\n"
+		 "# test only: no fsync of the transaction log, 1 MB log files\n"
+		 "forceSync=no\n"
+		 "preAllocSize=1024\n",
+		 z->port, z->dir);
+	return write_file(z->cfg, text);
+}
+
+h_zk *h_zk_new(void)
+{
+	if (!base_dir[0] && h_init() < 0)
+		return NULL;
+	h_zk *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	z->last_status = -1;
+	snprintf(z->dir, sizeof(z->dir), "%s/zk-%d-%d-XXXXXX", base_dir, (int)getpid(), ++zk_seq);
+	if (!mkdtemp(z->dir)) {
+		fprintf(stderr, "harness: mkdtemp %s: %s\n", z->dir, strerror(errno));
+		free(z);
+		return NULL;
+	}
+	char conf[PATH_MAX], data[PATH_MAX], props[PATH_MAX], text[PATH_MAX + 512];
+	snprintf(conf, sizeof(conf), "%s/conf", z->dir);
+	snprintf(data, sizeof(data), "%s/data", z->dir);
+	snprintf(z->cfg, sizeof(z->cfg), "%s/conf/zoo.cfg", z->dir);
+	snprintf(props, sizeof(props), "%s/conf/log4j.properties", z->dir);
+	snprintf(z->logpath, sizeof(z->logpath), "%s/zookeeper.log", z->dir);
+	snprintf(z->outpath, sizeof(z->outpath), "%s/java.out", z->dir);
+	snprintf(text, sizeof(text),
+		 "# written by the samsa test harness: the server's log to one file\n"
+		 "log4j.rootLogger=INFO, FILE\n"
+		 "log4j.appender.FILE=org.apache.log4j.FileAppender\n"
+		 "log4j.appender.FILE.File=%s\n"
+		 "log4j.appender.FILE.Append=true\n"
+		 "log4j.appender.FILE.layout=org.apache.log4j.PatternLayout\n"
+		 "log4j.appender.FILE.layout.ConversionPattern=%%d{ISO8601} %%-5p [%%t:%%C{1}@%%L] - %%m%%n\n",
+		 z->logpath);
+	z->port = h_free_port();
+	if (mkdir(conf, 0755) < 0 || mkdir(data, 0755) < 0 || z->port < 0 ||
+	    write_file(props, text) < 0 || zk_write_cfg(z) < 0) {
+		fprintf(stderr, "harness: cannot prepare %s: %s\n", z->dir, strerror(errno));
+		h_rm_rf(z->dir);
+		free(z);
+		return NULL;
+	}
+	snprintf(z->connect, sizeof(z->connect), "127.0.0.1:%d", z->port);
+	return z;
+}
+
+int h_zk_launch(h_zk *z)
+{
+	if (z->pid > 0) {
+		fprintf(stderr, "harness: ZooKeeper already running (pid %d)\n", (int)z->pid);
+		return -1;
+	}
+	char cp[PATH_MAX + 256], log4j[PATH_MAX + 64];
+	snprintf(cp, sizeof(cp),
+		 "%s/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:"
+		 "/usr/share/java/log4j-1.2.jar",
+		 z->dir);
+	snprintf(log4j, sizeof(log4j), "-Dlog4j.configuration=file:%s/conf/log4j.properties",
+		 z->dir);
+	/* A small heap, one GC thread and the C1 compiler only: a test server
+	 * starts faster and weighs less on a 2-core machine. */
+	char *argv[] = {
+		(char *)java_bin(), "-Xms32m", "-Xmx256m", "-XX:+UseSerialGC",
+		"-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+		"-Dzookeeper.jmx.log4j.disable=true", log4j, "-cp", cp,
+		"org.apache.zookeeper.server.quorum.QuorumPeerMain", z->cfg, NULL,
+	};
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "harness: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(z->outpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (in < 0 || out < 0)
+			_exit(127);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(out, 2);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		static const char msg[] = "harness: exec of java failed\n";
+		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		(void)w;
+		_exit(127);
+	}
+	z->pid = pid;
+	z->last_status = -1;
+	register_zk(z);
+	return 0;
+}
+
+bool h_zk_alive(h_zk *z)
+{
+	if (z->pid <= 0)
+		return false;
+	int st;
+	pid_t r = waitpid(z->pid, &st, WNOHANG);
+	if (r == 0)
+		return true;
+	if (r == z->pid)
+		z->last_status = st;
+	z->pid = 0;
+	return false;
+}
+
+int h_zk_4lw(int port, const char *word, char *buf, size_t cap, int timeout_ms)
+{
+	long long deadline = h_now_ms() + timeout_ms;
+	int fd = w_connect(port, timeout_ms);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	int rc = -1;
+	if (w_send_all(fd, word, strlen(word), timeout_ms) != WIRE_OK)
+		goto out;
+	for (;;) {
+		long long left = deadline - h_now_ms();
+		if (left <= 0)
+			goto out;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int pr = poll(&pfd, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			goto out;
+		char tmp[512];
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break; /* the server closes after its answer */
+		for (ssize_t i = 0; i < n && cap > 0 && len < cap - 1; i++)
+			buf[len++] = tmp[i];
+	}
+	rc = (int)len;
+out:
+	if (cap > 0)
+		buf[len < cap ? len : cap - 1] = '\0';
+	close(fd);
+	return rc;
+}
+
+/* The tail of a log file, through the broker log printer (the "port" it
+ * names is the server's). */
+static void dump_tail(const char *path, int port, FILE *f, int max_lines)
+{
+	h_broker tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.port = port;
+	snprintf(tmp.logpath, sizeof(tmp.logpath), "%s", path);
+	h_broker_dump_log(&tmp, f, max_lines);
+}
+
+void h_zk_dump_log(const h_zk *z, FILE *f, int max_lines)
+{
+	dump_tail(z->outpath, z->port, f, max_lines);
+	dump_tail(z->logpath, z->port, f, max_lines);
+}
+
+int h_zk_wait_ready(h_zk *z, int timeout_ms)
+{
+	long long deadline = h_now_ms() + timeout_ms;
+	for (;;) {
+		if (!h_zk_alive(z)) {
+			char d[128];
+			describe_status(z->last_status, d, sizeof(d));
+			fprintf(stderr, "harness: ZooKeeper on port %d exited during start-up (%s)\n",
+				z->port, d);
+			h_zk_dump_log(z, stderr, 30);
+			return -1;
+		}
+		/* A probe that arrives while the server is still starting can go
+		 * unanswered until it times out: keep probes short. */
+		char ans[16];
+		if (h_zk_4lw(z->port, "ruok", ans, sizeof(ans), 200) >= 0 &&
+		    strcmp(ans, "imok") == 0)
+			return 0;
+		if (h_now_ms() >= deadline) {
+			fprintf(stderr, "harness: ZooKeeper on port %d did not answer ruok within %d ms\n",
+				z->port, timeout_ms);
+			h_zk_dump_log(z, stderr, 30);
+			return -1;
+		}
+		sleep_ms(25);
+	}
+}
+
+static bool zk_log_mentions_bind(const h_zk *z)
+{
+	bool r = false;
+	const char *paths[] = { z->logpath, z->outpath };
+	for (int i = 0; i < 2 && !r; i++) {
+		h_broker tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		snprintf(tmp.logpath, sizeof(tmp.logpath), "%s", paths[i]);
+		char *log = h_broker_read_log(&tmp);
+		r = log && (strstr(log, "Address already in use") || strstr(log, "BindException"));
+		free(log);
+	}
+	return r;
+}
+
+int h_zk_start(h_zk *z)
+{
+	for (int attempt = 0;; attempt++) {
+		long long t0 = h_now_ms();
+		if (h_zk_launch(z) < 0)
+			return -1;
+		if (h_zk_wait_ready(z, h_scaled_ms(30000)) == 0) {
+			z->start_ms = h_now_ms() - t0;
+			return 0;
+		}
+		if (attempt < 3 && z->pid == 0 && zk_log_mentions_bind(z)) {
+			int port = h_free_port();
+			if (port < 0)
+				return -1;
+			z->port = port;
+			snprintf(z->connect, sizeof(z->connect), "127.0.0.1:%d", z->port);
+			if (zk_write_cfg(z) < 0)
+				return -1;
+			fprintf(stderr, "harness: retrying ZooKeeper on port %d\n", port);
+			continue;
+		}
+		if (z->pid > 0)
+			h_zk_kill(z);
+		return -1;
+	}
+}
+
+int h_zk_restart(h_zk *z)
+{
+	long long t0 = h_now_ms();
+	if (h_zk_launch(z) < 0)
+		return -1;
+	if (h_zk_wait_ready(z, h_scaled_ms(30000)) == 0) {
+		z->start_ms = h_now_ms() - t0;
+		return 0;
+	}
+	if (z->pid > 0)
+		h_zk_kill(z);
+	return -1;
+}
+
+int h_zk_stop(h_zk *z, int timeout_ms)
+{
+	if (!h_zk_alive(z))
+		return -1;
+	kill(z->pid, SIGTERM);
+	long long deadline = h_now_ms() + timeout_ms;
+	while (h_zk_alive(z)) {
+		if (h_now_ms() >= deadline) {
+			fprintf(stderr, "harness: ZooKeeper pid %d ignored SIGTERM for %d ms; killing it\n",
+				(int)z->pid, timeout_ms);
+			h_zk_kill(z);
+			return -1;
+		}
+		sleep_ms(10);
+	}
+	return z->last_status;
+}
+
+int h_zk_kill(h_zk *z)
+{
+	if (z->pid <= 0)
+		return -1;
+	kill(z->pid, SIGKILL);
+	int st;
+	if (waitpid(z->pid, &st, 0) == z->pid)
+		z->last_status = st;
+	z->pid = 0;
+	return 0;
+}
+
+void h_zk_free(h_zk *z)
+{
+	if (!z)
+		return;
+	if (z->pid > 0)
+		h_zk_kill(z);
+	unregister_zk(z);
+	if (z->dir[0] && !getenv("SAMSA_KEEP_TMP"))
+		h_rm_rf(z->dir);
+	free(z);
 }

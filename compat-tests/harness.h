@@ -1,13 +1,14 @@
 /*
  * harness.h - runs the real samsa binary for black-box tests and the bench:
  * a free loopback port, a temporary data dir, start, wait until it serves,
- * SIGTERM / SIGKILL, restart on the same dir and port, clean-up.
+ * SIGTERM / SIGKILL, restart on the same dir and port, clean-up. The same
+ * for a standalone ZooKeeper server (h_zk_*), for the tests of cluster mode.
  *
  * Knows nothing of check or librdkafka, so bench/ can link it too.
  *
- * Every broker a process starts is registered; at exit (normal exit, or
- * check's exit on a failed assertion) that process kills what is still
- * running and removes the data dirs. A broker child also gets
+ * Every broker or ZooKeeper a process starts is registered; at exit (normal
+ * exit, or check's exit on a failed assertion) that process kills what is
+ * still running and removes the data dirs. A child also gets
  * PR_SET_PDEATHSIG=SIGKILL, so it dies with the process that started it even
  * when that one is killed (check's timeout). All temporary files live under
  * one base dir per test program (h_init), removed by h_fini in the process
@@ -120,6 +121,85 @@ char *h_broker_read_log(const h_broker *b);
 
 /* A field of /proc/PID/status in kB ("VmHWM", "VmRSS"), or -1. */
 long h_broker_status_kb(const h_broker *b, const char *field);
+
+/* ---- ZooKeeper ----
+ *
+ * A standalone ZooKeeper server (Debian's zookeeper package, 3.8) on a free
+ * 127.0.0.1 port, its JVM started directly (Debian's zkServer.sh insists on
+ * /etc/zookeeper/conf):
+ *
+ *   java -cp <dir>/conf:zookeeper.jar:slf4j-log4j12.jar:log4j-1.2.jar \
+ *        org.apache.zookeeper.server.quorum.QuorumPeerMain <dir>/conf/zoo.cfg
+ *
+ * Debian builds ZooKeeper against log4j 1.2 through SLF4J (upstream 3.8 uses
+ * logback): zookeeper.jar's manifest brings slf4j-api but no binding, so the
+ * binding and log4j are named on the class path, one binding only (with
+ * every jar of /usr/share/java on the class path, SLF4J finds six bindings
+ * and takes whichever comes first).
+ * log4j.properties in <dir>/conf sends the server's log, at INFO, to
+ * <dir>/zookeeper.log; the JVM's own stdout and stderr go to <dir>/java.out.
+ *
+ * zoo.cfg holds CLUSTER.md 6.4's test settings (tickTime=500,
+ * minSessionTimeout=1000, maxSessionTimeout=30000, clientPortAddress,
+ * admin.enableServer=false, 4lw.commands.whitelist=ruok,srvr,mntr) plus
+ * clientPort, dataDir=<dir>/data, and two test-only settings: no fsync of the
+ * transaction log (forceSync=no: a killed server still loses nothing, the
+ * page cache survives it) and 1 MB instead of 64 MB preallocated log files.
+ * Readiness is the four-letter word "ruok" answered "imok". $JAVA names the
+ * java binary (default: java on the PATH).
+ */
+typedef struct h_zk {
+	pid_t pid;                /* running JVM, 0 when not running */
+	int port;                 /* 127.0.0.1 client port */
+	char dir[PATH_MAX / 2];   /* its dir under the base dir */
+	char cfg[PATH_MAX];       /* <dir>/conf/zoo.cfg */
+	char logpath[PATH_MAX];   /* <dir>/zookeeper.log (the server's log4j log) */
+	char outpath[PATH_MAX];   /* <dir>/java.out (the JVM's stdout+stderr) */
+	char connect[64];         /* connect string "127.0.0.1:PORT" */
+	int last_status;          /* wait status of the last exit, -1 if none */
+	long long start_ms;       /* launch to "imok" of the last (re)start, ms */
+} h_zk;
+
+/* A new server (not started) on a fresh port with an empty data dir under
+ * the base dir. NULL on error (message on stderr). Free with h_zk_free. */
+h_zk *h_zk_new(void);
+
+/* Fork and exec the JVM, return at once. 0 or -1. */
+int h_zk_launch(h_zk *z);
+
+/* Wait until the server answers "ruok" with "imok", at most timeout_ms.
+ * 0; -1 if it exited (z->last_status set) or timed out (log tail on stderr). */
+int h_zk_wait_ready(h_zk *z, int timeout_ms);
+
+/* h_zk_launch + h_zk_wait_ready (30 s times $SAMSA_TIMEOUT_SCALE), sets
+ * z->start_ms. On a first start whose port was taken meanwhile, retries on
+ * a new port. 0 or -1. */
+int h_zk_start(h_zk *z);
+
+/* Start again on the same port and data dir (after a stop or a kill): the
+ * znodes and the sessions that have not expired are still there. */
+int h_zk_restart(h_zk *z);
+
+/* SIGTERM, wait up to timeout_ms (then SIGKILL). The wait status, or -1
+ * when it had to be killed or was not running. */
+int h_zk_stop(h_zk *z, int timeout_ms);
+
+/* SIGKILL and reap. 0, or -1 if it was not running. */
+int h_zk_kill(h_zk *z);
+
+/* true while the JVM has not exited (reaps it if it has). */
+bool h_zk_alive(h_zk *z);
+
+/* Kill if running, remove its dir, free. NULL is a no-op. */
+void h_zk_free(h_zk *z);
+
+/* Send a four-letter word ("ruok", "srvr", "mntr") to 127.0.0.1:port and
+ * read the answer until the server closes, at most timeout_ms, into buf
+ * (NUL-terminated, truncated to cap). Returns the answer's length or -1. */
+int h_zk_4lw(int port, const char *word, char *buf, size_t cap, int timeout_ms);
+
+/* Print the last max_lines lines of the server's log (and of java.out) to f. */
+void h_zk_dump_log(const h_zk *z, FILE *f, int max_lines);
 
 /* Recursively remove path (no error if missing). Returns 0 or -1. */
 int h_rm_rf(const char *path);

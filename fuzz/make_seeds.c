@@ -16,6 +16,9 @@
  *                 idempotent and transactional batches and markers over
  *                 three leader epochs, as fuzz_follower.c's flags describe
  *                 (whole; cut in two fetches; then truncated; torn tail)
+ *   fuzz_znode    every znode codec: our own encodings (selector byte + the
+ *                 bytes the encoder writes) and znodes as Kafka wrote them,
+ *                 in other member orders and versions
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +40,7 @@
 #include "protocol/records.h"
 #include "protocol/gen/messages.h"
 #include "protocol/gen/messages_fill.h"
+#include "controller/zk_json.h"
 #include "storage/log.h"
 
 #define NOW_MS INT64_C(1700000000000)
@@ -384,6 +388,87 @@ static void follower_seeds(void)
 	put("fuzz_follower", "torn-tail", w.buf, w.len);
 	proto_writer_free(&w);
 	free(log);
+/* ---- znodes ---- */
+
+static void znode_put(const char *name, int which, const char *text, size_t n)
+{
+	uint8_t *b = malloc(n + 1);
+	if (!b)
+		exit(1);
+	b[0] = (uint8_t)which;
+	memcpy(b + 1, text, n);
+	put("fuzz_znode", name, b, n + 1);
+	free(b);
+}
+
+/* An encoder's output (rc, text, n) as a seed; text is freed. */
+static void znode_enc(const char *name, int which, int rc, char *text, size_t n)
+{
+	if (rc != 0) {
+		fprintf(stderr, "znode seed %s: encoder failed (%d)\n", name, rc);
+		exit(1);
+	}
+	znode_put(name, which, text, n);
+	free(text);
+}
+
+#define ZNODE_ENC(name, which, call)                   \
+	do {                                           \
+		char *out_ = NULL;                     \
+		size_t n_ = 0;                         \
+		int rc_ = call;                        \
+		znode_enc(name, which, rc_, out_, n_); \
+	} while (0)
+
+static void znode_seeds(void)
+{
+	ctl_zkj_endpoint eps[] = { { "PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092 },
+				   { "SSL", "SSL", "::1", 9093 } };
+	ctl_zkj_broker b = { .jmx_port = -1, .timestamp = NOW_MS, .rack = "r1",
+			     .endpoints = eps, .nendpoints = 2 };
+	ZNODE_ENC("broker-v5", 0, ctl_zkj_broker_encode(&b, &out_, &n_));
+	static const char v1[] = "{\"version\":1,\"host\":\"localhost\",\"port\":9092,"
+				 "\"jmx_port\":9999,\"timestamp\":\"2233345666\"}";
+	znode_put("broker-v1", 0, v1, sizeof(v1) - 1);
+	static const char v4[] = "{\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\","
+				 "\"INTERNAL\":\"PLAINTEXT\"},\"endpoints\":[\"PLAINTEXT://kafka:443\","
+				 "\"INTERNAL://localhost:9093\"],\"jmx_port\":-1,\"host\":\"kafka\","
+				 "\"timestamp\":\"1567506643562\",\"port\":443,\"version\":4}";
+	znode_put("broker-v4", 0, v4, sizeof(v4) - 1);
+
+	ctl_zkj_controller c = { .broker_id = 2, .timestamp = NOW_MS };
+	ZNODE_ENC("controller-v1", 1, ctl_zkj_controller_encode(&c, &out_, &n_));
+	static const char c2[] = "{\"version\":2,\"brokerid\":0,\"timestamp\":\"1781706151854\","
+				 "\"kraftControllerEpoch\":-1}";
+	znode_put("controller-v2", 1, c2, sizeof(c2) - 1);
+	znode_put("controller-epoch", 2, "7", 1);
+
+	int32_t r0[] = { 1, 2, 3 }, r1[] = { 2, 3, 1 }, add[] = { 4 }, rem[] = { 1 };
+	ctl_zkj_assignment parts[] = { { r0, 3, NULL, 0, NULL, 0 }, { r1, 3, add, 1, rem, 1 } };
+	ctl_zkj_topic t = { .has_topic_id = true, .partitions = parts, .npartitions = 2 };
+	memcpy(t.topic_id, "\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff\x01", 16);
+	ZNODE_ENC("topic-v3", 3, ctl_zkj_topic_encode(&t, &out_, &n_));
+	static const char t1[] = "{\"version\":1,\"partitions\":{\"1\":[2,1],\"0\":[1,2]}}";
+	znode_put("topic-v1", 3, t1, sizeof(t1) - 1);
+
+	int32_t isr[] = { 2, 3 };
+	ctl_zkj_partition_state ps = { 5, 2, 11, isr, 2, 1 };
+	ZNODE_ENC("state", 4, ctl_zkj_partition_state_encode(&ps, &out_, &n_));
+
+	ctl_zkj_config_entry ce[] = { { "min.insync.replicas", "2" }, { "retention.ms", "86400000" },
+				      { "cleanup.policy", "compact,delete" } };
+	ctl_zkj_config cf = { ce, 3 };
+	ZNODE_ENC("config", 5, ctl_zkj_config_encode(&cf, &out_, &n_));
+	ZNODE_ENC("config-change-v2", 6, ctl_zkj_config_change_encode("topics", "orders", &out_, &n_));
+	static const char cc1[] = "{\"version\":1,\"entity_type\":\"topics\",\"entity_name\":\"orders\"}";
+	znode_put("config-change-v1", 6, cc1, sizeof(cc1) - 1);
+	ctl_zkj_pid_block pb = { 1, 4000, 4999 };
+	ZNODE_ENC("pid-block", 7, ctl_zkj_pid_block_encode(&pb, &out_, &n_));
+	ZNODE_ENC("cluster-id", 8, ctl_zkj_cluster_id_encode("q2Zk1Pk2Sxy8rG0m9aXq4A", &out_, &n_));
+	ctl_zkj_topic_partition tp[] = { { "t", 0 }, { "t\u00e9", 3 } };
+	ZNODE_ENC("isr-change", 9, ctl_zkj_isr_change_encode(tp, 2, &out_, &n_));
+	static const char js[] = " {\"a\\u00e9\\ud83d\\ude00\":[1,-2,{\"b\":null}],\"c\":true,\"d\":\"\\n\"} ";
+	znode_put("json", 10, js, sizeof(js) - 1);
 }
 
 int main(int argc, char **argv)
@@ -409,5 +494,6 @@ int main(int argc, char **argv)
 	batch_seeds();
 	recover_seeds();
 	follower_seeds();
+	znode_seeds();
 	return 0;
 }

@@ -5,6 +5,10 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3
       libssl-dev zlib1g-dev libsnappy-dev liblz4-dev libzstd-dev libisal-dev
       check librdkafka-dev kcat procps"
+# Cluster mode: ZooKeeper's C client, and the server itself (it pulls a JRE)
+# for the tests, which start a real one on loopback; nftables and iproute2
+# (ip netns, veth) for the network-partition tests.
+PKGS="$PKGS zookeeper libzookeeper-mt-dev nftables iproute2"
 # clang and its libFuzzer/sanitizer runtime (libclang-rt-14-dev) for fuzz/
 PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""
