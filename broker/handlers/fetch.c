@@ -251,7 +251,13 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				continue;
 			}
 			pd->error_code = brk_partition_leader_error(p, fp->current_leader_epoch);
+			/* A follower's fetch offset is its log end offset: recorded
+			 * only when it is inside the leader's log (Kafka reads first
+			 * and records after, so an out-of-range fetch records
+			 * nothing). */
 			if (pd->error_code == KERR_NONE && st->replica >= 0 && !st->followed &&
+			    fp->fetch_offset >= log_start_offset(p->log) &&
+			    fp->fetch_offset <= log_end_offset(p->log) &&
 			    !brk_replica_fetched(p, st->replica, fp->fetch_offset, fp->log_start_offset))
 				pd->error_code = KERR_NOT_LEADER_OR_FOLLOWER; /* not one of its replicas */
 			if (pd->error_code != KERR_NONE) {
