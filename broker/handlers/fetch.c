@@ -47,15 +47,23 @@
  * their first offset up to the abort marker. The list lives in the request
  * arena; a delayed fetch that re-reads reuses each partition's array.
  *
+ * Followers (ReplicaId >= 0 before v15, ReplicaState.ReplicaId from v15;
+ * Kafka's ReplicaManager.fetchMessages for a follower): the same checks
+ * (this broker must lead at the CurrentLeaderEpoch), but the read goes up
+ * to the log end offset, not the high watermark; a fetch offset inside the
+ * log is the follower's log end offset, recorded on the first read
+ * (isr.h: the high watermark may move, the follower may join the ISR); a
+ * broker that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER.
+ *
  * Long poll: when fewer than MinBytes are ready, no partition failed and
  * MaxWaitMs > 0, the request waits in the purgatory on each partition it
- * reads, and is answered when appends bring enough bytes or at MaxWaitMs
- * (Kafka's DelayedFetch). A READ_UNCOMMITTED fetch counts the bytes the
- * appends notified before it re-reads; a READ_COMMITTED one re-reads on
- * every notification, since only bytes below the last stable offset count
- * (Kafka's DelayedFetch.tryComplete measures up to the isolation's end
- * offset) and a transaction marker can make many appended bytes readable
- * at once.
+ * reads, and is answered when enough bytes are there or at MaxWaitMs
+ * (Kafka's DelayedFetch). A follower's fetch waits on appends (the log end
+ * offset) and re-reads once the appends it was told of reach MinBytes; a
+ * consumer's fetch waits on the high watermark (and role changes) and
+ * re-reads on every move, since only bytes below the high watermark or the
+ * last stable offset count and one move (a follower's fetch, a
+ * transaction marker) can make many appended bytes readable at once.
  */
 #include <string.h>
 
