@@ -120,19 +120,22 @@ typedef struct brk_config {
 	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */
 	int32_t max_incremental_fetch_session_cache_slots; /* (1000, >= 0) */
 
-	/* Which keys of a synonym group were given (config.c keeps Kafka's
-	 * precedence with them, whatever the order of the settings): */
+	/* Synonym groups (Kafka's precedence, e.g. log.retention.ms over
+	 * .minutes over .hours, whatever the order of the settings): the
+	 * precedence level of the key that set each group's effective value,
+	 * 0 while none has (config.c's key table gives each key its level). */
 	struct {
-		uint8_t log_roll;       /* 0 default, 1 log.roll.hours, 2 log.roll.ms */
-		uint8_t log_retention;  /* 0 default, 1 .hours, 2 .minutes, 3 .ms */
-		bool log_flush_interval_ms; /* else it follows log.flush.scheduler.interval.ms */
-		bool log_dirs;          /* log.dirs given: log.dir is then ignored */
-		bool broker_id;         /* broker.id given */
-		bool node_id;           /* node.id given (value in node_id_value) */
-		int32_t node_id_value;
-		uint8_t log_roll_jitter; /* 0 default, 1 log.roll.jitter.hours, 2 .ms */
-		/* The values of the hour/minute synonyms as given (for describing
-		 * them; the effective value is in the ms field). */
+		uint8_t log_roll;        /* log.roll.hours 1, log.roll.ms 2 */
+		uint8_t log_roll_jitter; /* log.roll.jitter.hours 1, .ms 2 */
+		uint8_t log_retention;   /* log.retention.hours 1, .minutes 2, .ms 3 */
+		uint8_t log_flush_interval_ms; /* log.flush.scheduler.interval.ms 1, log.flush.interval.ms 2 */
+		uint8_t log_dir;         /* log.dir 1, log.dirs 2 */
+		uint8_t broker_id;       /* node.id 1, broker.id 2 */
+	} level;
+	/* The values of keys whose effect is in another field, as given (for
+	 * describing them), and which described keys were set. */
+	struct {
+		int32_t node_id;                 /* node.id (null) */
 		int32_t log_roll_hours;          /* log.roll.hours (168) */
 		int32_t log_roll_jitter_hours;   /* log.roll.jitter.hours (0) */
 		int32_t log_retention_hours;     /* log.retention.hours (168) */
@@ -143,7 +146,7 @@ typedef struct brk_config {
 	} given;
 } brk_config;
 
-/* Fill cfg with Kafka's defaults. */
+/* Fill cfg with Kafka's defaults (each key's default through its parser). */
 void brk_config_defaults(brk_config *cfg);
 
 /*
@@ -196,7 +199,10 @@ typedef struct brk_config_key {
 	bool dynamic;      /* changeable at runtime (Kafka's
 			    * DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and applied
 			    * at once here; otherwise read-only */
-	bool has_default;  /* Kafka's ConfigDef default is not null */
+	const char *dflt;  /* Kafka's ConfigDef default in Kafka's string form
+			    * (what brk_config_defaults sets and
+			    * brk_config_format gives back); NULL when Kafka's
+			    * default is null */
 	const char *doc;   /* documentation, our words */
 } brk_config_key;
 

@@ -391,6 +391,40 @@ START_TEST(test_file_errors)
 }
 END_TEST
 
+/* The key table: every default parses with its key's own parser and
+ * formats back as written (what DescribeConfigs shows as the default is
+ * what brk_config_defaults set), and a key with no default has no value
+ * of its own unless set. */
+START_TEST(test_table_defaults)
+{
+	char v[BRK_CONFIG_VALUE_MAX];
+	ck_assert_int_gt(brk_config_key_count(), 80);
+	for (int i = 0; i < brk_config_key_count(); i++) {
+		const brk_config_key *k = brk_config_key_at(i);
+		ck_assert_msg(k->doc && k->doc[0], "%s has no documentation", k->name);
+		ck_assert(brk_config_format(&cfg, k->name, v, sizeof(v)));
+		if (!k->dflt)
+			continue;
+		ck_assert_msg(strcmp(v, k->dflt) == 0, "%s: default %s but formats as %s", k->name,
+			      k->dflt, v);
+		brk_config c;
+		brk_config_defaults(&c);
+		ck_assert_msg(brk_config_set(&c, k->name, k->dflt, NULL, err, sizeof(err)) == 0,
+			      "%s: default %s refused: %s", k->name, k->dflt, err);
+		ck_assert(brk_config_format(&c, k->name, v, sizeof(v)));
+		ck_assert_str_eq(v, k->dflt);
+		ck_assert(brk_config_was_given(&c, k->name));
+		ck_assert(!brk_config_was_given(&cfg, k->name));
+	}
+	/* A default does not count as a setting in a synonym group:
+	 * log.retention.hours' default leaves log.retention.minutes free. */
+	ck_assert_int_eq(set("log.retention.minutes", "2"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 120000);
+	ck_assert_int_eq(set("log.retention.hours", "168"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 120000);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("config");
@@ -404,6 +438,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_listeners);
 	tcase_add_test(tc, test_file);
 	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_table_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }
