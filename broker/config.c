@@ -541,8 +541,9 @@ static const char *const flush_synonyms[] = { "log.flush.interval.ms",
  *
  * dynamic: Kafka can change it at runtime (DynamicBrokerConfig.
  * ALL_DYNAMIC_CONFIGS) and so can we, at once: the defaults of topic
- * configs (DynamicLogConfig), producer.id.expiration.ms, and the cleaner's
- * keys (LogCleaner's reconfigurable configs; read at each round). Keys
+ * configs (DynamicLogConfig), producer.id.expiration.ms, the cleaner's
+ * keys (LogCleaner's reconfigurable configs; read at each round), and
+ * num.replica.fetchers (DynamicThreadPool; the fetchers follow it). Keys
  * Kafka changes at runtime but we cannot (listeners, network and I/O thread
  * counts) are read-only here.
  */
@@ -554,10 +555,18 @@ static const key_def key_defs[] = {
 	{ KEY("auto.create.topics.enable", T_BOOL, false, "true",
 	      "Create a topic when a client asks for its metadata and it does not exist."),
 	  FIELD(K_BOOL, auto_create_topics_enable) },
+	{ KEY("auto.leader.rebalance.enable", T_BOOL, false, "true",
+	      "Whether the controller moves leadership back to each partition's preferred replica "
+	      "when a broker leads too many partitions that are not its own."),
+	  FIELD(K_BOOL, auto_leader_rebalance_enable) },
 	{ KEY("broker.id", T_INT, false, "0",
 	      "The id of this broker in the cluster (a synonym of node.id)."),
 	  FIELD(K_I32, broker_id), ATLEAST32(0),
 	  PREC(broker_id, 2, broker_id, K_I32, 1) },
+	{ KEY("broker.rack", T_STR, false, NULL,
+	      "The rack of this broker, registered with it and used to spread the replicas of new "
+	      "topics over racks."),
+	  FIELD(K_STR, broker_rack) },
 	{ KEY("compression.gzip.level", T_INT, true, "-1",
 	      "Default gzip level of topics whose compression.type is gzip."),
 	  FIELD(K_I32, compression_gzip_level), .min = -1, .max = 9 },
@@ -575,6 +584,18 @@ static const key_def key_defs[] = {
 	      "A client connection with no request and no progress for this long is closed (a "
 	      "request in flight or waiting keeps it open)."),
 	  FIELD(K_I64, connections_max_idle_ms), ANY64 },
+	{ KEY("controlled.shutdown.enable", T_BOOL, false, "true",
+	      "On a clean stop, ask the controller to move this broker's leaderships away first."),
+	  FIELD(K_BOOL, controlled_shutdown_enable) },
+	{ KEY("controlled.shutdown.max.retries", T_INT, false, "3",
+	      "How many times a controlled shutdown is asked for before the broker stops anyway."),
+	  FIELD(K_I32, controlled_shutdown_max_retries), ATLEAST32(0) },
+	{ KEY("controlled.shutdown.retry.backoff.ms", T_LONG, false, "5000",
+	      "The wait between two controlled shutdown attempts."),
+	  FIELD(K_I64, controlled_shutdown_retry_backoff_ms), ATLEAST64(0) },
+	{ KEY("controller.socket.timeout.ms", T_INT, false, "30000",
+	      "How long the controller waits for a broker's answer to its requests."),
+	  FIELD(K_I32, controller_socket_timeout_ms), ATLEAST32(0) },
 	{ KEY("default.replication.factor", T_INT, false, "1",
 	      "Replication factor of topics created without one."),
 	  FIELD(K_I16, default_replication_factor), ATLEAST16(1) },
@@ -594,6 +615,14 @@ static const key_def key_defs[] = {
 	{ KEY("group.min.session.timeout.ms", T_INT, false, "6000",
 	      "The smallest session timeout a group member may ask for."),
 	  FIELD(K_I32, group_min_session_timeout_ms), ANY32 },
+	{ KEY("leader.imbalance.check.interval.seconds", T_LONG, false, "300",
+	      "How often the controller checks whether leadership should move back to preferred "
+	      "replicas."),
+	  FIELD(K_I64, leader_imbalance_check_interval_seconds), ATLEAST64(1) },
+	{ KEY("leader.imbalance.per.broker.percentage", T_INT, false, "10",
+	      "The share (percent) of a broker's partitions led by another broker above which the "
+	      "controller moves leadership back."),
+	  FIELD(K_I32, leader_imbalance_per_broker_percentage), ATLEAST32(0) },
 	{ KEY("listeners", T_STR, false, "PLAINTEXT://:9092",
 	      "The addresses the broker listens on, NAME://host:port separated by commas."),
 	  SPECIAL(set_listeners, format_listeners) },
@@ -763,9 +792,16 @@ static const key_def key_defs[] = {
 	{ KEY("num.partitions", T_INT, false, "1",
 	      "Partition count of topics created without one."),
 	  FIELD(K_I32, num_partitions), ATLEAST32(1) },
+	{ KEY("num.replica.fetchers", T_INT, true, "1",
+	      "Fetcher connections this broker opens to each leader it replicates from."),
+	  FIELD(K_I32, num_replica_fetchers), ATLEAST32(1) },
 	{ KEY("offset.metadata.max.bytes", T_INT, false, "4096",
 	      "The longest metadata string of a committed offset."),
 	  FIELD(K_I32, offset_metadata_max_bytes), ANY32 },
+	{ KEY("offsets.commit.timeout.ms", T_INT, false, "5000",
+	      "How long an offset commit waits for the replicas of __consumer_offsets before it "
+	      "fails."),
+	  FIELD(K_I32, offsets_commit_timeout_ms), ATLEAST32(1) },
 	{ KEY("offsets.retention.check.interval.ms", T_LONG, false, "600000",
 	      "How often expired committed offsets are looked for."),
 	  FIELD(K_I64, offsets_retention_check_interval_ms), ATLEAST64(1) },
@@ -788,6 +824,41 @@ static const key_def key_defs[] = {
 	      "Bytes of requests read but not yet answered above which no more requests are "
 	      "read (-1: no bound)."),
 	  FIELD(K_I64, queued_max_request_bytes), ANY64 },
+	{ KEY("replica.fetch.backoff.ms", T_INT, false, "1000",
+	      "How long a replica fetcher waits after a failed fetch before it tries again."),
+	  FIELD(K_I32, replica_fetch_backoff_ms), ATLEAST32(0) },
+	{ KEY("replica.fetch.max.bytes", T_INT, false, "1048576",
+	      "Bytes a follower asks for per partition in one fetch (a larger first batch still "
+	      "comes whole)."),
+	  FIELD(K_I32, replica_fetch_max_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.min.bytes", T_INT, false, "1",
+	      "Bytes a follower's fetch waits for, up to replica.fetch.wait.max.ms."),
+	  FIELD(K_I32, replica_fetch_min_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.response.max.bytes", T_INT, false, "10485760",
+	      "Bytes a follower asks for in one fetch over all partitions (a larger first batch "
+	      "still comes whole)."),
+	  FIELD(K_I32, replica_fetch_response_max_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.wait.max.ms", T_INT, false, "500",
+	      "The longest a follower's fetch waits at the leader for replica.fetch.min.bytes; at "
+	      "most replica.lag.time.max.ms and replica.socket.timeout.ms."),
+	  FIELD(K_I32, replica_fetch_wait_max_ms), ATLEAST32(0) },
+	{ KEY("replica.high.watermark.checkpoint.interval.ms", T_LONG, false, "5000",
+	      "How often the high watermarks are written to disk."),
+	  FIELD(K_I64, replica_high_watermark_checkpoint_interval_ms), ATLEAST64(1) },
+	{ KEY("replica.lag.time.max.ms", T_LONG, false, "30000",
+	      "A follower that has not fetched, or not caught up with the leader's log end, for "
+	      "this long is removed from the ISR."),
+	  FIELD(K_I64, replica_lag_time_max_ms), ATLEAST64(0) },
+	{ KEY("replica.socket.receive.buffer.bytes", T_INT, false, "65536",
+	      "SO_RCVBUF of replica fetcher connections (-1: the OS default)."),
+	  FIELD(K_I32, replica_socket_receive_buffer_bytes), ATLEAST32(-1) },
+	{ KEY("replica.socket.timeout.ms", T_INT, false, "30000",
+	      "How long a replica fetcher waits for a leader's answer; at least "
+	      "replica.fetch.wait.max.ms."),
+	  FIELD(K_I32, replica_socket_timeout_ms), ATLEAST32(0) },
+	{ KEY("request.timeout.ms", T_INT, false, "30000",
+	      "How long this broker waits for another broker's answer to its requests."),
+	  FIELD(K_I32, request_timeout_ms), ATLEAST32(0) },
 	{ KEY("socket.receive.buffer.bytes", T_INT, false, "102400",
 	      "SO_RCVBUF of client connections (-1: the OS default)."),
 	  FIELD(K_I32, socket_receive_buffer_bytes), ATLEAST32(-1) },
@@ -831,9 +902,18 @@ static const key_def key_defs[] = {
 	{ KEY("zookeeper.connect", T_STR, false, NULL,
 	      "The ZooKeeper ensemble of a cluster; empty for a single node."),
 	  FIELD(K_STR, zookeeper_connect) },
-	{ KEY("zookeeper.connection.timeout.ms", T_INT, false, "18000",
-	      "How long to wait for the ZooKeeper connection."),
-	  FIELD(K_I32, zookeeper_connection_timeout_ms), ATLEAST32(0) },
+	{ KEY("zookeeper.connection.timeout.ms", T_INT, false, NULL,
+	      "How long to wait for the ZooKeeper connection; zookeeper.session.timeout.ms when "
+	      "not set."),
+	  FIELD(K_I32, zookeeper_connection_timeout_ms), ATLEAST32(0),
+	  PREC(zookeeper_connection_timeout_ms, 2, zookeeper_connection_timeout_ms, K_I32, 1) },
+	{ KEY("zookeeper.session.timeout.ms", T_INT, false, "18000",
+	      "The ZooKeeper session timeout: a broker silent for this long is taken for dead."),
+	  FIELD(K_I32, zookeeper_session_timeout_ms), ATLEAST32(0),
+	  PREC(zookeeper_connection_timeout_ms, 1, zookeeper_connection_timeout_ms, K_I32, 1) },
+	{ KEY("zookeeper.set.acl", T_BOOL, false, "false",
+	      "Whether the znodes this broker creates get secure ACLs (accepted; not applied yet)."),
+	  FIELD(K_BOOL, zookeeper_set_acl) },
 };
 #define NKEYS ((int)(sizeof(key_defs) / sizeof(key_defs[0])))
 _Static_assert(NKEYS <= BRK_CONFIG_MAX_KEYS, "raise BRK_CONFIG_MAX_KEYS");
@@ -1236,6 +1316,14 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "
 				     "equal to socket.request.max.bytes (%" PRId32 ")",
 			    cfg->queued_max_request_bytes, cfg->socket_request_max_bytes);
+	if (cfg->replica_fetch_wait_max_ms > cfg->replica_socket_timeout_ms)
+		return fail(err, errsize, "replica.socket.timeout.ms (%" PRId32 ") must be at least "
+				     "replica.fetch.wait.max.ms (%" PRId32 "), or fetches time out",
+			    cfg->replica_socket_timeout_ms, cfg->replica_fetch_wait_max_ms);
+	if (cfg->replica_fetch_wait_max_ms > cfg->replica_lag_time_max_ms)
+		return fail(err, errsize, "replica.fetch.wait.max.ms (%" PRId32 ") must be at most "
+				     "replica.lag.time.max.ms (%" PRId64 "), or the ISR keeps changing",
+			    cfg->replica_fetch_wait_max_ms, cfg->replica_lag_time_max_ms);
 	if (cfg->nadvertised == 0) {
 		memcpy(cfg->advertised, cfg->listeners, sizeof(cfg->advertised));
 		cfg->nadvertised = cfg->nlisteners;

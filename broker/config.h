@@ -75,7 +75,32 @@ typedef struct brk_config {
 	bool transaction_partition_verification_enable; /* (true; KIP-890) */
 	int32_t producer_id_expiration_ms;   /* producer.id.expiration.ms (86400000, >= 1) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
-	int32_t zookeeper_connection_timeout_ms; /* (18000) */
+	/* Cluster mode (Kafka 3.x's ZooKeeper mode: KafkaConfig and
+	 * ReplicationConfigs), for the controller, the replica fetchers and
+	 * the partition layer. */
+	int32_t zookeeper_session_timeout_ms;    /* zookeeper.session.timeout.ms (18000) */
+	int32_t zookeeper_connection_timeout_ms; /* (null: zookeeper.session.timeout.ms) */
+	bool zookeeper_set_acl;                  /* zookeeper.set.acl (false; accepted) */
+	char broker_rack[256];                   /* broker.rack (null: "") */
+	int32_t request_timeout_ms;              /* request.timeout.ms (30000): inter-broker requests */
+	int32_t controller_socket_timeout_ms;    /* controller.socket.timeout.ms (30000) */
+	int64_t replica_lag_time_max_ms;         /* replica.lag.time.max.ms (30000) */
+	int32_t replica_socket_timeout_ms;       /* (30000, >= replica.fetch.wait.max.ms) */
+	int32_t replica_socket_receive_buffer_bytes; /* (65536; -1 = OS) */
+	int32_t replica_fetch_max_bytes;         /* replica.fetch.max.bytes (1048576, >= 0) */
+	int32_t replica_fetch_wait_max_ms;       /* (500, <= replica.lag.time.max.ms) */
+	int32_t replica_fetch_min_bytes;         /* replica.fetch.min.bytes (1) */
+	int32_t replica_fetch_response_max_bytes; /* (10485760, >= 0) */
+	int32_t replica_fetch_backoff_ms;        /* replica.fetch.backoff.ms (1000, >= 0) */
+	int32_t num_replica_fetchers;            /* num.replica.fetchers (1, >= 1; dynamic) */
+	int64_t replica_high_watermark_checkpoint_interval_ms; /* (5000, >= 1) */
+	bool controlled_shutdown_enable;         /* controlled.shutdown.enable (true) */
+	int32_t controlled_shutdown_max_retries; /* (3) */
+	int64_t controlled_shutdown_retry_backoff_ms; /* (5000) */
+	bool auto_leader_rebalance_enable;       /* auto.leader.rebalance.enable (true) */
+	int64_t leader_imbalance_check_interval_seconds; /* (300, >= 1) */
+	int32_t leader_imbalance_per_broker_percentage;  /* (10) */
+	int32_t offsets_commit_timeout_ms;       /* offsets.commit.timeout.ms (5000, >= 1) */
 	/* Broker defaults of topic configs (Kafka's ServerTopicConfigSynonyms): */
 	char log_cleanup_policy[32];         /* log.cleanup.policy (delete) */
 	int64_t log_cleaner_delete_retention_ms;   /* (86400000) */
@@ -131,6 +156,8 @@ typedef struct brk_config {
 		uint8_t log_flush_interval_ms; /* log.flush.scheduler.interval.ms 1, log.flush.interval.ms 2 */
 		uint8_t log_dir;         /* log.dir 1, log.dirs 2 */
 		uint8_t broker_id;       /* node.id 1, broker.id 2 */
+		uint8_t zookeeper_connection_timeout_ms; /* zookeeper.session.timeout.ms 1,
+							  * zookeeper.connection.timeout.ms 2 */
 	} level;
 	/* The values of keys whose effect is in another field, as given (for
 	 * describing them), and which described keys were set. */
