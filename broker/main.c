@@ -50,10 +50,6 @@
 
 #define SHUTDOWN_GRACE_MS 1000 /* longest wait for requests in flight */
 #define SHUTDOWN_POLL_MS 10
-/* controlled.shutdown.max.retries and .retry.backoff.ms (Kafka's defaults
- * are 3 and 5000) */
-#define CONTROLLED_SHUTDOWN_RETRIES 3
-#define CONTROLLED_SHUTDOWN_BACKOFF_MS 5000
 
 brk_server server;
 
@@ -123,8 +119,9 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 		server.stopping = true;
 		/* In a cluster the controller moves this broker's leadership
 		 * first, while it still serves (controlled.shutdown.enable). */
-		brk_shutdown_begin(&rs->controlled, CONTROLLED_SHUTDOWN_RETRIES,
-				   CONTROLLED_SHUTDOWN_BACKOFF_MS, on_moved, rs);
+		brk_shutdown_begin(&rs->controlled, server.cfg.controlled_shutdown_enable,
+				   server.cfg.controlled_shutdown_max_retries,
+				   server.cfg.controlled_shutdown_retry_backoff_ms, on_moved, rs);
 	}
 }
 
@@ -402,7 +399,7 @@ int main(int argc, char **argv)
 	brk_dynamic_config_init(&server.dynamic, &server.cfg, &server.partitions);
 	brk_replica_env env = {
 		.broker_id = cfg->broker_id,
-		.replica_lag_time_max_ms = 30000,
+		.replica_lag_time_max_ms = cfg->replica_lag_time_max_ms,
 		.alive = cluster_alive,
 		.alive_arg = &server.cluster,
 	};
@@ -414,6 +411,7 @@ int main(int argc, char **argv)
 		o.self.id = cfg->broker_id;
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
+		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
 		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
 				      &o);
 		if (rc != 0)
@@ -437,13 +435,25 @@ int main(int argc, char **argv)
 	}
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
-	brk_peers_init(&server.peers, server.loop, cfg->broker_id, NULL);
+	/* Connections to the other brokers: a fetcher's requests wait at most
+	 * replica.socket.timeout.ms and its answers hold up to
+	 * replica.fetch.response.max.bytes (plus the response's own fields);
+	 * other requests wait request.timeout.ms. */
+	brk_peer_limits limits[BRK_PEER_PURPOSES];
+	for (int i = 0; i < BRK_PEER_PURPOSES; i++)
+		brk_peer_limits_default(&limits[i]);
+	limits[BRK_PEER_FETCH].request_timeout_ms = cfg->replica_socket_timeout_ms;
+	if (cfg->replica_fetch_response_max_bytes < INT32_MAX - (1 << 20))
+		limits[BRK_PEER_FETCH].max_response_bytes =
+			cfg->replica_fetch_response_max_bytes + cfg->replica_fetch_max_bytes + (1 << 20);
+	limits[BRK_PEER_CONTROL].request_timeout_ms = cfg->request_timeout_ms;
+	brk_peers_init(&server.peers, server.loop, cfg->broker_id, limits);
 	brk_fetcher_config fc = {
-		.wait_max_ms = 500,
-		.min_bytes = 1,
-		.max_bytes = 1048576,
-		.response_max_bytes = 10485760,
-		.backoff_ms = 1000,
+		.wait_max_ms = cfg->replica_fetch_wait_max_ms,
+		.min_bytes = cfg->replica_fetch_min_bytes,
+		.max_bytes = cfg->replica_fetch_max_bytes,
+		.response_max_bytes = cfg->replica_fetch_response_max_bytes,
+		.backoff_ms = cfg->replica_fetch_backoff_ms,
 	};
 	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
 		fprintf(stderr, "samsa: cannot start the replica fetchers\n");

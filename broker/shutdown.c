@@ -115,7 +115,7 @@ static void ask(brk_shutdown *s)
 	s->in_flight = true;
 }
 
-void brk_shutdown_begin(brk_shutdown *s, int max_retries, int64_t backoff_ms,
+void brk_shutdown_begin(brk_shutdown *s, bool enable, int max_retries, int64_t backoff_ms,
 			void (*done)(void *arg), void *arg)
 {
 	memset(s, 0, sizeof(*s));
@@ -123,7 +123,7 @@ void brk_shutdown_begin(brk_shutdown *s, int max_retries, int64_t backoff_ms,
 	s->arg = arg;
 	s->max_retries = max_retries;
 	s->backoff_ms = backoff_ms;
-	if (server.cluster.local) {
+	if (server.cluster.local || !enable) {
 		finish(s);
 		return;
 	}

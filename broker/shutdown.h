@@ -32,9 +32,9 @@ typedef struct brk_shutdown {
 	bool finished;
 } brk_shutdown;
 
-/* Start the controlled shutdown; done(arg) when it is over (moved, gave
- * up, or nothing to move). */
-void brk_shutdown_begin(brk_shutdown *s, int max_retries, int64_t backoff_ms,
+/* Start the controlled shutdown (when enable: controlled.shutdown.enable);
+ * done(arg) when it is over (moved, gave up, or nothing to move). */
+void brk_shutdown_begin(brk_shutdown *s, bool enable, int max_retries, int64_t backoff_ms,
 			void (*done)(void *arg), void *arg);
 
 /* Cut it short (a second signal): done is called at once if not yet. */
