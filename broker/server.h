@@ -12,6 +12,7 @@
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
 #include "broker/fetcher.h"
+#include "broker/flush.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/peers.h"
@@ -26,6 +27,7 @@ typedef struct brk_server {
 	brk_producer_ids producer_ids; /* blocks of producer ids from the controller */
 	brk_peers peers;             /* connections to the other brokers */
 	brk_fetchers fetchers;       /* replica fetchers, one per leader followed */
+	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

@@ -1,0 +1,36 @@
+/*
+ * server.c - the server's objects for callers that are not passed them
+ * yet. Each function here is the instance API of a module applied to the
+ * member of server; it goes when its last caller takes the object (the
+ * callers are named). Nothing else belongs here.
+ */
+#include "broker/server.h"
+
+/* partitions.c (brk_partitions_init/shutdown, checkpoints, log flushes),
+ * retention.c and cleaner.c. */
+int brk_flush_start(void)
+{
+	return brk_flusher_start(&server.flusher, server.loop);
+}
+
+void brk_flush_stop(void)
+{
+	brk_flusher_stop(&server.flusher);
+}
+
+int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg)
+{
+	return brk_flusher_log(&server.flusher, job, done, arg);
+}
+
+int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
+			 brk_flush_done_fn done, void *arg)
+{
+	return brk_flusher_checkpoint(&server.flusher, path, e, n, done, arg);
+}
+
+/* retention.c, cleaner.c. */
+int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg)
+{
+	return brk_flusher_work(&server.flusher, work, work_arg, done, arg);
+}
