@@ -403,6 +403,8 @@ int main(int argc, char **argv)
 		.alive = cluster_alive,
 		.alive_arg = &server.cluster,
 	};
+	brk_retention_init(&server.retention, server.loop, &server.partitions, &server.cfg,
+			   &server.flusher);
 	rc = brk_partitions_init(&server.partitions, server.loop, &server.cfg, &env, clean);
 	if (rc == 0) {
 		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id,
@@ -484,9 +486,10 @@ int main(int argc, char **argv)
 	}
 
 	/* Retention (log.retention.check.interval.ms), once the logs are up. */
-	brk_retention_start();
+	brk_retention_start(&server.retention);
 	/* Compaction (log.cleaner.*), once the logs are up. */
-	rc = brk_cleaner_start();
+	rc = brk_cleaner_start(&server.cleaner, server.loop, &server.cfg, &server.partitions,
+			       &server.flusher);
 	if (rc < 0)
 		fprintf(stderr, "samsa: cannot start the log cleaner: %s\n", strerror(-rc));
 
@@ -517,8 +520,8 @@ int main(int argc, char **argv)
 	brk_fetchers_stop(&server.fetchers);
 	brk_peers_free(&server.peers); /* their callbacks see the fetchers stopped */
 	brk_fetchers_free(&server.fetchers);
-	brk_retention_stop();
-	brk_cleaner_stop();
+	brk_retention_stop(&server.retention);
+	brk_cleaner_stop(&server.cleaner);
 	txn_shutdown();
 	grp_shutdown();
 	brk_producer_ids_close(&server.producer_ids);

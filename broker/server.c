@@ -6,8 +6,7 @@
  */
 #include "broker/server.h"
 
-/* partitions.c (brk_partitions_init/shutdown, checkpoints, log flushes),
- * retention.c and cleaner.c. */
+/* partitions.c (brk_partitions_init/shutdown, checkpoints, log flushes). */
 int brk_flush_start(void)
 {
 	return brk_flusher_start(&server.flusher, server.loop);
@@ -29,8 +28,8 @@ int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
 	return brk_flusher_checkpoint(&server.flusher, path, e, n, done, arg);
 }
 
-/* retention.c, cleaner.c. */
-int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg)
+/* handlers/delete_records.c. */
+void brk_retention_schedule_deletion(brk_partition *p)
 {
-	return brk_flusher_work(&server.flusher, work, work_arg, done, arg);
+	brk_retention_schedule(&server.retention, p);
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "broker/cleaner.h"
 #include "broker/cluster.h"
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
@@ -17,6 +18,7 @@
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
+#include "broker/retention.h"
 
 typedef struct brk_server {
 	brk_config cfg;              /* the effective config (dynamic layers applied) */
@@ -28,6 +30,8 @@ typedef struct brk_server {
 	brk_peers peers;             /* connections to the other brokers */
 	brk_fetchers fetchers;       /* replica fetchers, one per leader followed */
 	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
+	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
+	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
