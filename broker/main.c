@@ -493,6 +493,11 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "samsa: cannot start the log cleaner: %s\n", strerror(-rc));
 
+	/* The fetch sessions, before any client connects (a cache that could
+	 * not be made is tried again at first use). */
+	server.fetch_sessions = fs_cache_new(cfg->max_incremental_fetch_session_cache_slots,
+					     FS_MIN_EVICTION_MS);
+
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
@@ -515,7 +520,8 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
-	brk_fetch_sessions_shutdown(); /* no request can use them now */
+	fs_cache_free(server.fetch_sessions); /* no request can use them now */
+	server.fetch_sessions = NULL;
 	brk_isr_stop();
 	brk_fetchers_stop(&server.fetchers);
 	brk_peers_free(&server.peers); /* their callbacks see the fetchers stopped */

@@ -33,3 +33,11 @@ void brk_retention_schedule_deletion(brk_partition *p)
 {
 	brk_retention_schedule(&server.retention, p);
 }
+
+/* handlers/fetch.c. */
+fs_cache *brk_fetch_sessions(int32_t slots)
+{
+	if (!server.fetch_sessions)
+		server.fetch_sessions = fs_cache_new(slots, FS_MIN_EVICTION_MS);
+	return server.fetch_sessions;
+}

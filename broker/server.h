@@ -12,6 +12,7 @@
 #include "broker/cluster.h"
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
+#include "broker/fetch_session.h"
 #include "broker/fetcher.h"
 #include "broker/flush.h"
 #include "broker/loop.h"
@@ -32,6 +33,7 @@ typedef struct brk_server {
 	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
 	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
 	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
+	fs_cache *fetch_sessions;    /* incremental fetch sessions (KIP-227) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
