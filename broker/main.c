@@ -493,10 +493,11 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		fprintf(stderr, "samsa: cannot start the log cleaner: %s\n", strerror(-rc));
 
-	/* The fetch sessions, before any client connects (a cache that could
+	/* What requests use, before any client connects (a cache that could
 	 * not be made is tried again at first use). */
 	server.fetch_sessions = fs_cache_new(cfg->max_incremental_fetch_session_cache_slots,
 					     FS_MIN_EVICTION_MS);
+	proto_scratch_init(&server.produce_scratch, BRK_PRODUCE_SCRATCH_MAX);
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
@@ -522,6 +523,7 @@ int main(int argc, char **argv)
 	brk_conns_free(rs.conns);
 	fs_cache_free(server.fetch_sessions); /* no request can use them now */
 	server.fetch_sessions = NULL;
+	proto_scratch_free(&server.produce_scratch);
 	brk_isr_stop();
 	brk_fetchers_stop(&server.fetchers);
 	brk_peers_free(&server.peers); /* their callbacks see the fetchers stopped */

@@ -20,6 +20,11 @@
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
 #include "broker/retention.h"
+#include "protocol/batch.h"
+
+/* The most bytes one produced batch may decompress to while it is
+ * validated (handlers/produce.c says why 64 MiB). */
+#define BRK_PRODUCE_SCRATCH_MAX (64u << 20)
 
 typedef struct brk_server {
 	brk_config cfg;              /* the effective config (dynamic layers applied) */
@@ -34,6 +39,10 @@ typedef struct brk_server {
 	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
 	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
 	fs_cache *fetch_sessions;    /* incremental fetch sessions (KIP-227) */
+	/* Produce's decompression scratch for batch validation (loop thread
+	 * only): proto_scratch_init(BRK_PRODUCE_SCRATCH_MAX) at start-up,
+	 * proto_scratch_trim after each validation, freed at exit. */
+	proto_scratch produce_scratch;
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
