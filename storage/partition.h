@@ -1,7 +1,9 @@
 /*
  * partition.h - the inside of a log_partition (log.h), shared by log.c
- * (append, read, flush), recover.c (open: load and recovery) and
- * timestamp.c (lookups by time). Internal to storage/.
+ * (append, read, flush), recover.c (open: load and recovery), truncate.c,
+ * timestamp.c (lookups by time) and cleaner.c. Internal to storage/.
+ * partition.c has the helpers on the segment list below (log_seg_floor,
+ * log_push_segment, log_note_aborted_txn) and calls none of those files.
  *
  * Invariants:
  *   - segs[] is never empty, sorted by base offset; segs[nseg-1] is the
