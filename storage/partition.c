@@ -1,18 +1,24 @@
 /*
  * partition.c - the state of a log_partition that every part of the log
  * reads (partition.h): its segment list, the offsets and the high
- * watermark (log.h's accessors), and the aborted transactions noted in the
- * segments' .txnindex. log.c, recover.c, truncate.c, timestamp.c and
- * cleaner.c call it; it calls none of them, so the calls between log.c and
- * the files beside it go one way: log.c -> recover.c -> partition.c and
- * log.c -> truncate.c -> partition.c.
+ * watermark (log.h's accessors), the aborted transactions noted in the
+ * segments' .txnindex, and the files of removed segments (renamed
+ * *.deleted, listed until retention.c hands them out). log.c, recover.c,
+ * truncate.c, retention.c, timestamp.c and cleaner.c call it; it calls
+ * none of them, so the calls between log.c and the files beside it go one
+ * way: log.c -> recover.c -> partition.c, log.c -> truncate.c ->
+ * {recover.c, partition.c}, retention.c -> {log.c, partition.c}.
  */
 #include "storage/partition.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "storage/fileio.h"
+#include "storage/retention.h" /* LOG_DELETED_SUFFIX */
 
 size_t log_seg_floor(const log_partition *lp, int64_t offset)
 {
@@ -93,4 +99,46 @@ int64_t log_last_stable_offset(const log_partition *lp)
 {
 	int64_t first = log_pstate_first_unstable(&lp->producers);
 	return first >= 0 && first < lp->hw ? first : lp->hw;
+}
+
+/* ---- retired files (handed out by log_take_deleted_files, retention.c) ---- */
+
+int log_retire_file(log_partition *lp, const char *path)
+{
+	char to[PATH_MAX];
+	int rc = log_io_path(to, sizeof to, "%s%s", path, LOG_DELETED_SUFFIX);
+	if (rc < 0)
+		return rc;
+	if (rename(path, to) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	lp->dir_unsynced = true;
+	if (lp->ndeleted == lp->deleted_cap) {
+		size_t cap = lp->deleted_cap ? lp->deleted_cap * 2 : 16;
+		char **v = realloc(lp->deleted, cap * sizeof *v);
+		if (!v)
+			return 0;
+		lp->deleted = v;
+		lp->deleted_cap = cap;
+	}
+	char *p = strdup(to);
+	if (p)
+		lp->deleted[lp->ndeleted++] = p;
+	return 0;
+}
+
+int log_retire_segment_files(log_partition *lp, const log_segment *s)
+{
+	static const char *const suffixes[] = { ".log", ".index", ".timeindex", LOG_TXNINDEX_SUFFIX };
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		char path[PATH_MAX];
+		int rc = log_seg_path(path, sizeof path, lp->dir, s->base_offset, suffixes[i]);
+		if (rc == 0)
+			rc = log_retire_file(lp, path);
+		if (rc < 0 && i == 0)
+			return rc; /* the segment stays in the log */
+		if (rc < 0)
+			fprintf(stderr, "samsa storage: %s: cannot rename %s to %s%s: %s\n", lp->dir, path,
+				path, LOG_DELETED_SUFFIX, strerror(-rc));
+	}
+	return 0;
 }
