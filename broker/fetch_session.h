@@ -171,11 +171,4 @@ bool fs_partition_must_respond(fs_partition *cp, const fs_resp_partition *r, boo
  * that MaxBytes does not starve the later ones). answered has s->n entries. */
 void fs_session_move_answered_last(fs_session *s, const bool *answered);
 
-/* The broker's cache (server.fetch_sessions), created on first use with
- * slots entries (max.incremental.fetch.session.cache.slots) and
- * FS_MIN_EVICTION_MS when main.c has not made it; NULL when out of memory.
- * For handlers/fetch.c until it reads server.fetch_sessions; defined in
- * server.c. Transitional. */
-fs_cache *brk_fetch_sessions(int32_t slots);
-
 #endif

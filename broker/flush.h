@@ -86,15 +86,4 @@ int brk_flusher_checkpoint(brk_flusher *fl, const char *path, logdir_checkpoint_
 int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
 		     brk_flush_done_fn done, void *arg);
 
-/*
- * The same on the broker's flusher (server.flusher on server.loop), for
- * callers not passed a flusher yet (partitions.c); defined in server.c.
- * Transitional: each goes once its last caller takes a brk_flusher *.
- */
-int brk_flush_start(void);
-void brk_flush_stop(void);
-int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg);
-int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
-			 brk_flush_done_fn done, void *arg);
-
 #endif

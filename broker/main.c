@@ -405,7 +405,8 @@ int main(int argc, char **argv)
 	};
 	brk_retention_init(&server.retention, server.loop, &server.partitions, &server.cfg,
 			   &server.flusher);
-	rc = brk_partitions_init(&server.partitions, server.loop, &server.cfg, &env, clean);
+	rc = brk_partitions_init(&server.partitions, server.loop, &server.flusher, &server.cfg, &env,
+				 clean);
 	if (rc == 0) {
 		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id,
 				  .zookeeper_connect = cfg->zookeeper_connect };

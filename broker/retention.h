@@ -70,9 +70,4 @@ void brk_retention_schedule(brk_retention *rt, brk_partition *p);
  * timer runs. Returns the number of segments removed. */
 int brk_retention_run(brk_retention *rt, int64_t now_ms);
 
-/* brk_retention_schedule on the broker's (server.retention), for
- * callers not passed it yet (handlers/delete_records.c); defined in
- * server.c. Transitional. */
-void brk_retention_schedule_deletion(brk_partition *p);
-
 #endif

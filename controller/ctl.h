@@ -161,7 +161,7 @@ typedef struct ctl_result {
 	uint64_t id;               /* ctl_submit's id */
 	ctl_op_type type;
 	int16_t error;             /* Kafka error code */
-	char msg[512];             /* Kafka's error message, "" when none */
+	char msg[640];             /* Kafka's error message, "" when none */
 	uint8_t topic_id[16];      /* CREATE_TOPIC */
 	int64_t producer_id_start; /* PRODUCER_IDS: [start, end) */
 	int64_t producer_id_end;
