@@ -236,7 +236,9 @@ static void job_free(ctl_job *j)
 	free(j);
 }
 
-static void enqueue(ctl *c, ctl_job *j)
+/* Queue j; returns its id (read under the lock: once it is released the
+ * thread may run and free j). */
+static uint64_t enqueue(ctl *c, ctl_job *j)
 {
 	pthread_mutex_lock(&c->mu);
 	j->next = NULL;
@@ -247,8 +249,10 @@ static void enqueue(ctl *c, ctl_job *j)
 	c->jobs_tail = j;
 	if (!j->fn)
 		j->id = ++c->next_id;
+	uint64_t id = j->id;
 	pthread_cond_signal(&c->jobs_cv);
 	pthread_mutex_unlock(&c->mu);
+	return id;
 }
 
 int ctl_post(ctl *c, void (*fn)(ctl *c, void *arg), void *arg)
@@ -305,8 +309,7 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 			goto nomem;
 		j->op.nconfigs = op->nconfigs;
 	}
-	enqueue(c, j);
-	return j->id;
+	return enqueue(c, j);
 nomem:
 	job_free(j);
 	return 0;
