@@ -52,6 +52,11 @@ const char *ctl_cluster_id(const ctl *c)
 	return c->cluster_id;
 }
 
+void *ctl_backend_state(ctl *c)
+{
+	return c->state;
+}
+
 void ctl_set_cluster_id(ctl *c, const char *id)
 {
 	snprintf(c->cluster_id, sizeof(c->cluster_id), "%s", id);
@@ -404,11 +409,7 @@ int ctl_open(const ctl_options *o, ctl **out)
 	}
 	c->opts.log_dir = c->log_dir;
 	c->opts.zookeeper_connect = c->zookeeper_connect;
-	if (c->zookeeper_connect[0]) {
-		free_ctl(c);
-		return -ENOTSUP; /* the ZooKeeper back end comes next */
-	}
-	c->backend = &ctl_local_backend;
+	c->backend = c->zookeeper_connect[0] ? &ctl_zk_backend : &ctl_local_backend;
 	int rc = pthread_create(&c->thread, NULL, thread_main, c);
 	if (rc) {
 		free_ctl(c);

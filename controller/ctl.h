@@ -41,8 +41,19 @@ typedef struct ctl ctl;
 typedef struct ctl_options {
 	const char *log_dir;           /* local back end: the metadata file's directory */
 	int32_t broker_id;
-	const char *zookeeper_connect; /* NULL or "": the local back end */
-	ctl_broker self;               /* this broker's registration (id, host, port, rack) */
+	const char *zookeeper_connect; /* NULL or "": the local back end; else
+					* "host:port[,host:port...][/chroot]" */
+	ctl_broker self;               /* this broker's registration (id, host, port,
+					* rack: "" when broker.rack is unset) */
+	/* ZooKeeper back end only (the local one ignores them): */
+	int32_t zookeeper_session_timeout_ms;    /* zookeeper.session.timeout.ms; <= 0:
+						  * Kafka's default, 18000 */
+	int32_t zookeeper_connection_timeout_ms; /* zookeeper.connection.timeout.ms: how
+						  * long ctl_open waits for a session;
+						  * <= 0: the session timeout */
+	bool unclean_leader_election_enable;     /* the broker's default for topics
+						  * without an override (and without a
+						  * dynamic broker config): Kafka's false */
 	/* Called on the controller thread whenever events were queued: must
 	 * only wake the loop (write an eventfd), never call into ctl. */
 	void (*wakeup)(void *arg);
@@ -55,6 +66,16 @@ typedef struct ctl_options {
  * controller, the dynamic broker configs and every topic with its partition
  * states, so the broker can open its logs before serving. Returns 0 or
  * -errno (-EINVAL when the metadata file does not parse).
+ *
+ * ZooKeeper back end: connects (within the connection timeout), creates
+ * Kafka's persistent paths and /cluster/id when missing, and registers this
+ * broker (/brokers/ids/<id>, ephemeral; its czxid is the broker epoch).
+ * When the id is registered by another session (a restart faster than the
+ * old session's expiry, CLUSTER.md 4.10) it tries again until that session
+ * expires, for at most the session timeout and a margin (-EEXIST after
+ * that). Then it reads everything with watches, queues the events and takes
+ * part in the controller election. Other failures: -ETIMEDOUT (no session
+ * in time), -EINVAL (a malformed connect string), -EIO, -ENOMEM.
  */
 int ctl_open(const ctl_options *o, ctl **out);
 
