@@ -333,7 +333,7 @@ static void on_trigger(zkb *z, const char *path)
 		if (sscanf(slash, "/partitions/%d/%7s", &p, tail) == 2 && strcmp(tail, "state") == 0 &&
 		    p >= 0) {
 			if (zkb_view_refresh_state(z, topic, p) == CTL_ZK_OK && z->ctrl.active)
-				zkb_ctrl_reconcile_topic(z, topic);
+				zkb_ctrl_reconcile_partition(z, topic, p);
 		}
 	} else if (strcmp(path, "/config/changes") == 0) {
 		if (zkb_view_process_notices(z, false) == CTL_ZK_OK && z->ctrl.active)

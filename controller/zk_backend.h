@@ -234,6 +234,7 @@ void zkb_ctrl_brokers_changed(zkb *z);
  * leaders for partitions whose leader is gone, dead replicas out of ISRs. */
 void zkb_ctrl_reconcile_all(zkb *z);
 void zkb_ctrl_reconcile_topic(zkb *z, const char *name);
+void zkb_ctrl_reconcile_partition(zkb *z, const char *name, int32_t partition);
 /* /admin/delete_topics changed (or at failover). */
 void zkb_ctrl_process_deletions(zkb *z);
 /* CTL_OP_CONTROLLED_SHUTDOWN. */

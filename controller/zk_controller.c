@@ -264,8 +264,7 @@ static bool decide(const zkb *z, const ctl_topic *t, const ctl_partition *cp, in
 	       (n > 0 && memcmp(isr, cp->isr, (size_t)n * sizeof(*isr)) != 0);
 }
 
-/* Bring partition p of topic name to what the rules want. */
-static void reconcile_partition(zkb *z, const char *name, int32_t p)
+void zkb_ctrl_reconcile_partition(zkb *z, const char *name, int32_t p)
 {
 	for (int attempt = 0; attempt < MAX_TRIES && z->ctrl.active; attempt++) {
 		ctl_topic *t = zkb_view_topic(z, name);
@@ -324,7 +323,7 @@ void zkb_ctrl_reconcile_topic(zkb *z, const char *name)
 	snprintf(copy, sizeof(copy), "%s", name);
 	int32_t n = t->npartitions;
 	for (int32_t p = 0; p < n && z->ctrl.active; p++)
-		reconcile_partition(z, copy, p);
+		zkb_ctrl_reconcile_partition(z, copy, p);
 }
 
 void zkb_ctrl_reconcile_all(zkb *z)
