@@ -1108,6 +1108,52 @@ START_TEST(test_kill9_failover)
 }
 END_TEST
 
+/* ZooKeeper away for a moment (CLUSTER.md 4.9): sessions survive, nothing
+ * changes (no election, no new registration, no state written); what is
+ * asked meanwhile fails as retriable; afterwards everything works. A
+ * ZooKeeper of its own, killed and restarted. */
+START_TEST(test_zookeeper_outage)
+{
+	h_zk *z = h_zk_new();
+	ck_assert_ptr_nonnull(z);
+	ck_assert_int_eq(h_zk_start(z), 0);
+	char saved[sizeof(zk_hosts)];
+	snprintf(saved, sizeof(saved), "%s", zk_hosts);
+	snprintf(zk_hosts, sizeof(zk_hosts), "%s", z->connect);
+	set_chroot("outage");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(2, "o", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "o", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	ctl_broker before[3];
+	memcpy(before, mirrors[3].brokers, sizeof(before));
+	ck_assert_int_eq(h_zk_kill(z), 0);
+	sleep_ms(300);
+	ctl_result r = create_topic(2, "during", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_REQUEST_TIMED_OUT);
+	ck_assert_int_eq(h_zk_restart(z), 0);
+	/* the controller works again: states for a new topic */
+	WAIT_UNTIL(create_topic(2, "after", 1, 3, NULL, 0, NULL, 0).error == 0, WAIT_MS, "after");
+	WAIT_UNTIL(m_part(&mirrors[3], "after", 0) && m_part(&mirrors[3], "after", 0)->leader >= 0,
+		   WAIT_MS, "after's state");
+	for (int b = 1; b <= 3; b++) {
+		ck_assert_int_eq(mirrors[b].controller, 1);
+		ck_assert_int_eq(mirrors[b].controller_epoch, 1);
+		ck_assert_int_eq(mirrors[b].nbrokers, 3);
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(mirrors[b].brokers[i].epoch, before[i].epoch);
+		ck_assert(state_is(b, "o", 0, 1, 0, rows, 3));
+		ck_assert_int_eq(m_part(&mirrors[b], "o", 0)->partition_epoch, 0);
+	}
+	close_all();
+	snprintf(zk_hosts, sizeof(zk_hosts), "%s", saved);
+	h_zk_free(z);
+}
+END_TEST
+
 typedef struct opener {
 	ctl_options o;
 	ctl *c;
@@ -1262,6 +1308,7 @@ int main(void)
 	tcase_add_test(tc, test_kill9_failover);
 	tcase_add_test(tc, test_fast_restart);
 	tcase_add_test(tc, test_session_expiry);
+	tcase_add_test(tc, test_zookeeper_outage);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
