@@ -139,10 +139,15 @@ static int32_t *ids_dup(const int32_t *v, int32_t n)
 	return c;
 }
 
+/* A read failed: the view may have missed a change (the watch of what
+ * failed is not armed). Read everything again on the next tick, or when the
+ * connection is back. */
 static void stale(zkb *z, int rc)
 {
-	if (rc != CTL_ZK_OK)
-		z->stale = true;
+	if (rc == CTL_ZK_OK)
+		return;
+	z->stale = true;
+	zkb_retry_in(z, 1000);
 }
 
 /* ---- brokers ---- */
@@ -396,7 +401,7 @@ void zkb_view_set_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t
 	ctl_partition *cp = &t->partitions[p];
 	int32_t *copy = ids_dup(isr, nisr);
 	if (!copy) {
-		z->stale = true; /* read it again later */
+		stale(z, CTL_ZK_SYSTEMERROR); /* read it again later */
 		return;
 	}
 	free(cp->isr);
@@ -806,7 +811,7 @@ int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how)
 	}
 	if (ctl_meta_insert_at(&z->meta, nt, pos) != 0) {
 		ctl_topic_free(nt);
-		z->stale = true;
+		stale(z, CTL_ZK_SYSTEMERROR);
 		return CTL_ZK_SYSTEMERROR;
 	}
 	ctl_emit_topic(z->c, nt);
@@ -860,7 +865,6 @@ int zkb_view_refresh_all(zkb *z, zkb_read how)
 		rc = zkb_view_refresh_broker_configs(z, emit_all);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_topic_list(z, how);
-	if (rc != CTL_ZK_OK)
-		z->stale = true;
+	stale(z, rc);
 	return rc;
 }
