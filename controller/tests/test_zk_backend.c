@@ -1291,25 +1291,31 @@ int main(void)
 	}
 	snprintf(zk_hosts, sizeof(zk_hosts), "%s", z->connect);
 	Suite *s = suite_create("zk_backend");
-	TCase *tc = tcase_create("zk_backend");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_layout);
-	tcase_add_test(tc, test_election);
-	tcase_add_test(tc, test_zombie_controller);
-	tcase_add_test(tc, test_failure_election);
-	tcase_add_test(tc, test_create_topic);
-	tcase_add_test(tc, test_delete_topic);
-	tcase_add_test(tc, test_create_partitions);
-	tcase_add_test(tc, test_configs);
-	tcase_add_test(tc, test_producer_ids);
-	tcase_add_test(tc, test_alter_isr);
-	tcase_add_test(tc, test_controlled_shutdown);
-	tcase_add_test(tc, test_bounce);
-	tcase_add_test(tc, test_kill9_failover);
-	tcase_add_test(tc, test_fast_restart);
-	tcase_add_test(tc, test_session_expiry);
-	tcase_add_test(tc, test_zookeeper_outage);
-	suite_add_tcase(s, tc);
+	/* one case per test, so CK_RUN_CASE=<test name> runs one */
+#define ADD(fn)                                          \
+	do {                                             \
+		TCase *tc = tcase_create(#fn);           \
+		tcase_set_timeout(tc, 60);               \
+		tcase_add_test(tc, fn);                  \
+		suite_add_tcase(s, tc);                  \
+	} while (0)
+	ADD(test_layout);
+	ADD(test_election);
+	ADD(test_zombie_controller);
+	ADD(test_failure_election);
+	ADD(test_create_topic);
+	ADD(test_delete_topic);
+	ADD(test_create_partitions);
+	ADD(test_configs);
+	ADD(test_producer_ids);
+	ADD(test_alter_isr);
+	ADD(test_controlled_shutdown);
+	ADD(test_bounce);
+	ADD(test_kill9_failover);
+	ADD(test_fast_restart);
+	ADD(test_session_expiry);
+	ADD(test_zookeeper_outage);
+#undef ADD
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
