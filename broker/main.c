@@ -118,7 +118,11 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 			si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 		server.stopping = true;
 		/* In a cluster the controller moves this broker's leadership
-		 * first, while it still serves (controlled.shutdown.enable). */
+		 * first, while it still serves (controlled.shutdown.enable).
+		 * It stops following at once: a leader must not take it back
+		 * into an ISR the controller takes it out of (Kafka's
+		 * controller sends it StopReplica). */
+		brk_fetchers_stop(&server.fetchers);
 		brk_shutdown_begin(&rs->controlled, server.cfg.controlled_shutdown_enable,
 				   server.cfg.controlled_shutdown_max_retries,
 				   server.cfg.controlled_shutdown_retry_backoff_ms, on_moved, rs);
@@ -415,9 +419,19 @@ int main(int argc, char **argv)
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
 		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
+		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
+		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
+		o.unclean_leader_election_enable = cfg->unclean_leader_election_enable;
 		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
 				      &o);
-		if (rc != 0)
+		if (rc != 0 && cfg->zookeeper_connect[0])
+			fprintf(stderr, "samsa: cannot join the cluster at zookeeper.connect=%s: %s\n",
+				cfg->zookeeper_connect,
+				rc == -EEXIST ? "broker.id is registered by another live broker"
+				: rc == -ETIMEDOUT ? "no ZooKeeper session within "
+						     "zookeeper.connection.timeout.ms"
+				: rc < 0 && rc >= -4095 ? strerror(-rc) : "error");
+		else if (rc != 0)
 			fprintf(stderr, "samsa: cannot open the cluster metadata in %s: %s\n",
 				cfg->log_dir,
 				rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");

@@ -111,6 +111,17 @@ void zkb_on_zk_event(void *arg, int type, int state, const char *path)
 	zkb *z = arg;
 	pthread_mutex_lock(&z->mu);
 	if (type == CTL_ZK_EVENT_SESSION) {
+		/* The client library's own lines are off (a line per connect
+		 * attempt while ZooKeeper is away): the transitions are told
+		 * here instead, once each. */
+		if (state == CTL_ZK_STATE_CONNECTING && !z->pending.disconnected) {
+			z->pending.disconnected = true;
+			fprintf(stderr, "samsa: lost the connection to ZooKeeper; reconnecting (the "
+				"session lasts zookeeper.session.timeout.ms)\n");
+		} else if (state == CTL_ZK_STATE_CONNECTED && z->pending.disconnected) {
+			z->pending.disconnected = false;
+			fprintf(stderr, "samsa: connected to ZooKeeper again\n");
+		}
 		if (state == CTL_ZK_STATE_EXPIRED_SESSION)
 			z->pending.expired = true;
 		else if (state == CTL_ZK_STATE_CONNECTED)
@@ -519,7 +530,7 @@ static int start(ctl *c, const ctl_options *o, void **state)
 	}
 	ctl_zk_config cfg = { .connect = z->connect, .session_timeout_ms = z->session_timeout_ms,
 			      .connection_timeout_ms = z->connection_timeout_ms,
-			      .on_event = zkb_on_zk_event, .arg = z, .log_level = CTL_ZK_LOG_ERROR };
+			      .on_event = zkb_on_zk_event, .arg = z, .log_level = CTL_ZK_LOG_QUIET };
 	int rc = ctl_zk_open(&cfg, &z->zk);
 	if (rc != CTL_ZK_OK) {
 		fprintf(stderr, "samsa: cannot connect to ZooKeeper at %s: %s\n", z->connect,

@@ -74,6 +74,7 @@ typedef struct zkb_pending {
 	bool tick;       /* a retry is due */
 	bool reread;     /* a trigger was lost (out of memory): read everything */
 	zkb_trigger *paths, *tail; /* node and child watch triggers, in order */
+	bool disconnected;   /* the connection is lost (told once on stderr) */
 } zkb_pending;
 
 /* The controller's own state (zk_controller.c), meaningful while active. */
