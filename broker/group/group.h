@@ -165,10 +165,6 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
  */
 void grp_txn_completed(int32_t offsets_partition, int64_t producer_id, bool commit);
 
-/* Kafka's partition of __consumer_offsets for a group:
- * abs(Java String.hashCode(group_id)) % offsets.topic.num.partitions. */
-int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions);
-
 /* Members: allocate a zeroed member (NULL on failure), free one with every
  * string it owns (not its pending requests), add one to a group (0 or
  * -ENOMEM). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store_codec.h"
 #include "broker/group/txn_offsets.h"
@@ -111,7 +112,7 @@ static int batch_append(proto_batch_builder *b, const char *group, int32_t glen,
 	brk_topic *t = grp_store_topic();
 	if (!t)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
-	int32_t index = grp_partition_for(group, glen, t->npartitions);
+	int32_t index = brk_coordinator_partition(group, glen, t->npartitions);
 	brk_partition *p = brk_topic_partition(t, index);
 	if (!p)
 		return KERR_COORDINATOR_NOT_AVAILABLE;

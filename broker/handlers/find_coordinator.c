@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/request.h"
@@ -37,7 +38,7 @@ static const ctl_broker *coordinator_of(brk_topic *t, proto_str key)
 	if (!t)
 		return NULL;
 	brk_partition *p = brk_topic_partition(
-		t, grp_partition_for(key.ptr, key.len > 0 ? key.len : 0, t->npartitions));
+		t, brk_coordinator_partition(key.ptr, key.len > 0 ? key.len : 0, t->npartitions));
 	return p && p->leader >= 0 ? brk_cluster_broker(&server.cluster, p->leader) : NULL;
 }
 

@@ -45,6 +45,7 @@
  */
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -65,7 +66,7 @@ static int verify_txn(const brk_request *req, const TxnOffsetCommitRequest *m)
 	if (!t)
 		return KERR_NONE; /* the write answers COORDINATOR_NOT_AVAILABLE */
 	brk_partition *p = brk_topic_partition(
-		t, grp_partition_for(m->group_id.ptr, m->group_id.len, t->npartitions));
+		t, brk_coordinator_partition(m->group_id.ptr, m->group_id.len, t->npartitions));
 	if (!p)
 		return KERR_NONE;
 	return txn_verify_write(m->transactional_id, m->producer_id, m->producer_epoch, p,

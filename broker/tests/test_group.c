@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -211,9 +212,9 @@ START_TEST(test_partition_for)
 		{ "", 0 },
 	};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		ck_assert_msg(grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50) == v[i].p,
-			      "%s: %d", v[i].id, grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50));
-	ck_assert_int_eq(grp_partition_for("foo", 3, 1), 0);
+		ck_assert_msg(brk_coordinator_partition(v[i].id, (int32_t)strlen(v[i].id), 50) == v[i].p,
+			      "%s: %d", v[i].id, brk_coordinator_partition(v[i].id, (int32_t)strlen(v[i].id), 50));
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 1), 0);
 }
 END_TEST
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -495,21 +496,21 @@ END_TEST
 START_TEST(test_partition_for)
 {
 	/* Java: "foo".hashCode() = 101574 -> 101574 % 50 = 24. */
-	ck_assert_int_eq(grp_partition_for("foo", 3, 50), 24);
-	ck_assert_int_eq(grp_partition_for("foo", 3, 7), 4);
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 50), 24);
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 7), 4);
 	/* "polygenelubricants".hashCode() = Integer.MIN_VALUE; Kafka's
 	 * Utils.abs maps it to 0. */
-	ck_assert_int_eq(grp_partition_for("polygenelubricants", 18, 50), 0);
-	ck_assert_int_eq(grp_partition_for("polygenelubricants", 18, 7), 0);
+	ck_assert_int_eq(brk_coordinator_partition("polygenelubricants", 18, 50), 0);
+	ck_assert_int_eq(brk_coordinator_partition("polygenelubricants", 18, 7), 0);
 	/* Negative hash: "my-group".hashCode() = -1906497762. */
-	ck_assert_int_eq(grp_partition_for("my-group", 8, 50), 12);
-	ck_assert_int_eq(grp_partition_for("my-group", 8, 7), 1);
-	ck_assert_int_eq(grp_partition_for("console-consumer-40000", 22, 50), 25);
+	ck_assert_int_eq(brk_coordinator_partition("my-group", 8, 50), 12);
+	ck_assert_int_eq(brk_coordinator_partition("my-group", 8, 7), 1);
+	ck_assert_int_eq(brk_coordinator_partition("console-consumer-40000", 22, 50), 25);
 	/* UTF-16 code units: "grüppe" = -1233264812; "g" + U+1F600 (a
 	 * surrogate pair) = 1871882. */
-	ck_assert_int_eq(grp_partition_for("gr\xc3\xbcppe", 7, 50), 12);
-	ck_assert_int_eq(grp_partition_for("g\xf0\x9f\x98\x80", 5, 50), 32);
-	ck_assert_int_eq(grp_partition_for("", 0, 50), 0);
+	ck_assert_int_eq(brk_coordinator_partition("gr\xc3\xbcppe", 7, 50), 12);
+	ck_assert_int_eq(brk_coordinator_partition("g\xf0\x9f\x98\x80", 5, 50), 32);
+	ck_assert_int_eq(brk_coordinator_partition("", 0, 50), 0);
 }
 END_TEST
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/partitions.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -182,7 +183,7 @@ int16_t brk_producer_ids_next(brk_producer_ids *pm, int64_t *out)
 	return KERR_NONE;
 }
 
-int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions)
+int32_t brk_coordinator_partition(const char *group_id, int32_t len, int32_t npartitions)
 {
 	(void)group_id;
 	return len % npartitions;

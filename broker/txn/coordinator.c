@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/loop.h"
@@ -736,7 +737,7 @@ int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str grou
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	txn_tp_ref r = {
 		proto_cstr(GRP_OFFSETS_TOPIC),
-		grp_partition_for(group.ptr, group.len > 0 ? group.len : 0, t->npartitions),
+		brk_coordinator_partition(group.ptr, group.len > 0 ? group.len : 0, t->npartitions),
 	};
 	return txn_add_partitions(id, pid, epoch, &r, 1, TXN_TV0, now_ms);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/group.h"
 #include "broker/group/store.h"
@@ -67,7 +68,7 @@ static brk_partition *partition_of(proto_str id)
 	brk_topic *t = txn_store_topic();
 	if (!t)
 		return NULL;
-	return brk_topic_partition(t, grp_partition_for(id.ptr, id.len, t->npartitions));
+	return brk_topic_partition(t, brk_coordinator_partition(id.ptr, id.len, t->npartitions));
 }
 
 int32_t txn_store_coordinator_epoch(proto_str id)
@@ -322,7 +323,7 @@ static void abort_orphan_offsets(int64_t now_ms)
 		}
 		if (!found)
 			return;
-		int32_t idx = grp_partition_for(found->group_id, (int32_t)strlen(found->group_id),
+		int32_t idx = brk_coordinator_partition(found->group_id, (int32_t)strlen(found->group_id),
 						t->npartitions);
 		brk_partition *p = brk_topic_partition(t, idx);
 		const log_producer_entry *e = p && p->log ? log_producer_find(p->log, pid) : NULL;
