@@ -387,12 +387,14 @@ int main(int argc, char **argv)
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
 	brk_peers_init(&server.peers, server.loop, cfg->broker_id, NULL);
-	/* Groups and committed offsets, loaded before any client connects. */
-	rc = grp_store_open();
+	/* Groups and committed offsets of the partitions led here, loaded
+	 * before any client connects; later ones as leadership moves. */
+	grp_coordinator_init(&server.groups, server.loop, &server.cfg);
+	rc = grp_store_open(&server.groups, &server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		grp_shutdown();
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
@@ -405,7 +407,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
 		txn_shutdown();
-		grp_shutdown();
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
@@ -446,7 +448,7 @@ int main(int argc, char **argv)
 	brk_retention_stop();
 	brk_cleaner_stop();
 	txn_shutdown();
-	grp_shutdown();
+	grp_coordinator_free(&server.groups);
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */
 	rc = brk_partitions_shutdown(&server.partitions);

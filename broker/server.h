@@ -11,6 +11,7 @@
 #include "broker/cluster.h"
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
+#include "broker/group/group.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/peers.h"
@@ -24,6 +25,7 @@ typedef struct brk_server {
 	brk_dynamic_config dynamic;  /* the broker config layers */
 	brk_producer_ids producer_ids; /* blocks of producer ids from the controller */
 	brk_peers peers;             /* connections to the other brokers */
+	grp_coordinator groups;      /* the group coordinator (group/group.h) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

@@ -14,6 +14,7 @@
  */
 #include "broker/group/store.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
@@ -28,7 +29,7 @@ int brk_handle_add_offsets_to_txn(brk_request *req)
 		return BRK_CLOSE;
 	int aw = txn_store_await_topic(req); /* made on first use */
 	if (!aw)
-		aw = grp_store_await_topic(req);
+		aw = grp_store_await_topic(&server.groups, req);
 	if (aw)
 		return aw;
 	AddOffsetsToTxnResponse resp;

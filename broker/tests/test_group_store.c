@@ -34,11 +34,6 @@ void brk_request_complete(brk_request *req, int no_response)
 	(void)req;
 	(void)no_response;
 }
-int grp_store_write_group(grp_group *g)
-{
-	(void)g;
-	return 0;
-}
 
 /* ---- helpers ---- */
 

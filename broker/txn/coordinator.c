@@ -732,7 +732,7 @@ int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const cha
 
 int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str group, int64_t now_ms)
 {
-	brk_topic *t = grp_store_topic();
+	brk_topic *t = grp_store_topic(&server.groups);
 	if (!t)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	txn_tp_ref r = {

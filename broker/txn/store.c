@@ -112,7 +112,8 @@ int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
 		log_unstorable(id, "building its record batch failed");
 		return KERR_UNKNOWN_SERVER_ERROR;
 	}
-	int rc = brk_internal_append(p, batch_buf.buf + b.start, size, id.ptr, id.len, now_ms);
+	int rc = brk_internal_append(&server.partitions, p, batch_buf.buf + b.start, size, id.ptr,
+				     id.len, now_ms, NULL);
 	if (rc == BRK_INTERNAL_TOO_LARGE) {
 		log_unstorable(id, "its record is larger than the partition accepts");
 		return KERR_UNKNOWN_SERVER_ERROR;
@@ -312,7 +313,7 @@ static void abort_orphan_offsets(int64_t now_ms)
 	for (int32_t round = 0; round < 100000; round++) {
 		grp_group *g, *found = NULL;
 		int64_t pid = -1;
-		for (int32_t i = 0; !found && (g = grp_at(i)) != NULL; i++) {
+		for (int32_t i = 0; !found && (g = grp_at(&server.groups, i)) != NULL; i++) {
 			int64_t q;
 			for (int32_t j = 0; grp_txn_at(g->txns, j, &q) != NULL; j++)
 				if (!producer_has_open_txn(q)) {
@@ -338,7 +339,7 @@ static void abort_orphan_offsets(int64_t now_ms)
 			found->group_id, (long long)pid,
 			err == KERR_NONE ? "aborted" : "could not be aborted", TXN_STATE_TOPIC);
 		if (err != KERR_NONE)
-			grp_txn_completed(idx, pid, false); /* in memory at least */
+			grp_txn_completed(&server.groups, idx, pid, false); /* in memory at least */
 	}
 }
 
