@@ -18,6 +18,10 @@
 #include "controller/ctl.h"
 #include "protocol/batch.h"
 
+/* The internal topics' names (Kafka's). */
+#define BRK_OFFSETS_TOPIC "__consumer_offsets"
+#define BRK_TXN_STATE_TOPIC "__transaction_state"
+
 /* segment.bytes' minimum (Kafka's LogConfig: 1 MiB). */
 #define BRK_INTERNAL_MIN_SEGMENT_BYTES (1024 * 1024)
 

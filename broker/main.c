@@ -400,13 +400,19 @@ int main(int argc, char **argv)
 		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
-	/* Transactional ids, loaded (and prepared transactions completed)
-	 * before any client connects. */
-	rc = txn_store_open();
+	/* Transactional ids of the partitions led here, loaded (and prepared
+	 * transactions completed) before any client connects; later ones as
+	 * leadership moves. Markers go to partitions here or to their
+	 * leaders. */
+	txn_coordinator_init(&server.txns, server.loop, &server.cfg);
+	txn_marker_channel_init(&server.txns.channel, &server.txns.markers, &server.partitions,
+				&server.cluster, &server.peers);
+	rc = txn_store_open(&server.txns, &server.partitions, &server.groups);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		txn_shutdown();
+		txn_coordinator_free(&server.txns);
+		txn_marker_channel_close(&server.txns.channel);
 		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
@@ -447,7 +453,8 @@ int main(int argc, char **argv)
 	brk_peers_free(&server.peers);
 	brk_retention_stop();
 	brk_cleaner_stop();
-	txn_shutdown();
+	txn_coordinator_free(&server.txns); /* marker jobs first, then their deliveries */
+	txn_marker_channel_close(&server.txns.channel);
 	grp_coordinator_free(&server.groups);
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */

@@ -16,6 +16,7 @@
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
+#include "broker/txn/txn.h"
 
 typedef struct brk_server {
 	brk_config cfg;              /* the effective config (dynamic layers applied) */
@@ -26,6 +27,7 @@ typedef struct brk_server {
 	brk_producer_ids producer_ids; /* blocks of producer ids from the controller */
 	brk_peers peers;             /* connections to the other brokers */
 	grp_coordinator groups;      /* the group coordinator (group/group.h) */
+	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

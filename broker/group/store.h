@@ -31,7 +31,7 @@
 #include "broker/internal_topic.h"
 #include "protocol/buf.h"
 
-#define GRP_OFFSETS_TOPIC "__consumer_offsets"
+#define GRP_OFFSETS_TOPIC BRK_OFFSETS_TOPIC
 
 /*
  * __consumer_offsets in gc's partition registry, or NULL when it does not

@@ -37,7 +37,7 @@ static bool served_here(int8_t key_type, proto_str key)
 	int32_t len = key.len > 0 ? key.len : 0;
 	if (key_type == KEY_TYPE_GROUP)
 		return grp_coordinator_error(&server.groups, key.ptr, len) == KERR_NONE;
-	return true;
+	return txn_coordinator_error(&server.txns, proto_str_of(key.ptr, len)) == KERR_NONE;
 }
 
 /* Where key's coordinator is: the leader of its partition of the internal
@@ -81,7 +81,8 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	int16_t v = req->api_version;
 	bool valid_type = m->key_type == KEY_TYPE_GROUP || m->key_type == KEY_TYPE_TRANSACTION;
 	brk_topic *t = !valid_type ? NULL
-		       : m->key_type == KEY_TYPE_GROUP ? grp_store_topic(&server.groups) : txn_store_topic();
+		       : m->key_type == KEY_TYPE_GROUP ? grp_store_topic(&server.groups)
+								 : txn_store_topic(&server.txns);
 	int32_t n = v < 4 ? 1 : (m->coordinator_keys_count > 0 ? m->coordinator_keys_count : 0);
 	FindCoordinatorResponse_Coordinator *cs =
 		proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*cs));
@@ -126,7 +127,7 @@ int brk_handle_find_coordinator(brk_request *req)
 		return BRK_CLOSE;
 	bool group = st->m.key_type == KEY_TYPE_GROUP;
 	if ((group || st->m.key_type == KEY_TYPE_TRANSACTION) &&
-	    !(group ? grp_store_topic(&server.groups) : txn_store_topic())) {
+	    !(group ? grp_store_topic(&server.groups) : txn_store_topic(&server.txns))) {
 		/* The internal topic is made on first use, as Kafka does. */
 		brk_internal_topic_op o;
 		if (group)
