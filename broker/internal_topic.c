@@ -95,10 +95,10 @@ int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *ar
 	size_t cap = 0;
 	int rc = 0;
 	int64_t off = log_start_offset(lp);
-	int64_t hw = log_high_watermark(lp);
-	while (off < hw && rc == 0) {
+	int64_t end = log_end_offset(lp); /* not the high watermark: see the header */
+	while (off < end && rc == 0) {
 		log_read_result rr;
-		rc = log_read(lp, off, hw, LOAD_READ_BYTES, true, &rr);
+		rc = log_read(lp, off, end, LOAD_READ_BYTES, true, &rr);
 		if (rc) {
 			rc = rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
 			break;

@@ -61,7 +61,13 @@ typedef int (*brk_internal_batch_fn)(void *arg, const proto_batch_info *bi, cons
 
 /*
  * Read partition p of an internal topic from its log start offset to its
- * high watermark, calling fn for every batch in offset order. Returns 0,
+ * log end offset, calling fn for every batch in offset order. A new
+ * leader's records above its high watermark are read too, as Kafka's
+ * GroupMetadataManager / TransactionStateManager load to the log end
+ * offset: the leader's log is what the followers converge on, and a record
+ * the previous leader acknowledged may sit above this broker's high
+ * watermark (a follower learns the high watermark one fetch late). On a
+ * single node the two are the same. Returns 0,
  * fn's negative result, -ENOMEM, or -EIO / -ERANGE when the log cannot be
  * read. A torn batch at the end stops the read quietly (recovery has
  * already cut torn tails).

@@ -35,6 +35,7 @@
 #include "broker/group/txn_offsets.h"
 #include "broker/ratelog.h"
 #include "protocol/err.h"
+#include "storage/log.h"
 
 /* API keys of the requests group.c answers itself. */
 #define API_JOIN_GROUP 11
@@ -164,7 +165,13 @@ void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partiti
 	grp_partition *ps = grp_partition_state(gc, index);
 	if (!ps)
 		return;
-	*ps = (grp_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch };
+	/* What was loaded reaches the log end offset, maybe above the high
+	 * watermark: answers wait for it as for a write made here. */
+	brk_hw_mark loaded = { 0 };
+	if (p && p->log)
+		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	*ps = (grp_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
+			       .last_write = loaded };
 }
 
 int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail_fn fail,

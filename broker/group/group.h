@@ -207,7 +207,9 @@ grp_partition *grp_partition_state(grp_coordinator *gc, int32_t index);
 int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t len);
 
 /* Partition index is loaded: p (its leader here) at leader_epoch. The
- * groups restored from its log are in the registry already. */
+ * groups restored from its log are in the registry already. The log end
+ * offset then becomes the partition's last write (what was loaded may be
+ * above the high watermark). */
 void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partition *p,
 			  int32_t leader_epoch);
 /* Drop partition index: every group in it is removed (members' waiting

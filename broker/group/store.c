@@ -858,7 +858,9 @@ static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet, l
 		return rc;
 	}
 	grp_partition_loaded(gc, index, p, p->leader_epoch);
-	if (!quiet)
+	/* Quiet for a new empty partition (the topic just made): 50 lines
+	 * that say nothing. */
+	if (!quiet && (one.ngroups > 0 || p->leader_epoch > 0))
 		fprintf(stderr,
 			"samsa: %s-%d: loaded %d group(s) and %lld committed offset(s) at leader epoch %d\n",
 			GRP_OFFSETS_TOPIC, (int)index, (int)one.ngroups, (long long)one.noffsets,

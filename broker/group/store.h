@@ -17,7 +17,8 @@
  *
  * Log lines, one per partition (for operators and cluster tests), when a
  * partition is loaded after start-up ("samsa: __consumer_offsets-7: loaded
- * 3 group(s) and 12 committed offset(s) at leader epoch 4") and when it is
+ * 3 group(s) and 12 committed offset(s) at leader epoch 4"; not for the
+ * empty partitions of a topic just made, at leader epoch 0) and when it is
  * dropped ("... unloaded 3 group(s): now a follower"); the partitions
  * loaded at start-up are summed up in one line.
  */
@@ -72,7 +73,8 @@ int grp_store_await_topic(grp_coordinator *gc, brk_request *req);
  *
  * Loading a partition (on each new leader epoch where this broker leads
  * it, its log online): its log is read from the log start offset to the
- * high watermark, records applied in order (tombstones remove), and the
+ * log end offset (brk_internal_topic_read), records applied in order
+ * (tombstones remove), and the
  * groups restored (Empty without members, else Stable; grp_restored).
  * Records of a transactional batch are pending offsets of its producer
  * until a commit (applied) or abort (dropped) marker of that producer

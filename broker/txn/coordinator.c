@@ -1125,14 +1125,24 @@ int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_part
 	txn_partition *ps = txn_partition_state(tc, index);
 	if (!ps)
 		return 0;
-	*ps = (txn_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch };
+	/* What was loaded reaches the log end offset, maybe above the high
+	 * watermark: the markers of a Prepare* record loaded wait for it to
+	 * be committed, as those of one written here. */
+	brk_hw_mark loaded = { 0 };
+	if (p && p->log)
+		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	*ps = (txn_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
+			       .last_write = loaded };
 	/* Kafka's loadTransactionsForTxnTopicPartition: the transactions
 	 * found ending are completed. Backwards: completion does not remove
 	 * ids, but keep to one order everywhere. */
 	int32_t completed = 0;
 	for (int32_t i = tc->n - 1; i >= 0; i--) {
 		txn_meta *m = tc->all[i];
-		if (m->partition == index && is_prepare(m) && complete(m, now_ms) == KERR_NONE)
+		if (m->partition != index || !is_prepare(m))
+			continue;
+		m->prepare_mark = loaded;
+		if (complete(m, now_ms) == KERR_NONE)
 			completed++;
 	}
 	return completed;

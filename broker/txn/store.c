@@ -415,7 +415,7 @@ static int follow_partition(txn_coordinator *tc, brk_partition *p, bool quiet, l
 			TXN_STATE_TOPIC, (int)index, rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
 		return rc;
 	}
-	if (!quiet)
+	if (!quiet && (one.ids > 0 || p->leader_epoch > 0)) /* as group/store.c */
 		fprintf(stderr,
 			"samsa: %s-%d: loaded %d transactional id(s) at leader epoch %d, %d prepared "
 			"transaction(s) completed\n",

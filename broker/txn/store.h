@@ -18,9 +18,10 @@
  *
  * Log lines, one per partition, when a partition is loaded after start-up
  * ("samsa: __transaction_state-4: loaded 2 transactional id(s) at leader
- * epoch 3, 1 prepared transaction(s) completed") and when it is dropped
- * ("... unloaded 2 transactional id(s): now a follower"); the partitions
- * loaded at start-up are summed up in one line.
+ * epoch 3, 1 prepared transaction(s) completed"; not for the empty
+ * partitions of a topic just made, at leader epoch 0) and when it is
+ * dropped ("... unloaded 2 transactional id(s): now a follower"); the
+ * partitions loaded at start-up are summed up in one line.
  */
 #ifndef SAMSA_BROKER_TXN_STORE_H
 #define SAMSA_BROKER_TXN_STORE_H
@@ -66,7 +67,8 @@ int txn_store_await_topic(txn_coordinator *tc, brk_request *req);
  *
  * Loading a partition (on each new leader epoch where this broker leads
  * it, its log online): its log is read from the log start offset to the
- * high watermark, records applied in order (a tombstone removes the id),
+ * log end offset (brk_internal_topic_read), records applied in order (a
+ * tombstone removes the id),
  * then txn_partition_loaded (Prepare* transactions completed). Malformed
  * records are skipped with a warning. A partition that cannot be read
  * stays unloaded (NOT_COORDINATOR) with a message. When this broker stops

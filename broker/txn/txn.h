@@ -247,9 +247,11 @@ int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id);
 
 /*
  * Partition index is loaded (its ids restored with txn_restore): p, led
- * here at leader_epoch (the coordinator epoch of its ids). The
- * transactions found in PrepareCommit/PrepareAbort are completed (markers
- * written again, then Complete*), as Kafka does when it becomes
+ * here at leader_epoch (the coordinator epoch of its ids; p may be NULL in
+ * tests). The log end offset becomes the partition's last write (what was
+ * loaded may be above the high watermark). The transactions found in
+ * PrepareCommit/PrepareAbort are completed (markers written again once the
+ * loaded log is committed, then Complete*), as Kafka does when it becomes
  * coordinator of a partition. Returns how many completed at once.
  */
 int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_partition *p,
