@@ -5,7 +5,7 @@
  * sends TxnOffsetCommit to the group coordinator.
  *
  * As Kafka's KafkaApis.handleAddOffsetsToTxnRequest: the partition
- * grp_partition_for(group) of __consumer_offsets joins the transaction
+ * brk_coordinator_partition(group) of __consumer_offsets joins the transaction
  * (txn_add_offsets), so EndTxn writes its marker there too and the
  * transaction's offsets become visible (or are dropped) with it. The group
  * id is not checked (Kafka only authorizes it). PRODUCER_FENCED is

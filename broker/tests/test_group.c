@@ -464,7 +464,7 @@ START_TEST(test_txn_tombstone)
 	ck_assert_ptr_nonnull(grp_txn_at(g->txns, 0, &pid));
 	ck_assert_int_eq(pid, 3);
 	ck_assert_ptr_null(grp_txn_at(g->txns, 1, &pid));
-	/* grp_remove frees what is left (the fixture's grp_shutdown too). */
+	/* grp_remove frees what is left (the fixture's grp_coordinator_free too). */
 	grp_remove(g);
 	ck_assert_ptr_null(grp_find(&gc, "tomb", 4));
 }

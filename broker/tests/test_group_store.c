@@ -5,7 +5,8 @@
  * GroupMetadataKey/Value definitions (every readable version, flexible v4
  * with tagged fields), the consumer subscription, the offset expiry rule,
  * the offsets map (offsets.c) against a naive model, and the partition of a
- * group (group.c's grp_partition_for) against Java String.hashCode vectors.
+ * group (coordinator_key.c's brk_coordinator_partition) against Java
+ * String.hashCode vectors.
  */
 #include <check.h>
 #include <stdio.h>

@@ -131,6 +131,11 @@ static bool out_is(const char *s)
 
 static int16_t failed_with;
 static int fail_calls;
+static int fail_fn(brk_request *req, void *arg, int16_t err);
+
+/* brk_hw_answer on the test's request, the group coordinator's timeout. */
+#define ANSWER(marks, n, ms) \
+	brk_hw_answer(&fr.req, (marks), (n), (ms), KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL)
 
 /* Encodes the error as "err <code>". */
 static int fail_fn(brk_request *req, void *arg, int16_t err)
@@ -189,14 +194,11 @@ START_TEST(test_committed_answers_at_once)
 {
 	brk_hw_mark m = append(&parts[0]);
 	log_set_high_watermark(parts[0].p.log, m.offset); /* a single node */
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_RESPOND);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_RESPOND);
 	ck_assert(out_is("ok"));
 	ck_assert_int_eq(fail_calls, 0);
 	brk_hw_mark none = { 0 };
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &none, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn,
-				       NULL),
-			 BRK_RESPOND);
+	ck_assert_int_eq(ANSWER(&none, 1, 5000), BRK_RESPOND);
 }
 END_TEST
 
@@ -204,8 +206,7 @@ START_TEST(test_waits_for_hw)
 {
 	brk_hw_mark m1 = append(&parts[0]);
 	brk_hw_mark m2 = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m2, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m2, 1, 5000), BRK_DELAYED);
 	ck_assert_ptr_nonnull(fr.req.cancel);
 	/* The high watermark passes the first write only: still waiting. */
 	move_hw(&parts[0], m1.offset);
@@ -224,8 +225,7 @@ END_TEST
 START_TEST(test_role_change_fails)
 {
 	brk_hw_mark m = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_DELAYED);
 	/* The controller makes another broker leader (partition.c wakes the
 	 * waiters on a new epoch). */
 	parts[0].p.role = BRK_ROLE_FOLLOWER;
@@ -241,8 +241,7 @@ END_TEST
 START_TEST(test_epoch_change_fails)
 {
 	brk_hw_mark m = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_DELAYED);
 	/* Leader again, at a new epoch: the write is not known to be kept. */
 	parts[0].p.leader_epoch = 4;
 	move_hw(&parts[0], m.offset);
@@ -256,8 +255,7 @@ START_TEST(test_lost_at_once)
 {
 	brk_hw_mark m = append(&parts[0]);
 	parts[0].p.role = BRK_ROLE_NONE;
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_RESPOND);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_RESPOND);
 	ck_assert_int_eq(failed_with, KERR_NOT_COORDINATOR);
 	ck_assert_int_eq(completed, 0);
 }
@@ -266,8 +264,7 @@ END_TEST
 START_TEST(test_topic_removed_fails)
 {
 	brk_hw_mark m = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_DELAYED);
 	brk_watchlist_detach_all(&parts[0].p.hw_waiters);
 	/* The partition is freed with its topic: nothing may look at it. */
 	part_close(&parts[0]);
@@ -282,8 +279,7 @@ END_TEST
 START_TEST(test_timeout)
 {
 	brk_hw_mark m = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 30, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m, 1, 30), BRK_DELAYED);
 	run_for(10);
 	ck_assert_int_eq(completed, 0);
 	run_for(60);
@@ -297,8 +293,7 @@ END_TEST
 START_TEST(test_two_partitions)
 {
 	brk_hw_mark m[3] = { append(&parts[0]), append(&parts[1]), append(&parts[0]) };
-	ck_assert_int_eq(brk_hw_answer(&fr.req, m, 3, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(m, 3, 5000), BRK_DELAYED);
 	move_hw(&parts[0], m[2].offset);
 	run_for(20);
 	ck_assert_int_eq(completed, 0);
@@ -314,8 +309,7 @@ END_TEST
 START_TEST(test_connection_closes)
 {
 	brk_hw_mark m = append(&parts[0]);
-	ck_assert_int_eq(brk_hw_answer(&fr.req, &m, 1, 5000, KERR_COORDINATOR_NOT_AVAILABLE, fail_fn, NULL),
-			 BRK_DELAYED);
+	ck_assert_int_eq(ANSWER(&m, 1, 5000), BRK_DELAYED);
 	fr.req.cancel(&fr.req); /* what conn.c does on a close */
 	ck_assert_ptr_null(parts[0].p.hw_waiters.head);
 	move_hw(&parts[0], m.offset);
