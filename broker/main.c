@@ -475,25 +475,33 @@ int main(int argc, char **argv)
 	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
 		fprintf(stderr, "samsa: cannot start the replica fetchers\n");
 	brk_isr_start();
-	/* Groups and committed offsets, loaded before any client connects. */
-	rc = grp_store_open();
+	/* Groups and committed offsets of the partitions led here, loaded
+	 * before any client connects; later ones as leadership moves. */
+	grp_coordinator_init(&server.groups, server.loop, &server.cfg);
+	rc = grp_store_open(&server.groups, &server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		grp_shutdown();
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
-	/* Transactional ids, loaded (and prepared transactions completed)
-	 * before any client connects. */
-	rc = txn_store_open();
+	/* Transactional ids of the partitions led here, loaded (and prepared
+	 * transactions completed) before any client connects; later ones as
+	 * leadership moves. Markers go to partitions here or to their
+	 * leaders. */
+	txn_coordinator_init(&server.txns, server.loop, &server.cfg);
+	txn_marker_channel_init(&server.txns.channel, &server.txns.markers, &server.partitions,
+				&server.cluster, &server.peers);
+	rc = txn_store_open(&server.txns, &server.partitions, &server.groups);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		txn_shutdown();
-		grp_shutdown();
+		txn_coordinator_free(&server.txns);
+		txn_marker_channel_close(&server.txns.channel);
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
@@ -545,8 +553,9 @@ int main(int argc, char **argv)
 	brk_fetchers_free(&server.fetchers);
 	brk_retention_stop(&server.retention);
 	brk_cleaner_stop(&server.cleaner);
-	txn_shutdown();
-	grp_shutdown();
+	txn_coordinator_free(&server.txns); /* marker jobs first, then their deliveries */
+	txn_marker_channel_close(&server.txns.channel);
+	grp_coordinator_free(&server.groups);
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */
 	rc = brk_partitions_shutdown(&server.partitions);

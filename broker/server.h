@@ -15,11 +15,13 @@
 #include "broker/fetch_session.h"
 #include "broker/fetcher.h"
 #include "broker/flush.h"
+#include "broker/group/group.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
 #include "broker/retention.h"
+#include "broker/txn/txn.h"
 #include "protocol/batch.h"
 
 /* The most bytes one produced batch may decompress to while it is
@@ -43,6 +45,8 @@ typedef struct brk_server {
 	 * only): proto_scratch_init(BRK_PRODUCE_SCRATCH_MAX) at start-up,
 	 * proto_scratch_trim after each validation, freed at exit. */
 	proto_scratch produce_scratch;
+	grp_coordinator groups;      /* the group coordinator (group/group.h) */
+	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
