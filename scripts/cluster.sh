@@ -59,7 +59,7 @@ setsid java -Xmx256m -Dlog4j.configuration="file:$ZKDIR/conf/log4j.properties" \
 	org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZKDIR/conf/zoo.cfg" &
 zkpid=$!
 i=0
-until [ "$(printf ruok | timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2181; cat >&3; cat <&3' 2>/dev/null)" = imok ]; do
+until [ "$( { printf ruok | timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2181; cat >&3; cat <&3'; } 2>/dev/null)" = imok ]; do
 	i=$((i + 1))
 	[ $i -lt 100 ] || { echo "ZooKeeper did not start (see $ZKDIR/zookeeper.log)" >&2; stop; }
 	sleep 0.1
