@@ -613,13 +613,26 @@ ctl_zk *hc_zk_session(hc_cluster *c)
 	return c->zkc;
 }
 
-/* After an expired session (the server was down longer than its timeout)
- * make a new one: true when the call should be tried again. */
-static bool zk_retry(hc_cluster *c, int rc)
+/*
+ * Whether a read that returned rc should be tried again, and get ready for
+ * it: after a lost connection (the server restarting) the client reconnects
+ * by itself, so wait a little, for at most 10 s (scaled) from *deadline's
+ * first setting; after an expired session (the server was down longer than
+ * its timeout) make a new one.
+ */
+static bool zk_retry(hc_cluster *c, int rc, long long *deadline)
 {
-	if (rc != CTL_ZK_SESSIONEXPIRED && rc != CTL_ZK_INVALIDSTATE)
+	if (*deadline == 0)
+		*deadline = h_now_ms() + h_scaled_ms(10000);
+	if (h_now_ms() >= *deadline)
 		return false;
-	return ctl_zk_reopen(c->zkc) == CTL_ZK_OK;
+	if (rc == CTL_ZK_CONNECTIONLOSS || rc == CTL_ZK_OPERATIONTIMEOUT) {
+		sleep_ms(100);
+		return true;
+	}
+	if (rc == CTL_ZK_SESSIONEXPIRED || rc == CTL_ZK_INVALIDSTATE)
+		return ctl_zk_reopen(c->zkc) == CTL_ZK_OK;
+	return false;
 }
 
 int hc_zk_get(hc_cluster *c, const char *path, char **data, int *len, ctl_zk_stat *st)
@@ -628,9 +641,11 @@ int hc_zk_get(hc_cluster *c, const char *path, char **data, int *len, ctl_zk_sta
 	*len = -1;
 	if (!hc_zk_session(c))
 		return CTL_ZK_INVALIDSTATE;
-	int rc = ctl_zk_get(c->zkc, path, false, data, len, st);
-	if (zk_retry(c, rc))
-		rc = ctl_zk_get(c->zkc, path, false, data, len, st);
+	long long deadline = 0;
+	int rc;
+	while ((rc = ctl_zk_get(c->zkc, path, false, data, len, st)) != CTL_ZK_OK &&
+	       zk_retry(c, rc, &deadline))
+		;
 	return rc;
 }
 
@@ -639,9 +654,11 @@ int hc_zk_children(hc_cluster *c, const char *path, ctl_zk_children *out)
 	memset(out, 0, sizeof(*out));
 	if (!hc_zk_session(c))
 		return CTL_ZK_INVALIDSTATE;
-	int rc = ctl_zk_get_children(c->zkc, path, false, out, NULL);
-	if (zk_retry(c, rc))
-		rc = ctl_zk_get_children(c->zkc, path, false, out, NULL);
+	long long deadline = 0;
+	int rc;
+	while ((rc = ctl_zk_get_children(c->zkc, path, false, out, NULL)) != CTL_ZK_OK &&
+	       zk_retry(c, rc, &deadline))
+		;
 	return rc;
 }
 
@@ -649,9 +666,11 @@ int hc_zk_exists(hc_cluster *c, const char *path, ctl_zk_stat *st)
 {
 	if (!hc_zk_session(c))
 		return CTL_ZK_INVALIDSTATE;
-	int rc = ctl_zk_exists(c->zkc, path, false, st);
-	if (zk_retry(c, rc))
-		rc = ctl_zk_exists(c->zkc, path, false, st);
+	long long deadline = 0;
+	int rc;
+	while ((rc = ctl_zk_exists(c->zkc, path, false, st)) != CTL_ZK_OK && rc != CTL_ZK_NONODE &&
+	       zk_retry(c, rc, &deadline))
+		;
 	return rc;
 }
 

@@ -182,7 +182,9 @@ int hc_controller(hc_cluster *c);
  * gives it (*leader_epoch optional); -1 if none or no leader. */
 int hc_leader(hc_cluster *c, const char *topic, int32_t partition, int32_t *leader_epoch);
 
-/* ---- ZooKeeper, through the test's own session under the chroot ---- */
+/* ---- ZooKeeper, through the test's own session under the chroot ----
+ * A read that finds the connection lost (ZooKeeper restarting) is tried
+ * again for up to 10 s (scaled); an expired session is made again. */
 
 /* ctl_zk_get of path (relative to the chroot). *data malloc'd (caller frees,
  * NUL-terminated) or NULL for null data. CTL_ZK_* code. */

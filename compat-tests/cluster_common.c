@@ -332,6 +332,8 @@ static void producer_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 		atomic_store(&p->last_ack_ms, now);
 		if (r->sent_ms > atomic_load(&p->last_ack_sent_ms))
 			atomic_store(&p->last_ack_sent_ms, r->sent_ms);
+		if (r->sent_ms > atomic_load(&p->part_ack_sent_ms[r->partition]))
+			atomic_store(&p->part_ack_sent_ms[r->partition], r->sent_ms);
 		return;
 	}
 	if (rd_kafka_message_status(m) == RD_KAFKA_MSG_STATUS_NOT_PERSISTED) {
@@ -416,6 +418,7 @@ cc_producer *cc_producer_start(hc_cluster *c, const char *topic, int npart, int 
 	cc_producer *p = calloc(1, sizeof(*p));
 	ck_assert_ptr_nonnull(p);
 	snprintf(p->topic, sizeof(p->topic), "%s", topic);
+	ck_assert_msg(npart >= 1 && npart <= CC_MAX_PARTITIONS, "%d partitions", npart);
 	p->npart = npart;
 	p->id = id;
 	p->rate = rate > 0 ? rate : 500;
@@ -490,12 +493,15 @@ void cc_producer_feed(cc_producer *p, chk *h)
 	free(by_order);
 }
 
-long cc_producer_wait_ack_after(cc_producer *p, int64_t t_ms, int timeout_ms)
+long cc_producer_wait_ack_after(cc_producer *p, int32_t partition, int64_t t_ms, int timeout_ms)
 {
 	long long deadline = h_now_ms() + h_scaled_ms(timeout_ms);
+	ck_assert(partition < p->npart);
 	while (h_now_ms() < deadline) {
-		if (atomic_load(&p->last_ack_sent_ms) > t_ms)
-			return (long)(atomic_load(&p->last_ack_ms) - t_ms);
+		int64_t sent = partition < 0 ? atomic_load(&p->last_ack_sent_ms)
+					     : atomic_load(&p->part_ack_sent_ms[partition]);
+		if (sent > t_ms)
+			return (long)(h_now_ms() - t_ms);
 		if (p->fatal[0])
 			return -1;
 		usleep(2000);
@@ -503,13 +509,14 @@ long cc_producer_wait_ack_after(cc_producer *p, int64_t t_ms, int timeout_ms)
 	return -1;
 }
 
-long cc_producer_failover_ms(cc_producer *p, int64_t t_ms)
+long cc_producer_failover_ms(cc_producer *p, int32_t partition, int64_t t_ms)
 {
 	long n = atomic_load(&p->nsent);
 	int64_t best = -1;
 	for (long i = 0; i < n; i++) {
 		cc_rec *r = cc_producer_rec(p, i);
-		if (r->state == CC_ACKED && r->sent_ms > t_ms && (best < 0 || r->done_ms < best))
+		if (r->state == CC_ACKED && r->sent_ms > t_ms &&
+		    (partition < 0 || r->partition == partition) && (best < 0 || r->done_ms < best))
 			best = r->done_ms;
 	}
 	return best < 0 ? -1 : (long)(best - t_ms);
@@ -585,6 +592,59 @@ long cc_read_all(hc_cluster *c, const char *topic, int npart, chk *h)
 	return total;
 }
 
+long cc_read_to_eof(hc_cluster *c, const char *topic, int npart, bool committed,
+		    cc_record_fn fn, void *opaque)
+{
+	rd_kafka_conf_t *conf = cc_conf(c);
+	c_set(conf, "enable.auto.commit", "false");
+	c_set(conf, "enable.auto.offset.store", "false");
+	c_set(conf, "enable.partition.eof", "true");
+	c_set(conf, "fetch.wait.max.ms", "100");
+	c_set(conf, "isolation.level", committed ? "read_committed" : "read_uncommitted");
+	rd_kafka_t *rk = c_new(RD_KAFKA_CONSUMER, conf);
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	ck_assert_ptr_nonnull(rkt);
+	long total = 0;
+	char val[128];
+	for (int p = 0; p < npart; p++) {
+		ck_assert_msg(rd_kafka_consume_start(rkt, p, 0) == 0, "consume_start %s-%d: %s", topic,
+			      p, rd_kafka_err2str(rd_kafka_last_error()));
+		bool eof = false;
+		long long deadline = h_now_ms() + h_scaled_ms(60000);
+		while (!eof) {
+			ck_assert_msg(h_now_ms() < deadline, "%s-%d: no end of partition after %d ms",
+				      topic, p, h_scaled_ms(60000));
+			rd_kafka_message_t *batch[500];
+			ssize_t got = rd_kafka_consume_batch(rkt, p, 200, batch, 500);
+			ck_assert_msg(got >= 0, "consume %s-%d: %s", topic, p,
+				      rd_kafka_err2str(rd_kafka_last_error()));
+			for (ssize_t i = 0; i < got; i++) {
+				rd_kafka_message_t *m = batch[i];
+				if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+					eof = true;
+				} else if (m->err) {
+					/* transient errors during a fail-over end in a retry */
+					fprintf(stderr, "cluster: consume %s-%d: %s\n", topic, p,
+						rd_kafka_err2name(m->err));
+				} else if (!eof) {
+					size_t len = m->len < sizeof(val) - 1 ? m->len : sizeof(val) - 1;
+					if (m->payload)
+						memcpy(val, m->payload, len);
+					val[m->payload ? len : 0] = 0;
+					if (fn)
+						fn(p, m->offset, val, opaque);
+					total++;
+				}
+				rd_kafka_message_destroy(m);
+			}
+		}
+		rd_kafka_consume_stop(rkt, p);
+	}
+	rd_kafka_topic_destroy(rkt);
+	rd_kafka_destroy(rk);
+	return total;
+}
+
 void cc_check(chk *h, const chk_options *opt, chk_report *r, const char *what)
 {
 	chk_check(h, opt, r);
@@ -623,7 +683,9 @@ int16_t cc_raw_produce(hc_cluster *c, int id, const char *topic, int32_t partiti
 		usleep(50 * 1000); /* let the broker read it before the close */
 	} else {
 		k_rbuf r;
-		uint8_t *resp = k_roundtrip(fd, 0, 9, body, &r);
+		/* the request's own timeout is 10 s: wait longer than that */
+		int32_t cid = k_send(fd, 0, 9, body);
+		uint8_t *resp = k_recv(fd, cid, &r, h_scaled_ms(15000));
 		err = k_produce_parse(&r, base_offset);
 		free(resp);
 	}
@@ -861,6 +923,22 @@ bool cc_logs_equal(hc_cluster *c, const char *topic, int32_t partition, const in
 	free(ref.data);
 	free(ref.pos);
 	return equal;
+}
+
+int cc_replica_records(hc_cluster *c, int id, const char *topic, int32_t partition,
+		       cc_fetched *out, int cap)
+{
+	char dir[PATH_MAX], why[512];
+	hc_partition_dir(c, id, topic, partition, dir, sizeof(dir));
+	batches b;
+	ck_assert_msg(read_batches(dir, &b, why, sizeof(why)), "%s", why);
+	int n = 0;
+	for (int i = 0; i < b.n && n < cap; i++)
+		parse_records(b.data + b.pos[i], (int64_t)batch_len(&b, i), out, cap, &n);
+	free(b.data);
+	free(b.pos);
+	ck_assert_msg(n < cap, "%s: more than %d records", dir, cap - 1);
+	return n;
 }
 
 int cc_epoch_checkpoint(hc_cluster *c, int id, const char *topic, int32_t partition,

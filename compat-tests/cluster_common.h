@@ -101,6 +101,7 @@ typedef struct cc_rec {
 } cc_rec;
 
 #define CC_CHUNK 65536
+#define CC_MAX_PARTITIONS 64 /* of a producer's topic */
 #define CC_CHUNKS 1024
 
 typedef struct cc_producer {
@@ -118,6 +119,7 @@ typedef struct cc_producer {
 	atomic_long nacked, nfailed, nindeterminate;
 	atomic_llong last_ack_ms;       /* time of the last acknowledgement */
 	atomic_llong last_ack_sent_ms;  /* largest enqueue time of an acknowledged record */
+	atomic_llong part_ack_sent_ms[CC_MAX_PARTITIONS]; /* the same per partition */
 	long outcomes;          /* producer thread only */
 	int flush_ms;           /* set by cc_producer_stop before it stops the thread */
 	int64_t start_ms, end_ms; /* h_now_ms() at the start and after the stop */
@@ -126,7 +128,8 @@ typedef struct cc_producer {
 } cc_producer;
 
 /*
- * Start a producer thread: value "<id>-<seq>" to partition seq % npart, rate
+ * Start a producer thread: value "<id>-<seq>" to partition seq % npart
+ * (npart <= CC_MAX_PARTITIONS), rate
  * records a second, client settings CLUSTER.md 6.4 (acks=all,
  * enable.idempotence=true, request.timeout.ms=5000, message.timeout.ms=30000)
  * then kv (key, value, ... NULL, or NULL).
@@ -145,14 +148,14 @@ void cc_producer_stop(cc_producer *p, int flush_ms);
  * as indeterminate). */
 void cc_producer_feed(cc_producer *p, chk *h);
 
-/* Wait until a record enqueued after t_ms was acknowledged; returns the
- * time from t_ms to that acknowledgement (ms), or -1 after timeout_ms
- * (scaled). */
-long cc_producer_wait_ack_after(cc_producer *p, int64_t t_ms, int timeout_ms);
+/* Wait until a record of partition (-1: any) enqueued after t_ms was
+ * acknowledged; returns the time from t_ms to when that was seen (ms,
+ * within a few ms), or -1 after timeout_ms (scaled). */
+long cc_producer_wait_ack_after(cc_producer *p, int32_t partition, int64_t t_ms, int timeout_ms);
 
 /* After stop: the time from t_ms to the first acknowledgement of a record
- * enqueued after t_ms, -1 if none. */
-long cc_producer_failover_ms(cc_producer *p, int64_t t_ms);
+ * of partition (-1: any) enqueued after t_ms, -1 if none. */
+long cc_producer_failover_ms(cc_producer *p, int32_t partition, int64_t t_ms);
 
 void cc_producer_free(cc_producer *p);
 
@@ -162,6 +165,16 @@ void cc_producer_free(cc_producer *p);
  * plain consumer (read_uncommitted), feeding each record to h (NULL: only
  * count). Returns the number of records read. */
 long cc_read_all(hc_cluster *c, const char *topic, int npart, chk *h);
+
+/* A record of cc_read_to_eof. */
+typedef void (*cc_record_fn)(int32_t partition, int64_t offset, const char *value, void *opaque);
+
+/* Read every partition of topic from offset 0 until the consumer reports
+ * the partition's end (the high watermark, or with committed the last
+ * stable offset: isolation.level=read_committed), calling fn for each
+ * record. Returns the number of records. */
+long cc_read_to_eof(hc_cluster *c, const char *topic, int npart, bool committed,
+		    cc_record_fn fn, void *opaque);
 
 /* Check and print the report; fail the test when it is not valid. */
 void cc_check(chk *h, const chk_options *opt, chk_report *r, const char *what);
@@ -173,8 +186,8 @@ int cc_connect(hc_cluster *c, int id);
 
 /*
  * Produce v9 of n records "rec-<first>".."rec-<first+n-1>" (one batch) to
- * topic/partition on broker id with acks (0, 1, -1) and the request
- * timeout (ms). Returns the partition's error code with *base_offset; for
+ * topic/partition on broker id with acks (0, 1, -1) and a request timeout
+ * of 10 s. Returns the partition's error code with *base_offset; for
  * acks=0 nothing is answered: returns 0 once sent (base -1).
  */
 int16_t cc_raw_produce(hc_cluster *c, int id, const char *topic, int32_t partition,
@@ -208,6 +221,13 @@ int64_t cc_log_end_offset(hc_cluster *c, int id, const char *topic, int32_t part
  */
 bool cc_logs_equal(hc_cluster *c, const char *topic, int32_t partition, const int *ids, int n,
 		   char *why, size_t cap);
+
+/* The records of broker id's replica of topic/partition read from its
+ * .log files (uncompressed batches; control batches skipped), in order,
+ * into out. Returns their number; fails the test when the dir cannot be
+ * read or holds cap records or more. */
+int cc_replica_records(hc_cluster *c, int id, const char *topic, int32_t partition,
+		       cc_fetched *out, int cap);
 
 /* The (epoch, start offset) entries of a replica's leader-epoch-checkpoint:
  * their count (at most cap), -1 when missing or malformed. */
