@@ -3,6 +3,12 @@
  * (Kafka 4.3 broker configuration docs; ServerLogConfigs / KafkaConfig), and
  * a reader for Java's properties file format (java.util.Properties.load).
  *
+ * One table (key_defs, Kafka's ConfigDef) holds every key this broker
+ * reads: its name, Kafka's type, default and validator, whether it can
+ * change at runtime, its documentation, and where its value is kept. The
+ * defaults, the parsing of a setting, DescribeConfigs and the dynamic
+ * config checks all read it.
+ *
  * Values are trimmed as Kafka's ConfigDef does before they are parsed. A key
  * we do not know is accepted with a warning; a key Kafka knows that has no
  * effect here is accepted silently (known_ignored below).
@@ -26,92 +32,6 @@
 
 #define MS_PER_MINUTE INT64_C(60000)
 #define MS_PER_HOUR INT64_C(3600000)
-
-void brk_config_defaults(brk_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	/* listeners=PLAINTEXT://:9092 */
-	snprintf(cfg->listeners[0].name, sizeof(cfg->listeners[0].name), "PLAINTEXT");
-	cfg->listeners[0].port = 9092;
-	cfg->nlisteners = 1;
-	cfg->nadvertised = 0; /* filled from listeners by brk_config_finish */
-	snprintf(cfg->log_dir, sizeof(cfg->log_dir), "/tmp/kafka-logs");
-	cfg->broker_id = 0;
-	cfg->num_partitions = 1;
-	cfg->default_replication_factor = 1;
-	cfg->auto_create_topics_enable = true;
-	cfg->delete_topic_enable = true;
-	cfg->log_segment_bytes = 1073741824;
-	cfg->log_roll_ms = 168 * MS_PER_HOUR;
-	cfg->log_index_interval_bytes = 4096;
-	cfg->log_index_size_max_bytes = 10485760;
-	cfg->message_max_bytes = 1048588;
-	cfg->socket_request_max_bytes = 104857600;
-	cfg->log_flush_interval_messages = INT64_MAX;
-	cfg->log_flush_scheduler_interval_ms = INT64_MAX;
-	cfg->log_flush_interval_ms = INT64_MAX;
-	cfg->log_append_time = false;
-	cfg->log_message_timestamp_before_max_ms = INT64_MAX;
-	cfg->log_message_timestamp_after_max_ms = 3600000;
-	cfg->log_retention_ms = 168 * MS_PER_HOUR;
-	cfg->log_retention_bytes = -1;
-	cfg->log_retention_check_interval_ms = 300000;
-	cfg->min_insync_replicas = 1;
-	cfg->num_network_threads = 3;
-	cfg->num_io_threads = 8;
-	cfg->socket_send_buffer_bytes = 102400;
-	cfg->socket_receive_buffer_bytes = 102400;
-	cfg->group_initial_rebalance_delay_ms = 3000;
-	cfg->offsets_topic_num_partitions = 50;
-	cfg->offsets_topic_replication_factor = 3;
-	cfg->group_min_session_timeout_ms = 6000;
-	cfg->group_max_session_timeout_ms = 1800000;
-	cfg->group_max_size = INT32_MAX;
-	cfg->offsets_topic_segment_bytes = 104857600;
-	cfg->offset_metadata_max_bytes = 4096;
-	cfg->offsets_retention_minutes = 7 * 24 * 60;
-	cfg->offsets_retention_check_interval_ms = 600000;
-	cfg->transaction_state_log_replication_factor = 3;
-	cfg->transaction_state_log_min_isr = 2;
-	cfg->transaction_state_log_num_partitions = 50;
-	cfg->transaction_state_log_segment_bytes = 104857600;
-	cfg->transaction_max_timeout_ms = 900000;
-	cfg->transactional_id_expiration_ms = 604800000;
-	cfg->transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
-	cfg->transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;
-	cfg->transaction_partition_verification_enable = true;
-	cfg->producer_id_expiration_ms = 86400000;
-	cfg->zookeeper_connect[0] = '\0';
-	cfg->zookeeper_connection_timeout_ms = 18000;
-	snprintf(cfg->log_cleanup_policy, sizeof(cfg->log_cleanup_policy), "delete");
-	cfg->log_cleaner_delete_retention_ms = 86400000;
-	cfg->log_cleaner_min_compaction_lag_ms = 0;
-	cfg->log_cleaner_max_compaction_lag_ms = INT64_MAX;
-	cfg->log_cleaner_min_cleanable_ratio = 0.5;
-	cfg->log_cleaner_enable = true;
-	cfg->log_cleaner_threads = 1;
-	cfg->log_cleaner_backoff_ms = 15000;
-	cfg->log_cleaner_dedupe_buffer_size = 134217728;
-	cfg->log_cleaner_io_buffer_size = 524288;
-	cfg->log_cleaner_io_buffer_load_factor = 0.9;
-	cfg->max_connections = INT32_MAX;
-	cfg->max_connections_per_ip = INT32_MAX;
-	cfg->connections_max_idle_ms = 600000;
-	cfg->queued_max_request_bytes = -1;
-	cfg->max_incremental_fetch_session_cache_slots = 1000;
-	cfg->log_segment_delete_delay_ms = 60000;
-	cfg->log_roll_jitter_ms = 0;
-	cfg->log_preallocate = false;
-	snprintf(cfg->compression_type, sizeof(cfg->compression_type), "producer");
-	cfg->compression_gzip_level = -1;
-	cfg->compression_lz4_level = 9;
-	cfg->compression_zstd_level = 3;
-	cfg->unclean_leader_election_enable = false;
-	cfg->log_local_retention_ms = -2;
-	cfg->log_local_retention_bytes = -2;
-	cfg->given.log_roll_hours = 168;
-	cfg->given.log_retention_hours = 168;
-}
 
 /* ---- value parsing ---- */
 
@@ -268,21 +188,22 @@ static int parse_listeners(const char *key, const char *value, brk_listener *out
 	return 0;
 }
 
-/* ---- keys ---- */
+/* ---- the key table (Kafka's ConfigDef) ---- */
 
 /* Kafka broker keys with no effect here, accepted without a warning.
- * An entry ending in '.' matches every key with that prefix. */
+ * An entry ending in '.' matches every key with that prefix. Keys of the
+ * table below are looked up first. */
 static const char *const known_ignored[] = {
 	"socket.", "offsets.", "transaction.", "zookeeper.", "group.", "log.cleaner.",
-	"log.retention.", "log.flush.", "log.roll.jitter.", "replica.", "controller.",
+	"log.retention.", "log.flush.", "replica.", "controller.",
 	"share.", "sasl.", "ssl.", "metric.", "metrics.", "quota.", "client.quota.",
 	"num.recovery.threads.per.data.dir", "num.replica.fetchers",
-	"num.replica.alter.log.dirs.threads", "log.cleanup.policy", "log.preallocate",
-	"log.delete.delay.ms", "log.dir.failure.timeout.ms", "log.local.retention.",
+	"num.replica.alter.log.dirs.threads",
+	"log.delete.delay.ms", "log.dir.failure.timeout.ms",
 	"process.roles", "inter.broker.listener.name", "inter.broker.protocol.version",
 	"listener.security.protocol.map", "listener.name.", "security.inter.broker.protocol",
 	"broker.rack", "broker.id.generation.enable", "reserved.broker.max.id",
-	"unclean.leader.election.enable", "compression.type", "auto.leader.rebalance.enable",
+	"auto.leader.rebalance.enable",
 	"leader.imbalance.", "queued.max.requests", "connections.max.reauth.ms",
 	"max.connection.creation.rate",
 	"fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
@@ -308,97 +229,122 @@ static bool is_known_ignored(const char *key)
 	return false;
 }
 
-/* Integer keys that map straight onto a field. */
-typedef enum { F_I16, F_I32, F_I64 } field_kind;
-typedef struct int_key {
-	const char *name;
-	size_t offset;
-	field_kind kind;
-	int64_t min, max;
-} int_key;
-
-#define I16(name, field, min) { name, offsetof(brk_config, field), F_I16, min, INT16_MAX }
-#define I32(name, field, min) { name, offsetof(brk_config, field), F_I32, min, INT32_MAX }
-#define I64(name, field, min) { name, offsetof(brk_config, field), F_I64, min, INT64_MAX }
-
-/* Minimums are Kafka's validators (atLeast(n)); where Kafka has none, the
- * smallest value that means something. */
-static const int_key int_keys[] = {
-	I32("num.partitions", num_partitions, 1),
-	I16("default.replication.factor", default_replication_factor, 1),
-	{ "log.segment.bytes", offsetof(brk_config, log_segment_bytes), F_I64, 1024 * 1024, INT32_MAX },
-	I32("log.index.interval.bytes", log_index_interval_bytes, 0),
-	I32("log.index.size.max.bytes", log_index_size_max_bytes, 4),
-	I32("message.max.bytes", message_max_bytes, 0),
-	I32("socket.request.max.bytes", socket_request_max_bytes, 1),
-	I64("log.flush.interval.messages", log_flush_interval_messages, 1),
-	I64("log.message.timestamp.before.max.ms", log_message_timestamp_before_max_ms, 0),
-	I64("log.message.timestamp.after.max.ms", log_message_timestamp_after_max_ms, 0),
-	I64("log.retention.bytes", log_retention_bytes, INT64_MIN),
-	I64("log.retention.check.interval.ms", log_retention_check_interval_ms, 1),
-	I16("min.insync.replicas", min_insync_replicas, 1),
-	I32("num.network.threads", num_network_threads, 1),
-	I32("num.io.threads", num_io_threads, 1),
-	I32("socket.send.buffer.bytes", socket_send_buffer_bytes, -1),
-	I32("socket.receive.buffer.bytes", socket_receive_buffer_bytes, -1),
-	I32("group.initial.rebalance.delay.ms", group_initial_rebalance_delay_ms, 0),
-	I32("offsets.topic.num.partitions", offsets_topic_num_partitions, 1),
-	I16("offsets.topic.replication.factor", offsets_topic_replication_factor, 1),
-	/* Group coordinator keys (Kafka's GroupCoordinatorConfig): the session
-	 * timeout bounds and offset.metadata.max.bytes have no validator there. */
-	I32("group.min.session.timeout.ms", group_min_session_timeout_ms, INT32_MIN),
-	I32("group.max.session.timeout.ms", group_max_session_timeout_ms, INT32_MIN),
-	I32("group.max.size", group_max_size, 1),
-	I32("offsets.topic.segment.bytes", offsets_topic_segment_bytes, 1),
-	I32("offset.metadata.max.bytes", offset_metadata_max_bytes, INT32_MIN),
-	I32("offsets.retention.minutes", offsets_retention_minutes, 1),
-	I64("offsets.retention.check.interval.ms", offsets_retention_check_interval_ms, 1),
-	I16("transaction.state.log.replication.factor", transaction_state_log_replication_factor, 1),
-	I16("transaction.state.log.min.isr", transaction_state_log_min_isr, 1),
-	/* Transaction coordinator keys (Kafka's TransactionLogConfig and
-	 * TransactionStateManagerConfig: every one atLeast(1)). */
-	I32("transaction.state.log.num.partitions", transaction_state_log_num_partitions, 1),
-	I32("transaction.state.log.segment.bytes", transaction_state_log_segment_bytes, 1),
-	I32("transaction.max.timeout.ms", transaction_max_timeout_ms, 1),
-	I32("transactional.id.expiration.ms", transactional_id_expiration_ms, 1),
-	I32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
-	    transaction_abort_timed_out_transaction_cleanup_interval_ms, 1),
-	I32("transaction.remove.expired.transaction.cleanup.interval.ms",
-	    transaction_remove_expired_transaction_cleanup_interval_ms, 1),
-	I32("producer.id.expiration.ms", producer_id_expiration_ms, 1),
-	I32("zookeeper.connection.timeout.ms", zookeeper_connection_timeout_ms, 0),
-	/* Broker defaults of topic configs (Kafka's ServerLogConfigs,
-	 * CleanerConfig, RemoteLogManagerConfig validators). */
-	I64("log.cleaner.delete.retention.ms", log_cleaner_delete_retention_ms, 0),
-	I64("log.cleaner.min.compaction.lag.ms", log_cleaner_min_compaction_lag_ms, 0),
-	I64("log.cleaner.max.compaction.lag.ms", log_cleaner_max_compaction_lag_ms, 1),
-	/* The cleaner itself (Kafka's CleanerConfig validators). */
-	I32("log.cleaner.threads", log_cleaner_threads, 0),
-	I64("log.cleaner.backoff.ms", log_cleaner_backoff_ms, 0),
-	I64("log.cleaner.dedupe.buffer.size", log_cleaner_dedupe_buffer_size, 0),
-	I32("log.cleaner.io.buffer.size", log_cleaner_io_buffer_size, 0),
-	I64("log.segment.delete.delay.ms", log_segment_delete_delay_ms, 0),
-	I64("log.local.retention.ms", log_local_retention_ms, -2),
-	I64("log.local.retention.bytes", log_local_retention_bytes, -2),
-	{ "compression.gzip.level", offsetof(brk_config, compression_gzip_level), F_I32, -1, 9 },
-	{ "compression.lz4.level", offsetof(brk_config, compression_lz4_level), F_I32, 1, 17 },
-	{ "compression.zstd.level", offsetof(brk_config, compression_zstd_level), F_I32, -131072, 22 },
-	/* Connection limits (Kafka's SocketServerConfigs: max.connections and
-	 * max.connections.per.ip atLeast(0); connections.max.idle.ms and
-	 * queued.max.request.bytes have no validator). */
-	I32("max.connections", max_connections, 0),
-	I32("max.connections.per.ip", max_connections_per_ip, 0),
-	I64("connections.max.idle.ms", connections_max_idle_ms, INT64_MIN),
-	I64("queued.max.request.bytes", queued_max_request_bytes, INT64_MIN),
-	I32("max.incremental.fetch.session.cache.slots", max_incremental_fetch_session_cache_slots, 0),
+/* How a key's value is kept in brk_config. */
+enum key_kind {
+	K_I16, K_I32, K_I64, /* an integer in [min, max] (Kafka's Range validator) */
+	K_BOOL,              /* true or false in any case (Java's Boolean.parseBoolean, strict) */
+	K_DOUBLE,            /* a number in [dmin, dmax], dmin left out when dmin_open */
+	K_STR,               /* a string field of size bytes, trimmed */
+	K_ENUM,              /* a string field, one of choices (Kafka's ValidString.in) */
+	K_SPECIAL,           /* anything else: set and format do the work */
 };
+
+typedef struct key_def key_def;
+
+/* Parse value for key d and store it in cfg: 0, or -1 with err set and cfg
+ * unchanged. warn gets warnings (may be NULL). */
+typedef int (*key_set_fn)(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			  char *err, size_t errsize);
+/* Key d's value in cfg, in Kafka's string form. */
+typedef void (*key_format_fn)(const brk_config *cfg, const key_def *d, char *out, size_t outsize);
+
+/*
+ * A key of a synonym group (Kafka's KafkaConfig getters such as
+ * logRetentionTimeMillis): its value times unit goes to the effective
+ * field eff unless a key of the group with a higher level has set it
+ * already; cfg->level holds the group's highest level so far, so the order
+ * of the settings does not matter.
+ */
+typedef struct key_prec {
+	uint8_t level;          /* 1 and up; 0: the key is in no group */
+	size_t level_at;        /* offsetof(brk_config, level.<group>) */
+	size_t eff;             /* offsetof the effective field */
+	enum key_kind eff_kind; /* K_I32 or K_I64 */
+	int64_t unit;           /* the effective value is the value times this */
+	bool negative_unlimited; /* a negative effective value is kept as -1 */
+} key_prec;
+
+struct key_def {
+	brk_config_key k;            /* name, type, dynamic, default, doc */
+	enum key_kind kind;
+	size_t offset, size;         /* the key's own field in brk_config */
+	int64_t min, max;            /* K_I16, K_I32, K_I64 */
+	double dmin, dmax;           /* K_DOUBLE */
+	bool dmin_open;
+	const char *const *choices;  /* K_ENUM, NULL-terminated */
+	key_prec prec;
+	/* Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the keys that set
+	 * the same thing, highest precedence first, NULL-terminated (at most
+	 * MAX_SYNONYM_NAMES); NULL: the key alone. */
+	const char *const *synonyms;
+	key_set_fn set;              /* when set: parses instead of kind */
+	key_format_fn format;        /* when set: formats instead of kind */
+};
+
+#define MAX_SYNONYM_NAMES 3
+
+static void store_int(void *field, enum key_kind kind, int64_t v)
+{
+	if (kind == K_I16)
+		*(int16_t *)field = (int16_t)v;
+	else if (kind == K_I32)
+		*(int32_t *)field = (int32_t)v;
+	else
+		*(int64_t *)field = v;
+}
+
+/* ---- keys that are not a plain field ---- */
+
+static int set_listeners(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			 char *err, size_t errsize)
+{
+	(void)warn;
+	return parse_listeners(d->k.name, value, cfg->listeners, &cfg->nlisteners, err, errsize);
+}
+
+static int set_advertised(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			  char *err, size_t errsize)
+{
+	(void)warn;
+	char buf[8];
+	if (trim_copy(value, buf, sizeof(buf)) == 0) { /* empty: same as unset */
+		cfg->nadvertised = 0;
+		return 0;
+	}
+	return parse_listeners(d->k.name, value, cfg->advertised, &cfg->nadvertised, err, errsize);
+}
+
+static void format_listener_list(const brk_listener *l, int n, char *out, size_t outsize)
+{
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		size_t used = strlen(out);
+		bool v6 = strchr(l[i].host, ':') != NULL;
+		snprintf(out + used, outsize - used, "%s%s://%s%s%s:%d", i ? "," : "", l[i].name,
+			 v6 ? "[" : "", l[i].host, v6 ? "]" : "", l[i].port);
+	}
+}
+
+static void format_listeners(const brk_config *cfg, const key_def *d, char *out, size_t outsize)
+{
+	(void)d;
+	format_listener_list(cfg->listeners, cfg->nlisteners, out, outsize);
+}
+
+static void format_advertised(const brk_config *cfg, const key_def *d, char *out, size_t outsize)
+{
+	(void)d;
+	format_listener_list(cfg->advertised, cfg->nadvertised, out, outsize);
+}
 
 /* log.cleanup.policy: a non-empty list of compact and delete (Kafka's
  * ConfigDef.ValidList.in("compact", "delete")), kept as given, trimmed. */
-static int set_cleanup_policy(brk_config *cfg, const char *key, const char *value, char *err,
-			      size_t errsize)
+static int set_cleanup_policy(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			      char *err, size_t errsize)
 {
-	char buf[64], out[32] = "";
+	(void)warn;
+	const char *key = d->k.name;
+	char buf[64], out[sizeof(cfg->log_cleanup_policy)] = "";
 	if (trim_copy(value, buf, sizeof(buf)) < 0)
 		return fail(err, errsize, "%s: value too long", key);
 	char *save = NULL;
@@ -420,10 +366,16 @@ static int set_cleanup_policy(brk_config *cfg, const char *key, const char *valu
 	return 0;
 }
 
-static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FILE *warn,
-			char *err, size_t errsize)
+/* log.dirs and log.dir: a comma-separated list (Kafka's LIST type) of
+ * which one directory is used; log.dirs wins over log.dir whatever the
+ * order (their levels). */
+static int set_log_dir(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+		       char *err, size_t errsize)
 {
-	/* A comma-separated list (Kafka's LIST type); one directory is used. */
+	const char *key = d->k.name;
+	uint8_t *level = (uint8_t *)cfg + d->prec.level_at;
+	if (d->prec.level < *level)
+		return 0;
 	const char *p = value;
 	while (*p && (isspace((unsigned char)*p) || *p == ','))
 		p++;
@@ -437,6 +389,7 @@ static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FIL
 		return fail(err, errsize, "%s: path too long", key);
 	memcpy(cfg->log_dir, p, n);
 	cfg->log_dir[n] = '\0';
+	*level = d->prec.level;
 	if (comma) {
 		const char *rest = comma + 1;
 		while (*rest && (isspace((unsigned char)*rest) || *rest == ','))
@@ -455,9 +408,11 @@ static int set_log_dirs(brk_config *cfg, const char *key, const char *value, FIL
  * as Kafka's InetAddress.getByName; a host that does not resolve is an
  * error, as in Kafka. An empty value clears the overrides.
  */
-static int set_ip_overrides(brk_config *cfg, const char *key, const char *value, char *err,
-			    size_t errsize)
+static int set_ip_overrides(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			    char *err, size_t errsize)
 {
+	(void)warn;
+	const char *key = d->k.name;
 	char buf[4096];
 	if (trim_copy(value, buf, sizeof(buf)) < 0)
 		return fail(err, errsize, "%s: value too long", key);
@@ -500,235 +455,636 @@ static int set_ip_overrides(brk_config *cfg, const char *key, const char *value,
 	return 0;
 }
 
-static int config_set_one(brk_config *cfg, const char *key, const char *value, FILE *warn,
-			  char *err, size_t errsize)
+/* The overrides as resolved, "address:count,..." (an IPv6 address bare:
+ * the count follows the last colon, as the parser reads it). */
+static void format_ip_overrides(const brk_config *cfg, const key_def *d, char *out, size_t outsize)
 {
-	int64_t v;
-
-	for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++) {
-		const int_key *k = &int_keys[i];
-		if (strcmp(key, k->name) != 0)
-			continue;
-		if (parse_int(key, value, k->min, k->max, &v, err, errsize) < 0)
-			return -1;
-		char *f = (char *)cfg + k->offset;
-		if (k->kind == F_I16)
-			*(int16_t *)f = (int16_t)v;
-		else if (k->kind == F_I32)
-			*(int32_t *)f = (int32_t)v;
-		else
-			*(int64_t *)f = v;
-		return 0;
+	(void)d;
+	out[0] = '\0';
+	for (int i = 0; i < cfg->nmax_connections_per_ip_overrides; i++) {
+		size_t used = strlen(out);
+		snprintf(out + used, outsize - used, "%s%s:%" PRId32, i ? "," : "",
+			 cfg->max_connections_per_ip_overrides[i].ip,
+			 cfg->max_connections_per_ip_overrides[i].max);
 	}
-
-	if (strcmp(key, "max.connections.per.ip.overrides") == 0)
-		return set_ip_overrides(cfg, key, value, err, errsize);
-	if (strcmp(key, "listeners") == 0)
-		return parse_listeners(key, value, cfg->listeners, &cfg->nlisteners, err, errsize);
-	if (strcmp(key, "advertised.listeners") == 0) {
-		char buf[8];
-		if (trim_copy(value, buf, sizeof(buf)) == 0) { /* empty: same as unset */
-			cfg->nadvertised = 0;
-			return 0;
-		}
-		return parse_listeners(key, value, cfg->advertised, &cfg->nadvertised, err, errsize);
-	}
-	if (strcmp(key, "log.dirs") == 0 || strcmp(key, "log.dir") == 0) {
-		/* log.dirs wins over log.dir whatever the order. */
-		bool dirs = strcmp(key, "log.dirs") == 0;
-		if (!dirs && cfg->given.log_dirs)
-			return 0;
-		if (set_log_dirs(cfg, key, value, warn, err, errsize) < 0)
-			return -1;
-		cfg->given.log_dirs |= dirs;
-		return 0;
-	}
-	if (strcmp(key, "broker.id") == 0 || strcmp(key, "node.id") == 0) {
-		/* broker.id -1 asks Kafka to generate one (ZooKeeper mode); we have no
-		 * generator, so ids are >= 0. */
-		if (parse_int(key, value, 0, INT32_MAX, &v, err, errsize) < 0)
-			return -1;
-		if (key[0] == 'b') {
-			cfg->broker_id = (int32_t)v;
-			cfg->given.broker_id = true;
-		} else {
-			cfg->given.node_id = true;
-			cfg->given.node_id_value = (int32_t)v;
-			if (!cfg->given.broker_id)
-				cfg->broker_id = (int32_t)v;
-		}
-		return 0;
-	}
-	if (strcmp(key, "auto.create.topics.enable") == 0)
-		return parse_bool(key, value, &cfg->auto_create_topics_enable, err, errsize);
-	if (strcmp(key, "delete.topic.enable") == 0)
-		return parse_bool(key, value, &cfg->delete_topic_enable, err, errsize);
-
-	/* log.roll.ms overrides log.roll.hours. */
-	if (strcmp(key, "log.roll.ms") == 0) {
-		if (parse_int(key, value, 1, INT64_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->log_roll_ms = v;
-		cfg->given.log_roll = 2;
-		return 0;
-	}
-	if (strcmp(key, "log.roll.hours") == 0) {
-		if (parse_int(key, value, 1, INT32_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->given.log_roll_hours = (int32_t)v;
-		if (cfg->given.log_roll <= 1) {
-			cfg->log_roll_ms = v * MS_PER_HOUR;
-			cfg->given.log_roll = 1;
-		}
-		return 0;
-	}
-
-	/* log.roll.jitter.ms overrides log.roll.jitter.hours (Kafka has no
-	 * validator on the ms key; the hours key is atLeast(0)). */
-	if (strcmp(key, "log.roll.jitter.ms") == 0) {
-		if (parse_int(key, value, INT64_MIN, INT64_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->log_roll_jitter_ms = v;
-		cfg->given.log_roll_jitter = 2;
-		return 0;
-	}
-	if (strcmp(key, "log.roll.jitter.hours") == 0) {
-		if (parse_int(key, value, 0, INT32_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->given.log_roll_jitter_hours = (int32_t)v;
-		if (cfg->given.log_roll_jitter <= 1) {
-			cfg->log_roll_jitter_ms = v * MS_PER_HOUR;
-			cfg->given.log_roll_jitter = 1;
-		}
-		return 0;
-	}
-
-	/* log.retention.ms > .minutes > .hours; a negative result means no
-	 * time limit (-1), as Kafka's KafkaConfig.logRetentionTimeMillis. */
-	if (strcmp(key, "log.retention.ms") == 0 || strcmp(key, "log.retention.minutes") == 0 ||
-	    strcmp(key, "log.retention.hours") == 0) {
-		uint8_t level = key[14] == 'm' && key[15] == 's' ? 3 : key[14] == 'm' ? 2 : 1;
-		int64_t unit = level == 3 ? 1 : level == 2 ? MS_PER_MINUTE : MS_PER_HOUR;
-		if (parse_int(key, value, level == 3 ? INT64_MIN : INT32_MIN,
-			      level == 3 ? INT64_MAX : INT32_MAX, &v, err, errsize) < 0)
-			return -1;
-		if (level == 2)
-			cfg->given.log_retention_minutes = (int32_t)v;
-		else if (level == 1)
-			cfg->given.log_retention_hours = (int32_t)v;
-		if (level >= cfg->given.log_retention) {
-			int64_t ms = v * unit;
-			cfg->log_retention_ms = ms < 0 ? -1 : ms;
-			cfg->given.log_retention = level;
-		}
-		return 0;
-	}
-
-	/* log.flush.interval.ms defaults to log.flush.scheduler.interval.ms. */
-	if (strcmp(key, "log.flush.interval.ms") == 0) {
-		if (parse_int(key, value, 0, INT64_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->log_flush_interval_ms = v;
-		cfg->given.log_flush_interval_ms = true;
-		return 0;
-	}
-	if (strcmp(key, "log.flush.scheduler.interval.ms") == 0) {
-		if (parse_int(key, value, 1, INT64_MAX, &v, err, errsize) < 0)
-			return -1;
-		cfg->log_flush_scheduler_interval_ms = v;
-		if (!cfg->given.log_flush_interval_ms)
-			cfg->log_flush_interval_ms = v;
-		return 0;
-	}
-
-	if (strcmp(key, "log.message.timestamp.type") == 0) {
-		char buf[32];
-		if (trim_copy(value, buf, sizeof(buf)) >= 0) {
-			if (strcmp(buf, "CreateTime") == 0) {
-				cfg->log_append_time = false;
-				return 0;
-			}
-			if (strcmp(buf, "LogAppendTime") == 0) {
-				cfg->log_append_time = true;
-				return 0;
-			}
-		}
-		return fail(err, errsize, "%s=%s: must be CreateTime or LogAppendTime", key, value);
-	}
-
-	if (strcmp(key, "zookeeper.connect") == 0) {
-		if (trim_copy(value, cfg->zookeeper_connect, sizeof(cfg->zookeeper_connect)) < 0)
-			return fail(err, errsize, "%s: value too long", key);
-		return 0;
-	}
-
-	if (strcmp(key, "log.cleanup.policy") == 0)
-		return set_cleanup_policy(cfg, key, value, err, errsize);
-	if (strcmp(key, "compression.type") == 0) {
-		static const char *const types[] = { "uncompressed", "zstd", "lz4", "snappy", "gzip",
-						     "producer" };
-		char buf[32];
-		if (trim_copy(value, buf, sizeof(buf)) >= 0)
-			for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-				if (strcmp(buf, types[i]) == 0) {
-					snprintf(cfg->compression_type, sizeof(cfg->compression_type), "%s",
-						 types[i]);
-					return 0;
-				}
-		return fail(err, errsize, "%s=%s: must be one of uncompressed, zstd, lz4, snappy, gzip, producer",
-			    key, value);
-	}
-	if (strcmp(key, "log.preallocate") == 0)
-		return parse_bool(key, value, &cfg->log_preallocate, err, errsize);
-	if (strcmp(key, "unclean.leader.election.enable") == 0)
-		return parse_bool(key, value, &cfg->unclean_leader_election_enable, err, errsize);
-	if (strcmp(key, "log.cleaner.min.cleanable.ratio") == 0) {
-		char buf[64], *end;
-		if (trim_copy(value, buf, sizeof(buf)) > 0) {
-			errno = 0;
-			double d = strtod(buf, &end);
-			if (!errno && !*end && d >= 0 && d <= 1) {
-				cfg->log_cleaner_min_cleanable_ratio = d;
-				return 0;
-			}
-		}
-		return fail(err, errsize, "%s=%s: must be a number between 0 and 1", key, value);
-	}
-	if (strcmp(key, "log.cleaner.enable") == 0)
-		return parse_bool(key, value, &cfg->log_cleaner_enable, err, errsize);
-	if (strcmp(key, "transaction.partition.verification.enable") == 0)
-		return parse_bool(key, value, &cfg->transaction_partition_verification_enable, err,
-				  errsize);
-	if (strcmp(key, "log.cleaner.io.buffer.load.factor") == 0) {
-		char buf[64], *end;
-		if (trim_copy(value, buf, sizeof(buf)) > 0) {
-			errno = 0;
-			double d = strtod(buf, &end);
-			if (!errno && !*end && d > 0 && d <= 1) {
-				cfg->log_cleaner_io_buffer_load_factor = d;
-				return 0;
-			}
-		}
-		return fail(err, errsize, "%s=%s: must be a number above 0 and at most 1", key, value);
-	}
-
-	if (!is_known_ignored(key) && warn)
-		fprintf(warn, "samsa: warning: unknown configuration key %s (ignored)\n", key);
-	return 0;
 }
 
-static int key_index(const char *name);
+/* log.message.timestamp.type: CreateTime or LogAppendTime (kept as a flag). */
+static int set_timestamp_type(brk_config *cfg, const key_def *d, const char *value, FILE *warn,
+			      char *err, size_t errsize)
+{
+	(void)warn;
+	char buf[32];
+	if (trim_copy(value, buf, sizeof(buf)) >= 0) {
+		if (strcmp(buf, "CreateTime") == 0) {
+			cfg->log_append_time = false;
+			return 0;
+		}
+		if (strcmp(buf, "LogAppendTime") == 0) {
+			cfg->log_append_time = true;
+			return 0;
+		}
+	}
+	return fail(err, errsize, "%s=%s: must be CreateTime or LogAppendTime", d->k.name, value);
+}
+
+static void format_timestamp_type(const brk_config *cfg, const key_def *d, char *out,
+				  size_t outsize)
+{
+	(void)d;
+	snprintf(out, outsize, "%s", cfg->log_append_time ? "LogAppendTime" : "CreateTime");
+}
+
+static const char *const compression_types[] = { "uncompressed", "zstd", "lz4", "snappy", "gzip",
+						 "producer", NULL };
+
+/* Kafka's brokerConfigSynonyms groups. */
+static const char *const roll_synonyms[] = { "log.roll.ms", "log.roll.hours", NULL };
+static const char *const jitter_synonyms[] = { "log.roll.jitter.ms", "log.roll.jitter.hours", NULL };
+static const char *const retention_synonyms[] = { "log.retention.ms", "log.retention.minutes",
+						  "log.retention.hours", NULL };
+/* log.flush.scheduler.interval.ms is log.flush.interval.ms's default; not
+ * the reverse, so it has no group of its own. */
+static const char *const flush_synonyms[] = { "log.flush.interval.ms",
+					      "log.flush.scheduler.interval.ms", NULL };
+
+/* ---- the table ---- */
+
+#define T_BOOL BRK_CONFIG_TYPE_BOOLEAN
+#define T_STR BRK_CONFIG_TYPE_STRING
+#define T_INT BRK_CONFIG_TYPE_INT
+#define T_SHORT BRK_CONFIG_TYPE_SHORT
+#define T_LONG BRK_CONFIG_TYPE_LONG
+#define T_DOUBLE BRK_CONFIG_TYPE_DOUBLE
+#define T_LIST BRK_CONFIG_TYPE_LIST
+
+#define KEY(name, type, dynamic, dflt, doc) .k = { name, type, dynamic, dflt, doc }
+#define FIELD(kind_, f) \
+	.kind = kind_, .offset = offsetof(brk_config, f), .size = sizeof(((brk_config *)0)->f)
+#define ATLEAST16(n) .min = (n), .max = INT16_MAX
+#define ATLEAST32(n) .min = (n), .max = INT32_MAX
+#define ATLEAST64(n) .min = (n), .max = INT64_MAX
+#define ANY32 ATLEAST32(INT32_MIN)
+#define ANY64 ATLEAST64(INT64_MIN)
+#define SPECIAL(set_, format_) .kind = K_SPECIAL, .set = set_, .format = format_
+/* Level lv of synonym group g, whose effective value is field eff (of
+ * kind ek), unit u times this key's value. */
+#define PREC(g, lv, eff_, ek, u)                                                               \
+	.prec = { .level = lv, .level_at = offsetof(brk_config, level.g),                     \
+		  .eff = offsetof(brk_config, eff_), .eff_kind = ek, .unit = u }
+
+/*
+ * Every broker key this broker reads, sorted by name: Kafka's type, whether
+ * it is dynamic, Kafka's default (in Kafka's string form; NULL for null),
+ * our documentation, where the value is kept and Kafka's validator (where
+ * Kafka has none, the widest range that still means something here).
+ *
+ * dynamic: Kafka can change it at runtime (DynamicBrokerConfig.
+ * ALL_DYNAMIC_CONFIGS) and so can we, at once: the defaults of topic
+ * configs (DynamicLogConfig), producer.id.expiration.ms, the cleaner's
+ * keys (LogCleaner's reconfigurable configs; read at each round), and
+ * num.replica.fetchers (DynamicThreadPool; the fetchers follow it). Keys
+ * Kafka changes at runtime but we cannot (listeners, network and I/O thread
+ * counts) are read-only here.
+ */
+static const key_def key_defs[] = {
+	{ KEY("advertised.listeners", T_STR, false, NULL,
+	      "The listeners clients are told to connect to, NAME://host:port separated by "
+	      "commas; the listeners themselves when not set."),
+	  SPECIAL(set_advertised, format_advertised) },
+	{ KEY("auto.create.topics.enable", T_BOOL, false, "true",
+	      "Create a topic when a client asks for its metadata and it does not exist."),
+	  FIELD(K_BOOL, auto_create_topics_enable) },
+	{ KEY("auto.leader.rebalance.enable", T_BOOL, false, "true",
+	      "Whether the controller moves leadership back to each partition's preferred replica "
+	      "when a broker leads too many partitions that are not its own."),
+	  FIELD(K_BOOL, auto_leader_rebalance_enable) },
+	{ KEY("broker.id", T_INT, false, "0",
+	      "The id of this broker in the cluster (a synonym of node.id)."),
+	  FIELD(K_I32, broker_id), ATLEAST32(0),
+	  PREC(broker_id, 2, broker_id, K_I32, 1) },
+	{ KEY("broker.rack", T_STR, false, NULL,
+	      "The rack of this broker, registered with it and used to spread the replicas of new "
+	      "topics over racks."),
+	  FIELD(K_STR, broker_rack) },
+	{ KEY("compression.gzip.level", T_INT, true, "-1",
+	      "Default gzip level of topics whose compression.type is gzip."),
+	  FIELD(K_I32, compression_gzip_level), .min = -1, .max = 9 },
+	{ KEY("compression.lz4.level", T_INT, true, "9",
+	      "Default lz4 level of topics whose compression.type is lz4."),
+	  FIELD(K_I32, compression_lz4_level), .min = 1, .max = 17 },
+	{ KEY("compression.type", T_STR, true, "producer",
+	      "Default compression of topics: uncompressed, zstd, lz4, snappy, gzip, or "
+	      "producer (keep what the producer sent)."),
+	  FIELD(K_ENUM, compression_type), .choices = compression_types },
+	{ KEY("compression.zstd.level", T_INT, true, "3",
+	      "Default zstd level of topics whose compression.type is zstd."),
+	  FIELD(K_I32, compression_zstd_level), .min = -131072, .max = 22 },
+	{ KEY("connections.max.idle.ms", T_LONG, false, "600000",
+	      "A client connection with no request and no progress for this long is closed (a "
+	      "request in flight or waiting keeps it open)."),
+	  FIELD(K_I64, connections_max_idle_ms), ANY64 },
+	{ KEY("controlled.shutdown.enable", T_BOOL, false, "true",
+	      "On a clean stop, ask the controller to move this broker's leaderships away first."),
+	  FIELD(K_BOOL, controlled_shutdown_enable) },
+	{ KEY("controlled.shutdown.max.retries", T_INT, false, "3",
+	      "How many times a controlled shutdown is asked for before the broker stops anyway."),
+	  FIELD(K_I32, controlled_shutdown_max_retries), ATLEAST32(0) },
+	{ KEY("controlled.shutdown.retry.backoff.ms", T_LONG, false, "5000",
+	      "The wait between two controlled shutdown attempts."),
+	  FIELD(K_I64, controlled_shutdown_retry_backoff_ms), ATLEAST64(0) },
+	{ KEY("controller.socket.timeout.ms", T_INT, false, "30000",
+	      "How long the controller waits for a broker's answer to its requests."),
+	  FIELD(K_I32, controller_socket_timeout_ms), ATLEAST32(0) },
+	{ KEY("default.replication.factor", T_INT, false, "1",
+	      "Replication factor of topics created without one."),
+	  FIELD(K_I16, default_replication_factor), ATLEAST16(1) },
+	{ KEY("delete.topic.enable", T_BOOL, false, "true",
+	      "Whether DeleteTopics may delete topics."),
+	  FIELD(K_BOOL, delete_topic_enable) },
+	{ KEY("group.initial.rebalance.delay.ms", T_INT, false, "3000",
+	      "How long the coordinator waits for more members before the first rebalance of a "
+	      "new group."),
+	  FIELD(K_I32, group_initial_rebalance_delay_ms), ATLEAST32(0) },
+	{ KEY("group.max.session.timeout.ms", T_INT, false, "1800000",
+	      "The largest session timeout a group member may ask for."),
+	  FIELD(K_I32, group_max_session_timeout_ms), ANY32 },
+	{ KEY("group.max.size", T_INT, false, "2147483647",
+	      "The most members a consumer group may have."),
+	  FIELD(K_I32, group_max_size), ATLEAST32(1) },
+	{ KEY("group.min.session.timeout.ms", T_INT, false, "6000",
+	      "The smallest session timeout a group member may ask for."),
+	  FIELD(K_I32, group_min_session_timeout_ms), ANY32 },
+	{ KEY("leader.imbalance.check.interval.seconds", T_LONG, false, "300",
+	      "How often the controller checks whether leadership should move back to preferred "
+	      "replicas."),
+	  FIELD(K_I64, leader_imbalance_check_interval_seconds), ATLEAST64(1) },
+	{ KEY("leader.imbalance.per.broker.percentage", T_INT, false, "10",
+	      "The share (percent) of a broker's partitions led by another broker above which the "
+	      "controller moves leadership back."),
+	  FIELD(K_I32, leader_imbalance_per_broker_percentage), ATLEAST32(0) },
+	{ KEY("listeners", T_STR, false, "PLAINTEXT://:9092",
+	      "The addresses the broker listens on, NAME://host:port separated by commas."),
+	  SPECIAL(set_listeners, format_listeners) },
+	{ KEY("log.cleaner.backoff.ms", T_LONG, true, "15000",
+	      "How long the cleaner sleeps when no log needs cleaning."),
+	  FIELD(K_I64, log_cleaner_backoff_ms), ATLEAST64(0) },
+	{ KEY("log.cleaner.dedupe.buffer.size", T_LONG, true, "134217728",
+	      "Bytes of the cleaner's offset map (key hash to latest offset), shared by its "
+	      "threads."),
+	  FIELD(K_I64, log_cleaner_dedupe_buffer_size), ATLEAST64(0) },
+	{ KEY("log.cleaner.delete.retention.ms", T_LONG, true, "86400000",
+	      "Default delete.retention.ms of topics: how long tombstones stay in a compacted "
+	      "log."),
+	  FIELD(K_I64, log_cleaner_delete_retention_ms), ATLEAST64(0) },
+	{ KEY("log.cleaner.enable", T_BOOL, false, "true",
+	      "Run the log cleaner, which compacts topics whose cleanup.policy has compact."),
+	  FIELD(K_BOOL, log_cleaner_enable) },
+	{ KEY("log.cleaner.io.buffer.load.factor", T_DOUBLE, true, "0.9",
+	      "How full the cleaner's offset map may get before a round stops early."),
+	  FIELD(K_DOUBLE, log_cleaner_io_buffer_load_factor), .dmin = 0, .dmax = 1, .dmin_open = true },
+	{ KEY("log.cleaner.io.buffer.size", T_INT, true, "524288",
+	      "Bytes of the cleaner's read and write buffers."),
+	  FIELD(K_I32, log_cleaner_io_buffer_size), ATLEAST32(0) },
+	{ KEY("log.cleaner.max.compaction.lag.ms", T_LONG, true, "9223372036854775807",
+	      "Default max.compaction.lag.ms of topics: the longest a record stays uncompacted."),
+	  FIELD(K_I64, log_cleaner_max_compaction_lag_ms), ATLEAST64(1) },
+	{ KEY("log.cleaner.min.cleanable.ratio", T_DOUBLE, true, "0.5",
+	      "Default min.cleanable.dirty.ratio of topics: the share of uncleaned log that "
+	      "makes a log worth cleaning."),
+	  FIELD(K_DOUBLE, log_cleaner_min_cleanable_ratio), .dmin = 0, .dmax = 1 },
+	{ KEY("log.cleaner.min.compaction.lag.ms", T_LONG, true, "0",
+	      "Default min.compaction.lag.ms of topics: the shortest a record stays "
+	      "uncompacted."),
+	  FIELD(K_I64, log_cleaner_min_compaction_lag_ms), ATLEAST64(0) },
+	{ KEY("log.cleaner.threads", T_INT, true, "1",
+	      "Cleaner threads (rounds run one at a time; more threads only split the offset "
+	      "map; a change applies from the next round)."),
+	  FIELD(K_I32, log_cleaner_threads), ATLEAST32(0) },
+	{ KEY("log.cleanup.policy", T_LIST, true, "delete",
+	      "Default cleanup.policy of topics: delete (retention), compact, or both."),
+	  FIELD(K_STR, log_cleanup_policy), .set = set_cleanup_policy },
+	{ KEY("log.dir", T_STR, false, "/tmp/kafka-logs",
+	      "The directory of the logs, when log.dirs is not set."),
+	  FIELD(K_STR, log_dir), .set = set_log_dir,
+	  .prec = { .level = 1, .level_at = offsetof(brk_config, level.log_dir) } },
+	{ KEY("log.dirs", T_STR, false, NULL,
+	      "The directories of the logs (only the first one is used)."),
+	  FIELD(K_STR, log_dir), .set = set_log_dir,
+	  .prec = { .level = 2, .level_at = offsetof(brk_config, level.log_dir) } },
+	{ KEY("log.flush.interval.messages", T_LONG, true, "9223372036854775807",
+	      "Default flush.messages of topics: fsync a log after this many messages."),
+	  FIELD(K_I64, log_flush_interval_messages), ATLEAST64(1) },
+	{ KEY("log.flush.interval.ms", T_LONG, true, NULL,
+	      "Default flush.ms of topics: fsync a log when its oldest unflushed message is "
+	      "this old; log.flush.scheduler.interval.ms when not set."),
+	  FIELD(K_I64, log_flush_interval_ms), ATLEAST64(0),
+	  PREC(log_flush_interval_ms, 2, log_flush_interval_ms, K_I64, 1), .synonyms = flush_synonyms },
+	{ KEY("log.flush.scheduler.interval.ms", T_LONG, false, "9223372036854775807",
+	      "How often the flusher checks whether a log needs to be flushed."),
+	  FIELD(K_I64, log_flush_scheduler_interval_ms), ATLEAST64(1),
+	  PREC(log_flush_interval_ms, 1, log_flush_interval_ms, K_I64, 1) },
+	{ KEY("log.index.interval.bytes", T_INT, true, "4096",
+	      "Default index.interval.bytes of topics: bytes of log between two offset index "
+	      "entries."),
+	  FIELD(K_I32, log_index_interval_bytes), ATLEAST32(0) },
+	{ KEY("log.index.size.max.bytes", T_INT, true, "10485760",
+	      "Default segment.index.bytes of topics: the size of a segment's offset index."),
+	  FIELD(K_I32, log_index_size_max_bytes), ATLEAST32(4) },
+	{ KEY("log.local.retention.bytes", T_LONG, true, "-2",
+	      "Default local.retention.bytes of topics (tiered storage; -2 means "
+	      "retention.bytes)."),
+	  FIELD(K_I64, log_local_retention_bytes), ATLEAST64(-2) },
+	{ KEY("log.local.retention.ms", T_LONG, true, "-2",
+	      "Default local.retention.ms of topics (tiered storage; -2 means retention.ms)."),
+	  FIELD(K_I64, log_local_retention_ms), ATLEAST64(-2) },
+	{ KEY("log.message.timestamp.after.max.ms", T_LONG, true, "3600000",
+	      "Default message.timestamp.after.max.ms of topics: how far in the future a "
+	      "record's timestamp may be."),
+	  FIELD(K_I64, log_message_timestamp_after_max_ms), ATLEAST64(0) },
+	{ KEY("log.message.timestamp.before.max.ms", T_LONG, true, "9223372036854775807",
+	      "Default message.timestamp.before.max.ms of topics: how far in the past a "
+	      "record's timestamp may be."),
+	  FIELD(K_I64, log_message_timestamp_before_max_ms), ATLEAST64(0) },
+	{ KEY("log.message.timestamp.type", T_STR, true, "CreateTime",
+	      "Default message.timestamp.type of topics: CreateTime or LogAppendTime."),
+	  SPECIAL(set_timestamp_type, format_timestamp_type) },
+	{ KEY("log.preallocate", T_BOOL, true, "false",
+	      "Default preallocate of topics: create segment files at their full size."),
+	  FIELD(K_BOOL, log_preallocate) },
+	{ KEY("log.retention.bytes", T_LONG, true, "-1",
+	      "Default retention.bytes of topics: the most bytes a partition keeps (-1: no "
+	      "limit)."),
+	  FIELD(K_I64, log_retention_bytes), ANY64 },
+	{ KEY("log.retention.check.interval.ms", T_LONG, false, "300000",
+	      "How often logs are checked for segments to delete."),
+	  FIELD(K_I64, log_retention_check_interval_ms), ATLEAST64(1) },
+	{ KEY("log.retention.hours", T_INT, false, "168",
+	      "Default retention of topics in hours, below log.retention.minutes and "
+	      "log.retention.ms."),
+	  FIELD(K_I32, given.log_retention_hours), ANY32,
+	  PREC(log_retention, 1, log_retention_ms, K_I64, MS_PER_HOUR), .prec.negative_unlimited = true,
+	  .synonyms = retention_synonyms },
+	{ KEY("log.retention.minutes", T_INT, false, NULL,
+	      "Default retention of topics in minutes, below log.retention.ms."),
+	  FIELD(K_I32, given.log_retention_minutes), ANY32,
+	  PREC(log_retention, 2, log_retention_ms, K_I64, MS_PER_MINUTE), .prec.negative_unlimited = true,
+	  .synonyms = retention_synonyms },
+	{ KEY("log.retention.ms", T_LONG, true, NULL,
+	      "Default retention.ms of topics: how long a record is kept (-1: forever)."),
+	  FIELD(K_I64, log_retention_ms), ANY64,
+	  PREC(log_retention, 3, log_retention_ms, K_I64, 1), .prec.negative_unlimited = true,
+	  .synonyms = retention_synonyms },
+	{ KEY("log.roll.hours", T_INT, false, "168",
+	      "Default segment age in hours before a new segment is rolled, below log.roll.ms."),
+	  FIELD(K_I32, given.log_roll_hours), ATLEAST32(1),
+	  PREC(log_roll, 1, log_roll_ms, K_I64, MS_PER_HOUR), .synonyms = roll_synonyms },
+	{ KEY("log.roll.jitter.hours", T_INT, false, "0",
+	      "Default segment roll jitter in hours, below log.roll.jitter.ms."),
+	  FIELD(K_I32, given.log_roll_jitter_hours), ATLEAST32(0),
+	  PREC(log_roll_jitter, 1, log_roll_jitter_ms, K_I64, MS_PER_HOUR), .synonyms = jitter_synonyms },
+	{ KEY("log.roll.jitter.ms", T_LONG, true, NULL,
+	      "Default segment.jitter.ms of topics: a random amount taken off the segment age."),
+	  FIELD(K_I64, log_roll_jitter_ms), ANY64,
+	  PREC(log_roll_jitter, 2, log_roll_jitter_ms, K_I64, 1), .synonyms = jitter_synonyms },
+	{ KEY("log.roll.ms", T_LONG, true, NULL,
+	      "Default segment.ms of topics: the age at which a segment is rolled."),
+	  FIELD(K_I64, log_roll_ms), ATLEAST64(1),
+	  PREC(log_roll, 2, log_roll_ms, K_I64, 1), .synonyms = roll_synonyms },
+	{ KEY("log.segment.bytes", T_INT, true, "1073741824",
+	      "Default segment.bytes of topics: the size at which a segment is rolled."),
+	  FIELD(K_I64, log_segment_bytes), ATLEAST32(1024 * 1024) },
+	{ KEY("log.segment.delete.delay.ms", T_LONG, true, "60000",
+	      "Default file.delete.delay.ms of topics: how long a deleted segment's files stay "
+	      "on disk."),
+	  FIELD(K_I64, log_segment_delete_delay_ms), ATLEAST64(0) },
+	{ KEY("max.connections", T_INT, false, "2147483647",
+	      "The most client connections open at once; above it accepting pauses until one "
+	      "closes."),
+	  FIELD(K_I32, max_connections), ATLEAST32(0) },
+	{ KEY("max.connections.per.ip", T_INT, false, "2147483647",
+	      "The most connections from one address; a connection over it is closed at once."),
+	  FIELD(K_I32, max_connections_per_ip), ATLEAST32(0) },
+	{ KEY("max.connections.per.ip.overrides", T_STR, false, "",
+	      "Per-address exceptions to max.connections.per.ip, host:count separated by commas "
+	      "(hosts resolved once, when read)."),
+	  SPECIAL(set_ip_overrides, format_ip_overrides) },
+	{ KEY("max.incremental.fetch.session.cache.slots", T_INT, false, "1000",
+	      "The most incremental fetch sessions (KIP-227) kept at once; 0 disables them."),
+	  FIELD(K_I32, max_incremental_fetch_session_cache_slots), ATLEAST32(0) },
+	{ KEY("message.max.bytes", T_INT, true, "1048588",
+	      "Default max.message.bytes of topics: the largest record batch accepted."),
+	  FIELD(K_I32, message_max_bytes), ATLEAST32(0) },
+	{ KEY("min.insync.replicas", T_INT, true, "1",
+	      "Default min.insync.replicas of topics: replicas that must have a write "
+	      "acknowledged with acks=all."),
+	  FIELD(K_I16, min_insync_replicas), ATLEAST16(1) },
+	{ KEY("node.id", T_INT, false, NULL,
+	      "The id of this node in the cluster."),
+	  FIELD(K_I32, given.node_id), ATLEAST32(0),
+	  PREC(broker_id, 1, broker_id, K_I32, 1) },
+	{ KEY("num.io.threads", T_INT, false, "8",
+	      "Accepted for compatibility; samsa sizes its threads itself."),
+	  FIELD(K_I32, num_io_threads), ATLEAST32(1) },
+	{ KEY("num.network.threads", T_INT, false, "3",
+	      "Accepted for compatibility; samsa sizes its threads itself."),
+	  FIELD(K_I32, num_network_threads), ATLEAST32(1) },
+	{ KEY("num.partitions", T_INT, false, "1",
+	      "Partition count of topics created without one."),
+	  FIELD(K_I32, num_partitions), ATLEAST32(1) },
+	{ KEY("num.replica.fetchers", T_INT, true, "1",
+	      "Fetcher connections this broker opens to each leader it replicates from."),
+	  FIELD(K_I32, num_replica_fetchers), ATLEAST32(1) },
+	{ KEY("offset.metadata.max.bytes", T_INT, false, "4096",
+	      "The longest metadata string of a committed offset."),
+	  FIELD(K_I32, offset_metadata_max_bytes), ANY32 },
+	{ KEY("offsets.commit.timeout.ms", T_INT, false, "5000",
+	      "How long an offset commit waits for the replicas of __consumer_offsets before it "
+	      "fails."),
+	  FIELD(K_I32, offsets_commit_timeout_ms), ATLEAST32(1) },
+	{ KEY("offsets.retention.check.interval.ms", T_LONG, false, "600000",
+	      "How often expired committed offsets are looked for."),
+	  FIELD(K_I64, offsets_retention_check_interval_ms), ATLEAST64(1) },
+	{ KEY("offsets.retention.minutes", T_INT, false, "10080",
+	      "How long the committed offsets of an empty group are kept."),
+	  FIELD(K_I32, offsets_retention_minutes), ATLEAST32(1) },
+	{ KEY("offsets.topic.num.partitions", T_INT, false, "50",
+	      "Partition count of __consumer_offsets."),
+	  FIELD(K_I32, offsets_topic_num_partitions), ATLEAST32(1) },
+	{ KEY("offsets.topic.replication.factor", T_SHORT, false, "3",
+	      "Replication factor of __consumer_offsets (capped to the live brokers)."),
+	  FIELD(K_I16, offsets_topic_replication_factor), ATLEAST16(1) },
+	{ KEY("offsets.topic.segment.bytes", T_INT, false, "104857600",
+	      "Segment size of __consumer_offsets."),
+	  FIELD(K_I32, offsets_topic_segment_bytes), ATLEAST32(1) },
+	{ KEY("producer.id.expiration.ms", T_INT, true, "86400000",
+	      "How long the state of an idle producer id is kept."),
+	  FIELD(K_I32, producer_id_expiration_ms), ATLEAST32(1) },
+	{ KEY("queued.max.request.bytes", T_LONG, false, "-1",
+	      "Bytes of requests read but not yet answered above which no more requests are "
+	      "read (-1: no bound)."),
+	  FIELD(K_I64, queued_max_request_bytes), ANY64 },
+	{ KEY("replica.fetch.backoff.ms", T_INT, false, "1000",
+	      "How long a replica fetcher waits after a failed fetch before it tries again."),
+	  FIELD(K_I32, replica_fetch_backoff_ms), ATLEAST32(0) },
+	{ KEY("replica.fetch.max.bytes", T_INT, false, "1048576",
+	      "Bytes a follower asks for per partition in one fetch (a larger first batch still "
+	      "comes whole)."),
+	  FIELD(K_I32, replica_fetch_max_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.min.bytes", T_INT, false, "1",
+	      "Bytes a follower's fetch waits for, up to replica.fetch.wait.max.ms."),
+	  FIELD(K_I32, replica_fetch_min_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.response.max.bytes", T_INT, false, "10485760",
+	      "Bytes a follower asks for in one fetch over all partitions (a larger first batch "
+	      "still comes whole)."),
+	  FIELD(K_I32, replica_fetch_response_max_bytes), ATLEAST32(0) },
+	{ KEY("replica.fetch.wait.max.ms", T_INT, false, "500",
+	      "The longest a follower's fetch waits at the leader for replica.fetch.min.bytes; at "
+	      "most replica.lag.time.max.ms and replica.socket.timeout.ms."),
+	  FIELD(K_I32, replica_fetch_wait_max_ms), ATLEAST32(0) },
+	{ KEY("replica.high.watermark.checkpoint.interval.ms", T_LONG, false, "5000",
+	      "How often the high watermarks are written to disk."),
+	  FIELD(K_I64, replica_high_watermark_checkpoint_interval_ms), ATLEAST64(1) },
+	{ KEY("replica.lag.time.max.ms", T_LONG, false, "30000",
+	      "A follower that has not fetched, or not caught up with the leader's log end, for "
+	      "this long is removed from the ISR."),
+	  FIELD(K_I64, replica_lag_time_max_ms), ATLEAST64(0) },
+	{ KEY("replica.socket.receive.buffer.bytes", T_INT, false, "65536",
+	      "SO_RCVBUF of replica fetcher connections (-1: the OS default)."),
+	  FIELD(K_I32, replica_socket_receive_buffer_bytes), ATLEAST32(-1) },
+	{ KEY("replica.socket.timeout.ms", T_INT, false, "30000",
+	      "How long a replica fetcher waits for a leader's answer; at least "
+	      "replica.fetch.wait.max.ms."),
+	  FIELD(K_I32, replica_socket_timeout_ms), ATLEAST32(0) },
+	{ KEY("request.timeout.ms", T_INT, false, "30000",
+	      "How long this broker waits for another broker's answer to its requests."),
+	  FIELD(K_I32, request_timeout_ms), ATLEAST32(0) },
+	{ KEY("socket.receive.buffer.bytes", T_INT, false, "102400",
+	      "SO_RCVBUF of client connections (-1: the OS default)."),
+	  FIELD(K_I32, socket_receive_buffer_bytes), ATLEAST32(-1) },
+	{ KEY("socket.request.max.bytes", T_INT, false, "104857600",
+	      "The largest request accepted."),
+	  FIELD(K_I32, socket_request_max_bytes), ATLEAST32(1) },
+	{ KEY("socket.send.buffer.bytes", T_INT, false, "102400",
+	      "SO_SNDBUF of client connections (-1: the OS default)."),
+	  FIELD(K_I32, socket_send_buffer_bytes), ATLEAST32(-1) },
+	{ KEY("transaction.abort.timed.out.transaction.cleanup.interval.ms", T_INT, false, "10000",
+	      "How often transactions past their timeout are looked for and aborted."),
+	  FIELD(K_I32, transaction_abort_timed_out_transaction_cleanup_interval_ms), ATLEAST32(1) },
+	{ KEY("transaction.max.timeout.ms", T_INT, false, "900000",
+	      "The longest transaction timeout a producer may ask for."),
+	  FIELD(K_I32, transaction_max_timeout_ms), ATLEAST32(1) },
+	{ KEY("transaction.partition.verification.enable", T_BOOL, false, "true",
+	      "Whether a transactional write is first verified with the transaction "
+	      "coordinator."),
+	  FIELD(K_BOOL, transaction_partition_verification_enable) },
+	{ KEY("transaction.remove.expired.transaction.cleanup.interval.ms", T_INT, false, "3600000",
+	      "How often expired transactional ids are looked for."),
+	  FIELD(K_I32, transaction_remove_expired_transaction_cleanup_interval_ms), ATLEAST32(1) },
+	{ KEY("transaction.state.log.min.isr", T_INT, false, "2",
+	      "min.insync.replicas of __transaction_state."),
+	  FIELD(K_I16, transaction_state_log_min_isr), ATLEAST16(1) },
+	{ KEY("transaction.state.log.num.partitions", T_INT, false, "50",
+	      "Partition count of __transaction_state."),
+	  FIELD(K_I32, transaction_state_log_num_partitions), ATLEAST32(1) },
+	{ KEY("transaction.state.log.replication.factor", T_SHORT, false, "3",
+	      "Replication factor of __transaction_state (capped to the live brokers)."),
+	  FIELD(K_I16, transaction_state_log_replication_factor), ATLEAST16(1) },
+	{ KEY("transaction.state.log.segment.bytes", T_INT, false, "104857600",
+	      "Segment size of __transaction_state."),
+	  FIELD(K_I32, transaction_state_log_segment_bytes), ATLEAST32(1) },
+	{ KEY("transactional.id.expiration.ms", T_INT, false, "604800000",
+	      "How long an idle transactional id is kept."),
+	  FIELD(K_I32, transactional_id_expiration_ms), ATLEAST32(1) },
+	{ KEY("unclean.leader.election.enable", T_BOOL, true, "false",
+	      "Default unclean.leader.election.enable of topics."),
+	  FIELD(K_BOOL, unclean_leader_election_enable) },
+	{ KEY("zookeeper.connect", T_STR, false, NULL,
+	      "The ZooKeeper ensemble of a cluster; empty for a single node."),
+	  FIELD(K_STR, zookeeper_connect) },
+	{ KEY("zookeeper.connection.timeout.ms", T_INT, false, NULL,
+	      "How long to wait for the ZooKeeper connection; zookeeper.session.timeout.ms when "
+	      "not set."),
+	  FIELD(K_I32, zookeeper_connection_timeout_ms), ATLEAST32(0),
+	  PREC(zookeeper_connection_timeout_ms, 2, zookeeper_connection_timeout_ms, K_I32, 1) },
+	{ KEY("zookeeper.session.timeout.ms", T_INT, false, "18000",
+	      "The ZooKeeper session timeout: a broker silent for this long is taken for dead."),
+	  FIELD(K_I32, zookeeper_session_timeout_ms), ATLEAST32(0),
+	  PREC(zookeeper_connection_timeout_ms, 1, zookeeper_connection_timeout_ms, K_I32, 1) },
+	{ KEY("zookeeper.set.acl", T_BOOL, false, "false",
+	      "Whether the znodes this broker creates get secure ACLs (accepted; not applied yet)."),
+	  FIELD(K_BOOL, zookeeper_set_acl) },
+};
+#define NKEYS ((int)(sizeof(key_defs) / sizeof(key_defs[0])))
+_Static_assert(NKEYS <= BRK_CONFIG_MAX_KEYS, "raise BRK_CONFIG_MAX_KEYS");
+
+static int key_index(const char *name)
+{
+	int lo = 0, hi = NKEYS - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		int c = strcmp(name, key_defs[mid].k.name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+int brk_config_key_count(void)
+{
+	return NKEYS;
+}
+
+const brk_config_key *brk_config_key_at(int i)
+{
+	return i >= 0 && i < NKEYS ? &key_defs[i].k : NULL;
+}
+
+const brk_config_key *brk_config_key_find(const char *name)
+{
+	int i = key_index(name);
+	return i >= 0 ? &key_defs[i].k : NULL;
+}
+
+/* Parse and store one key's value by its table entry. */
+static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *warn, char *err,
+		   size_t errsize)
+{
+	const char *key = d->k.name;
+	char *f = (char *)cfg + d->offset;
+	if (d->set)
+		return d->set(cfg, d, value, warn, err, errsize);
+	switch (d->kind) {
+	case K_I16:
+	case K_I32:
+	case K_I64: {
+		int64_t v;
+		if (parse_int(key, value, d->min, d->max, &v, err, errsize) < 0)
+			return -1;
+		const key_prec *p = &d->prec;
+		if (!p->level || p->eff != d->offset)
+			store_int(f, d->kind, v);
+		if (p->level) {
+			uint8_t *level = (uint8_t *)cfg + p->level_at;
+			if (p->level >= *level) {
+				int64_t e = v * p->unit; /* no overflow: an int times an hour */
+				if (p->negative_unlimited && e < 0)
+					e = -1;
+				store_int((char *)cfg + p->eff, p->eff_kind, e);
+				*level = p->level;
+			}
+		}
+		return 0;
+	}
+	case K_BOOL:
+		return parse_bool(key, value, (bool *)f, err, errsize);
+	case K_DOUBLE: {
+		char buf[64], *end;
+		if (trim_copy(value, buf, sizeof(buf)) > 0) {
+			errno = 0;
+			double x = strtod(buf, &end);
+			if (!errno && !*end && (d->dmin_open ? x > d->dmin : x >= d->dmin) &&
+			    x <= d->dmax) {
+				*(double *)f = x;
+				return 0;
+			}
+		}
+		return fail(err, errsize, "%s=%s: must be a number %s %g and at most %g", key, value,
+			    d->dmin_open ? "above" : "at least", d->dmin, d->dmax);
+	}
+	case K_STR:
+		if (trim_copy(value, f, d->size) < 0)
+			return fail(err, errsize, "%s: value too long", key);
+		return 0;
+	case K_ENUM: {
+		char buf[64];
+		if (trim_copy(value, buf, sizeof(buf)) >= 0 && strlen(buf) < d->size)
+			for (const char *const *c = d->choices; *c; c++)
+				if (strcmp(buf, *c) == 0) {
+					snprintf(f, d->size, "%s", *c);
+					return 0;
+				}
+		char list[256] = "";
+		for (const char *const *c = d->choices; *c; c++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 c == d->choices ? "" : ", ", *c);
+		return fail(err, errsize, "%s=%s: must be one of %s", key, value, list);
+	}
+	case K_SPECIAL:
+		break;
+	}
+	return fail(err, errsize, "%s: cannot be set", key); /* a table entry without set */
+}
 
 int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *warn,
 		   char *err, size_t errsize)
 {
-	int rc = config_set_one(cfg, key, value, warn, err, errsize);
-	if (rc == 0) {
-		int i = key_index(key);
-		if (i >= 0)
-			cfg->given.keys[i / 8] |= (uint8_t)(1u << (i % 8));
+	int i = key_index(key);
+	if (i < 0) {
+		if (!is_known_ignored(key) && warn)
+			fprintf(warn, "samsa: warning: unknown configuration key %s (ignored)\n", key);
+		return 0;
 	}
-	return rc;
+	if (set_key(cfg, &key_defs[i], value, warn, err, errsize) < 0)
+		return -1;
+	cfg->given.keys[i / 8] |= (uint8_t)(1u << (i % 8));
+	return 0;
+}
+
+void brk_config_defaults(brk_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	/* Each default goes through its key's parser (the table's unit test
+	 * checks that each one parses and formats back as written). */
+	for (int i = 0; i < NKEYS; i++)
+		if (key_defs[i].k.dflt)
+			(void)set_key(cfg, &key_defs[i], key_defs[i].k.dflt, NULL, NULL, 0);
+	/* A default is not a setting: any key of a group may still set it. */
+	memset(&cfg->level, 0, sizeof(cfg->level));
+}
+
+bool brk_config_format(const brk_config *cfg, const char *name, char *out, size_t outsize)
+{
+	int i = key_index(name);
+	if (outsize)
+		out[0] = '\0';
+	if (i < 0)
+		return false;
+	const key_def *d = &key_defs[i];
+	const char *f = (const char *)cfg + d->offset;
+	if (d->format) {
+		d->format(cfg, d, out, outsize);
+		return true;
+	}
+	switch (d->kind) {
+	case K_I16: snprintf(out, outsize, "%d", *(const int16_t *)f); break;
+	case K_I32: snprintf(out, outsize, "%" PRId32, *(const int32_t *)f); break;
+	case K_I64: snprintf(out, outsize, "%" PRId64, *(const int64_t *)f); break;
+	case K_BOOL: snprintf(out, outsize, "%s", *(const bool *)f ? "true" : "false"); break;
+	case K_DOUBLE: {
+		/* Java's Double.toString for the values a ratio takes: at least
+		 * one decimal ("0.5", "1.0"). */
+		double x = *(const double *)f;
+		snprintf(out, outsize, "%.15g", x);
+		if (!strpbrk(out, ".eEn"))
+			snprintf(out + strlen(out), outsize - strlen(out), ".0");
+		break;
+	}
+	case K_STR:
+	case K_ENUM: snprintf(out, outsize, "%s", f); break;
+	case K_SPECIAL: break; /* has a format */
+	}
+	return true;
+}
+
+bool brk_config_was_given(const brk_config *cfg, const char *name)
+{
+	int i = key_index(name);
+	return i >= 0 && (cfg->given.keys[i / 8] & (1u << (i % 8)));
 }
 
 /* ---- properties files ---- */
@@ -946,11 +1302,11 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 			return fail(err, errsize,
 				    "listeners: %s is not supported yet; only PLAINTEXT listeners are", name);
 	}
-	if (cfg->given.broker_id && cfg->given.node_id &&
-	    cfg->broker_id != cfg->given.node_id_value)
+	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
+	    cfg->broker_id != cfg->given.node_id)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
 				     ") are synonyms and must be equal",
-			    cfg->broker_id, cfg->given.node_id_value);
+			    cfg->broker_id, cfg->given.node_id);
 	/* Kafka's KafkaConfig.validateValues. */
 	if (cfg->max_connections_per_ip == 0 && cfg->nmax_connections_per_ip_overrides == 0)
 		return fail(err, errsize, "max.connections.per.ip can be set to zero only if "
@@ -960,6 +1316,14 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "
 				     "equal to socket.request.max.bytes (%" PRId32 ")",
 			    cfg->queued_max_request_bytes, cfg->socket_request_max_bytes);
+	if (cfg->replica_fetch_wait_max_ms > cfg->replica_socket_timeout_ms)
+		return fail(err, errsize, "replica.socket.timeout.ms (%" PRId32 ") must be at least "
+				     "replica.fetch.wait.max.ms (%" PRId32 "), or fetches time out",
+			    cfg->replica_socket_timeout_ms, cfg->replica_fetch_wait_max_ms);
+	if (cfg->replica_fetch_wait_max_ms > cfg->replica_lag_time_max_ms)
+		return fail(err, errsize, "replica.fetch.wait.max.ms (%" PRId32 ") must be at most "
+				     "replica.lag.time.max.ms (%" PRId64 "), or the ISR keeps changing",
+			    cfg->replica_fetch_wait_max_ms, cfg->replica_lag_time_max_ms);
 	if (cfg->nadvertised == 0) {
 		memcpy(cfg->advertised, cfg->listeners, sizeof(cfg->advertised));
 		cfg->nadvertised = cfg->nlisteners;
@@ -982,343 +1346,22 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 
 /* ---- describing (DescribeConfigs) and dynamic configs (KIP-226) ---- */
 
-/* How a described key's value is read from brk_config. */
-enum { V_I16, V_I32, V_I64, V_BOOL, V_DOUBLE, V_STR, V_LISTENERS, V_ADVERTISED, V_TS_TYPE };
-
-typedef struct key_def {
-	brk_config_key k;
-	int kind;
-	size_t offset;
-} key_def;
-
-#define T_BOOL BRK_CONFIG_TYPE_BOOLEAN
-#define T_STR BRK_CONFIG_TYPE_STRING
-#define T_INT BRK_CONFIG_TYPE_INT
-#define T_SHORT BRK_CONFIG_TYPE_SHORT
-#define T_LONG BRK_CONFIG_TYPE_LONG
-#define T_DOUBLE BRK_CONFIG_TYPE_DOUBLE
-#define T_LIST BRK_CONFIG_TYPE_LIST
-#define KD(name, type, dyn, dflt, kind, field, doc) \
-	{ { name, type, dyn, dflt, doc }, kind, offsetof(brk_config, field) }
-
-/*
- * Every broker key this broker reads, sorted by name. dynamic: Kafka can
- * change it at runtime (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and so can
- * we, at once: the defaults of topic configs (DynamicLogConfig),
- * producer.id.expiration.ms, and the cleaner's keys (LogCleaner's
- * reconfigurable configs; read at each round). Keys Kafka changes at
- * runtime but we cannot (listeners, network and I/O thread counts) are
- * read-only here.
- */
-static const key_def key_defs[] = {
-	KD("advertised.listeners", T_STR, false, false, V_ADVERTISED, advertised,
-	   "The listeners clients are told to connect to, NAME://host:port separated by commas; "
-	   "the listeners themselves when not set."),
-	KD("auto.create.topics.enable", T_BOOL, false, true, V_BOOL, auto_create_topics_enable,
-	   "Create a topic when a client asks for its metadata and it does not exist."),
-	KD("broker.id", T_INT, false, true, V_I32, broker_id,
-	   "The id of this broker in the cluster (a synonym of node.id)."),
-	KD("compression.gzip.level", T_INT, true, true, V_I32, compression_gzip_level,
-	   "Default gzip level of topics whose compression.type is gzip."),
-	KD("compression.lz4.level", T_INT, true, true, V_I32, compression_lz4_level,
-	   "Default lz4 level of topics whose compression.type is lz4."),
-	KD("compression.type", T_STR, true, true, V_STR, compression_type,
-	   "Default compression of topics: uncompressed, zstd, lz4, snappy, gzip, or producer "
-	   "(keep what the producer sent)."),
-	KD("compression.zstd.level", T_INT, true, true, V_I32, compression_zstd_level,
-	   "Default zstd level of topics whose compression.type is zstd."),
-	KD("connections.max.idle.ms", T_LONG, false, true, V_I64, connections_max_idle_ms,
-	   "A client connection with no request and no progress for this long is closed "
-	   "(a request in flight or waiting keeps it open)."),
-	KD("default.replication.factor", T_INT, false, true, V_I16, default_replication_factor,
-	   "Replication factor of topics created without one."),
-	KD("delete.topic.enable", T_BOOL, false, true, V_BOOL, delete_topic_enable,
-	   "Whether DeleteTopics may delete topics."),
-	KD("group.initial.rebalance.delay.ms", T_INT, false, true, V_I32,
-	   group_initial_rebalance_delay_ms,
-	   "How long the coordinator waits for more members before the first rebalance of a new group."),
-	KD("group.max.session.timeout.ms", T_INT, false, true, V_I32, group_max_session_timeout_ms,
-	   "The largest session timeout a group member may ask for."),
-	KD("group.max.size", T_INT, false, true, V_I32, group_max_size,
-	   "The most members a consumer group may have."),
-	KD("group.min.session.timeout.ms", T_INT, false, true, V_I32, group_min_session_timeout_ms,
-	   "The smallest session timeout a group member may ask for."),
-	KD("listeners", T_STR, false, true, V_LISTENERS, listeners,
-	   "The addresses the broker listens on, NAME://host:port separated by commas."),
-	KD("log.cleaner.backoff.ms", T_LONG, true, true, V_I64, log_cleaner_backoff_ms,
-	   "How long the cleaner sleeps when no log needs cleaning."),
-	KD("log.cleaner.dedupe.buffer.size", T_LONG, true, true, V_I64,
-	   log_cleaner_dedupe_buffer_size,
-	   "Bytes of the cleaner's offset map (key hash to latest offset), shared by its threads."),
-	KD("log.cleaner.delete.retention.ms", T_LONG, true, true, V_I64,
-	   log_cleaner_delete_retention_ms,
-	   "Default delete.retention.ms of topics: how long tombstones stay in a compacted log."),
-	KD("log.cleaner.enable", T_BOOL, false, true, V_BOOL, log_cleaner_enable,
-	   "Run the log cleaner, which compacts topics whose cleanup.policy has compact."),
-	KD("log.cleaner.io.buffer.load.factor", T_DOUBLE, true, true, V_DOUBLE,
-	   log_cleaner_io_buffer_load_factor,
-	   "How full the cleaner's offset map may get before a round stops early."),
-	KD("log.cleaner.io.buffer.size", T_INT, true, true, V_I32, log_cleaner_io_buffer_size,
-	   "Bytes of the cleaner's read and write buffers."),
-	KD("log.cleaner.max.compaction.lag.ms", T_LONG, true, true, V_I64,
-	   log_cleaner_max_compaction_lag_ms,
-	   "Default max.compaction.lag.ms of topics: the longest a record stays uncompacted."),
-	KD("log.cleaner.min.cleanable.ratio", T_DOUBLE, true, true, V_DOUBLE,
-	   log_cleaner_min_cleanable_ratio,
-	   "Default min.cleanable.dirty.ratio of topics: the share of uncleaned log that makes "
-	   "a log worth cleaning."),
-	KD("log.cleaner.min.compaction.lag.ms", T_LONG, true, true, V_I64,
-	   log_cleaner_min_compaction_lag_ms,
-	   "Default min.compaction.lag.ms of topics: the shortest a record stays uncompacted."),
-	KD("log.cleaner.threads", T_INT, true, true, V_I32, log_cleaner_threads,
-	   "Cleaner threads (rounds run one at a time; more threads only split the offset map; "
-	   "a change applies from the next round)."),
-	KD("log.cleanup.policy", T_LIST, true, true, V_STR, log_cleanup_policy,
-	   "Default cleanup.policy of topics: delete (retention), compact, or both."),
-	KD("log.dir", T_STR, false, true, V_STR, log_dir,
-	   "The directory of the logs, when log.dirs is not set."),
-	KD("log.dirs", T_STR, false, false, V_STR, log_dir,
-	   "The directories of the logs (only the first one is used)."),
-	KD("log.flush.interval.messages", T_LONG, true, true, V_I64, log_flush_interval_messages,
-	   "Default flush.messages of topics: fsync a log after this many messages."),
-	KD("log.flush.interval.ms", T_LONG, true, false, V_I64, log_flush_interval_ms,
-	   "Default flush.ms of topics: fsync a log when its oldest unflushed message is this old; "
-	   "log.flush.scheduler.interval.ms when not set."),
-	KD("log.flush.scheduler.interval.ms", T_LONG, false, true, V_I64,
-	   log_flush_scheduler_interval_ms,
-	   "How often the flusher checks whether a log needs to be flushed."),
-	KD("log.index.interval.bytes", T_INT, true, true, V_I32, log_index_interval_bytes,
-	   "Default index.interval.bytes of topics: bytes of log between two offset index entries."),
-	KD("log.index.size.max.bytes", T_INT, true, true, V_I32, log_index_size_max_bytes,
-	   "Default segment.index.bytes of topics: the size of a segment's offset index."),
-	KD("log.local.retention.bytes", T_LONG, true, true, V_I64, log_local_retention_bytes,
-	   "Default local.retention.bytes of topics (tiered storage; -2 means retention.bytes)."),
-	KD("log.local.retention.ms", T_LONG, true, true, V_I64, log_local_retention_ms,
-	   "Default local.retention.ms of topics (tiered storage; -2 means retention.ms)."),
-	KD("log.message.timestamp.after.max.ms", T_LONG, true, true, V_I64,
-	   log_message_timestamp_after_max_ms,
-	   "Default message.timestamp.after.max.ms of topics: how far in the future a record's "
-	   "timestamp may be."),
-	KD("log.message.timestamp.before.max.ms", T_LONG, true, true, V_I64,
-	   log_message_timestamp_before_max_ms,
-	   "Default message.timestamp.before.max.ms of topics: how far in the past a record's "
-	   "timestamp may be."),
-	KD("log.message.timestamp.type", T_STR, true, true, V_TS_TYPE, log_append_time,
-	   "Default message.timestamp.type of topics: CreateTime or LogAppendTime."),
-	KD("log.preallocate", T_BOOL, true, true, V_BOOL, log_preallocate,
-	   "Default preallocate of topics: create segment files at their full size."),
-	KD("log.retention.bytes", T_LONG, true, true, V_I64, log_retention_bytes,
-	   "Default retention.bytes of topics: the most bytes a partition keeps (-1: no limit)."),
-	KD("log.retention.check.interval.ms", T_LONG, false, true, V_I64,
-	   log_retention_check_interval_ms,
-	   "How often logs are checked for segments to delete."),
-	KD("log.retention.hours", T_INT, false, true, V_I32, given.log_retention_hours,
-	   "Default retention of topics in hours, below log.retention.minutes and log.retention.ms."),
-	KD("log.retention.minutes", T_INT, false, false, V_I32, given.log_retention_minutes,
-	   "Default retention of topics in minutes, below log.retention.ms."),
-	KD("log.retention.ms", T_LONG, true, false, V_I64, log_retention_ms,
-	   "Default retention.ms of topics: how long a record is kept (-1: forever)."),
-	KD("log.roll.hours", T_INT, false, true, V_I32, given.log_roll_hours,
-	   "Default segment age in hours before a new segment is rolled, below log.roll.ms."),
-	KD("log.roll.jitter.hours", T_INT, false, true, V_I32, given.log_roll_jitter_hours,
-	   "Default segment roll jitter in hours, below log.roll.jitter.ms."),
-	KD("log.roll.jitter.ms", T_LONG, true, false, V_I64, log_roll_jitter_ms,
-	   "Default segment.jitter.ms of topics: a random amount taken off the segment age."),
-	KD("log.roll.ms", T_LONG, true, false, V_I64, log_roll_ms,
-	   "Default segment.ms of topics: the age at which a segment is rolled."),
-	KD("log.segment.bytes", T_INT, true, true, V_I64, log_segment_bytes,
-	   "Default segment.bytes of topics: the size at which a segment is rolled."),
-	KD("log.segment.delete.delay.ms", T_LONG, true, true, V_I64, log_segment_delete_delay_ms,
-	   "Default file.delete.delay.ms of topics: how long a deleted segment's files stay on disk."),
-	KD("max.connections", T_INT, false, true, V_I32, max_connections,
-	   "The most client connections open at once; above it accepting pauses until one closes."),
-	KD("max.connections.per.ip", T_INT, false, true, V_I32, max_connections_per_ip,
-	   "The most connections from one address; a connection over it is closed at once."),
-	KD("max.incremental.fetch.session.cache.slots", T_INT, false, true, V_I32,
-	   max_incremental_fetch_session_cache_slots,
-	   "The most incremental fetch sessions (KIP-227) kept at once; 0 disables them."),
-	KD("message.max.bytes", T_INT, true, true, V_I32, message_max_bytes,
-	   "Default max.message.bytes of topics: the largest record batch accepted."),
-	KD("min.insync.replicas", T_INT, true, true, V_I16, min_insync_replicas,
-	   "Default min.insync.replicas of topics: replicas that must have a write acknowledged "
-	   "with acks=all."),
-	KD("node.id", T_INT, false, false, V_I32, broker_id,
-	   "The id of this node in the cluster."),
-	KD("num.io.threads", T_INT, false, true, V_I32, num_io_threads,
-	   "Accepted for compatibility; samsa sizes its threads itself."),
-	KD("num.network.threads", T_INT, false, true, V_I32, num_network_threads,
-	   "Accepted for compatibility; samsa sizes its threads itself."),
-	KD("num.partitions", T_INT, false, true, V_I32, num_partitions,
-	   "Partition count of topics created without one."),
-	KD("offset.metadata.max.bytes", T_INT, false, true, V_I32, offset_metadata_max_bytes,
-	   "The longest metadata string of a committed offset."),
-	KD("offsets.retention.check.interval.ms", T_LONG, false, true, V_I64,
-	   offsets_retention_check_interval_ms,
-	   "How often expired committed offsets are looked for."),
-	KD("offsets.retention.minutes", T_INT, false, true, V_I32, offsets_retention_minutes,
-	   "How long the committed offsets of an empty group are kept."),
-	KD("offsets.topic.num.partitions", T_INT, false, true, V_I32, offsets_topic_num_partitions,
-	   "Partition count of __consumer_offsets."),
-	KD("offsets.topic.replication.factor", T_SHORT, false, true, V_I16,
-	   offsets_topic_replication_factor,
-	   "Replication factor of __consumer_offsets (capped to the live brokers)."),
-	KD("offsets.topic.segment.bytes", T_INT, false, true, V_I32, offsets_topic_segment_bytes,
-	   "Segment size of __consumer_offsets."),
-	KD("producer.id.expiration.ms", T_INT, true, true, V_I32, producer_id_expiration_ms,
-	   "How long the state of an idle producer id is kept."),
-	KD("queued.max.request.bytes", T_LONG, false, true, V_I64, queued_max_request_bytes,
-	   "Bytes of requests read but not yet answered above which no more requests are read "
-	   "(-1: no bound)."),
-	KD("socket.receive.buffer.bytes", T_INT, false, true, V_I32, socket_receive_buffer_bytes,
-	   "SO_RCVBUF of client connections (-1: the OS default)."),
-	KD("socket.request.max.bytes", T_INT, false, true, V_I32, socket_request_max_bytes,
-	   "The largest request accepted."),
-	KD("socket.send.buffer.bytes", T_INT, false, true, V_I32, socket_send_buffer_bytes,
-	   "SO_SNDBUF of client connections (-1: the OS default)."),
-	KD("transaction.abort.timed.out.transaction.cleanup.interval.ms", T_INT, false, true, V_I32,
-	   transaction_abort_timed_out_transaction_cleanup_interval_ms,
-	   "How often transactions past their timeout are looked for and aborted."),
-	KD("transaction.max.timeout.ms", T_INT, false, true, V_I32, transaction_max_timeout_ms,
-	   "The longest transaction timeout a producer may ask for."),
-	KD("transaction.partition.verification.enable", T_BOOL, false, true, V_BOOL,
-	   transaction_partition_verification_enable,
-	   "Whether a transactional write is first verified with the transaction coordinator."),
-	KD("transaction.remove.expired.transaction.cleanup.interval.ms", T_INT, false, true, V_I32,
-	   transaction_remove_expired_transaction_cleanup_interval_ms,
-	   "How often expired transactional ids are looked for."),
-	KD("transaction.state.log.min.isr", T_INT, false, true, V_I16, transaction_state_log_min_isr,
-	   "min.insync.replicas of __transaction_state."),
-	KD("transaction.state.log.num.partitions", T_INT, false, true, V_I32,
-	   transaction_state_log_num_partitions,
-	   "Partition count of __transaction_state."),
-	KD("transaction.state.log.replication.factor", T_SHORT, false, true, V_I16,
-	   transaction_state_log_replication_factor,
-	   "Replication factor of __transaction_state (capped to the live brokers)."),
-	KD("transaction.state.log.segment.bytes", T_INT, false, true, V_I32,
-	   transaction_state_log_segment_bytes,
-	   "Segment size of __transaction_state."),
-	KD("transactional.id.expiration.ms", T_INT, false, true, V_I32,
-	   transactional_id_expiration_ms,
-	   "How long an idle transactional id is kept."),
-	KD("unclean.leader.election.enable", T_BOOL, true, true, V_BOOL,
-	   unclean_leader_election_enable,
-	   "Default unclean.leader.election.enable of topics."),
-	KD("zookeeper.connect", T_STR, false, false, V_STR, zookeeper_connect,
-	   "The ZooKeeper ensemble of a cluster; empty for a single node."),
-	KD("zookeeper.connection.timeout.ms", T_INT, false, true, V_I32,
-	   zookeeper_connection_timeout_ms,
-	   "How long to wait for the ZooKeeper connection."),
-};
-#define NKEYS ((int)(sizeof(key_defs) / sizeof(key_defs[0])))
-_Static_assert(NKEYS <= BRK_CONFIG_MAX_KEYS, "raise BRK_CONFIG_MAX_KEYS");
-
-static int key_index(const char *name)
-{
-	int lo = 0, hi = NKEYS - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		int c = strcmp(name, key_defs[mid].k.name);
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
-	}
-	return -1;
-}
-
-int brk_config_key_count(void)
-{
-	return NKEYS;
-}
-
-const brk_config_key *brk_config_key_at(int i)
-{
-	return i >= 0 && i < NKEYS ? &key_defs[i].k : NULL;
-}
-
-const brk_config_key *brk_config_key_find(const char *name)
+/* The keys that set the same thing as name, highest precedence first
+ * (Kafka's DynamicBrokerConfig.brokerConfigSynonyms). Returns the count. */
+static int synonym_names(const char *name, const char *out[MAX_SYNONYM_NAMES])
 {
 	int i = key_index(name);
-	return i >= 0 ? &key_defs[i].k : NULL;
-}
-
-static void format_listeners(const brk_listener *l, int n, char *out, size_t outsize)
-{
-	out[0] = '\0';
-	for (int i = 0; i < n; i++) {
-		size_t used = strlen(out);
-		bool v6 = strchr(l[i].host, ':') != NULL;
-		snprintf(out + used, outsize - used, "%s%s://%s%s%s:%d", i ? "," : "", l[i].name,
-			 v6 ? "[" : "", l[i].host, v6 ? "]" : "", l[i].port);
-	}
-}
-
-bool brk_config_format(const brk_config *cfg, const char *name, char *out, size_t outsize)
-{
-	int i = key_index(name);
-	if (outsize)
-		out[0] = '\0';
-	if (i < 0)
-		return false;
-	const key_def *d = &key_defs[i];
-	const char *f = (const char *)cfg + d->offset;
-	switch (d->kind) {
-	case V_I16: snprintf(out, outsize, "%d", *(const int16_t *)f); break;
-	case V_I32: snprintf(out, outsize, "%" PRId32, *(const int32_t *)f); break;
-	case V_I64: snprintf(out, outsize, "%" PRId64, *(const int64_t *)f); break;
-	case V_BOOL: snprintf(out, outsize, "%s", *(const bool *)f ? "true" : "false"); break;
-	case V_DOUBLE: {
-		/* Java's Double.toString for the values a ratio takes: at least
-		 * one decimal ("0.5", "1.0"). */
-		double x = *(const double *)f;
-		snprintf(out, outsize, "%.15g", x);
-		if (!strpbrk(out, ".eEn"))
-			snprintf(out + strlen(out), outsize - strlen(out), ".0");
-		break;
-	}
-	case V_STR: snprintf(out, outsize, "%s", f); break;
-	case V_LISTENERS: format_listeners(cfg->listeners, cfg->nlisteners, out, outsize); break;
-	case V_ADVERTISED: format_listeners(cfg->advertised, cfg->nadvertised, out, outsize); break;
-	case V_TS_TYPE: snprintf(out, outsize, "%s", cfg->log_append_time ? "LogAppendTime" : "CreateTime"); break;
-	}
-	return true;
-}
-
-bool brk_config_was_given(const brk_config *cfg, const char *name)
-{
-	int i = key_index(name);
-	return i >= 0 && (cfg->given.keys[i / 8] & (1u << (i % 8)));
-}
-
-/* Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the keys that set the
- * same thing, highest precedence first. Returns the count (1 to 3). */
-static int synonym_names(const char *name, const char *out[3])
-{
-	static const char *const groups[][4] = {
-		{ "log.roll.ms", "log.roll.hours", NULL, NULL },
-		{ "log.roll.jitter.ms", "log.roll.jitter.hours", NULL, NULL },
-		{ "log.retention.ms", "log.retention.minutes", "log.retention.hours", NULL },
-	};
-	if (strcmp(name, "log.flush.interval.ms") == 0) {
-		/* log.flush.scheduler.interval.ms is its default; not the reverse */
+	const char *const *group = i >= 0 ? key_defs[i].synonyms : NULL;
+	if (!group) {
 		out[0] = name;
-		out[1] = "log.flush.scheduler.interval.ms";
-		return 2;
+		return 1;
 	}
-	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
-		for (int k = 0; groups[g][k]; k++)
-			if (strcmp(groups[g][k], name) == 0) {
-				int n = 0;
-				while (groups[g][n]) {
-					out[n] = groups[g][n];
-					n++;
-				}
-				return n;
-			}
-	out[0] = name;
-	return 1;
+	int n = 0;
+	while (group[n] && n < MAX_SYNONYM_NAMES) {
+		out[n] = group[n];
+		n++;
+	}
+	return n;
 }
 
 static const char *dyn_lookup(const ctl_config_entry *e, int32_t n, const char *name)
@@ -1332,11 +1375,9 @@ static const char *dyn_lookup(const ctl_config_entry *e, int32_t n, const char *
 int brk_config_synonyms(const brk_config_layers *layers, const char *name,
 			brk_config_synonym *out, int max)
 {
-	const char *names[3];
+	const char *names[MAX_SYNONYM_NAMES];
 	int nn = synonym_names(name, names);
-	brk_config defaults;
-	brk_config_defaults(&defaults);
-	brk_config_synonym all[4 * 3];
+	brk_config_synonym all[4 * MAX_SYNONYM_NAMES];
 	int n = 0;
 	for (int layer = 0; layer < 4; layer++) {
 		for (int k = 0; k < nn; k++) {
@@ -1367,10 +1408,10 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
 				s->source = BRK_CONFIG_SOURCE_STATIC_BROKER;
 			} else {
 				int i = key_index(nm);
-				if (i < 0 || !key_defs[i].k.has_default)
+				if (i < 0 || !key_defs[i].k.dflt)
 					continue;
 				s->name = key_defs[i].k.name;
-				brk_config_format(&defaults, nm, s->value, sizeof(s->value));
+				snprintf(s->value, sizeof(s->value), "%s", key_defs[i].k.dflt);
 				s->source = BRK_CONFIG_SOURCE_DEFAULT;
 			}
 			n++;

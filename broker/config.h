@@ -75,7 +75,32 @@ typedef struct brk_config {
 	bool transaction_partition_verification_enable; /* (true; KIP-890) */
 	int32_t producer_id_expiration_ms;   /* producer.id.expiration.ms (86400000, >= 1) */
 	char zookeeper_connect[1024];        /* zookeeper.connect (empty: single node) */
-	int32_t zookeeper_connection_timeout_ms; /* (18000) */
+	/* Cluster mode (Kafka 3.x's ZooKeeper mode: KafkaConfig and
+	 * ReplicationConfigs), for the controller, the replica fetchers and
+	 * the partition layer. */
+	int32_t zookeeper_session_timeout_ms;    /* zookeeper.session.timeout.ms (18000) */
+	int32_t zookeeper_connection_timeout_ms; /* (null: zookeeper.session.timeout.ms) */
+	bool zookeeper_set_acl;                  /* zookeeper.set.acl (false; accepted) */
+	char broker_rack[256];                   /* broker.rack (null: "") */
+	int32_t request_timeout_ms;              /* request.timeout.ms (30000): inter-broker requests */
+	int32_t controller_socket_timeout_ms;    /* controller.socket.timeout.ms (30000) */
+	int64_t replica_lag_time_max_ms;         /* replica.lag.time.max.ms (30000) */
+	int32_t replica_socket_timeout_ms;       /* (30000, >= replica.fetch.wait.max.ms) */
+	int32_t replica_socket_receive_buffer_bytes; /* (65536; -1 = OS) */
+	int32_t replica_fetch_max_bytes;         /* replica.fetch.max.bytes (1048576, >= 0) */
+	int32_t replica_fetch_wait_max_ms;       /* (500, <= replica.lag.time.max.ms) */
+	int32_t replica_fetch_min_bytes;         /* replica.fetch.min.bytes (1) */
+	int32_t replica_fetch_response_max_bytes; /* (10485760, >= 0) */
+	int32_t replica_fetch_backoff_ms;        /* replica.fetch.backoff.ms (1000, >= 0) */
+	int32_t num_replica_fetchers;            /* num.replica.fetchers (1, >= 1; dynamic) */
+	int64_t replica_high_watermark_checkpoint_interval_ms; /* (5000, >= 1) */
+	bool controlled_shutdown_enable;         /* controlled.shutdown.enable (true) */
+	int32_t controlled_shutdown_max_retries; /* (3) */
+	int64_t controlled_shutdown_retry_backoff_ms; /* (5000) */
+	bool auto_leader_rebalance_enable;       /* auto.leader.rebalance.enable (true) */
+	int64_t leader_imbalance_check_interval_seconds; /* (300, >= 1) */
+	int32_t leader_imbalance_per_broker_percentage;  /* (10) */
+	int32_t offsets_commit_timeout_ms;       /* offsets.commit.timeout.ms (5000, >= 1) */
 	/* Broker defaults of topic configs (Kafka's ServerTopicConfigSynonyms): */
 	char log_cleanup_policy[32];         /* log.cleanup.policy (delete) */
 	int64_t log_cleaner_delete_retention_ms;   /* (86400000) */
@@ -120,19 +145,24 @@ typedef struct brk_config {
 	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */
 	int32_t max_incremental_fetch_session_cache_slots; /* (1000, >= 0) */
 
-	/* Which keys of a synonym group were given (config.c keeps Kafka's
-	 * precedence with them, whatever the order of the settings): */
+	/* Synonym groups (Kafka's precedence, e.g. log.retention.ms over
+	 * .minutes over .hours, whatever the order of the settings): the
+	 * precedence level of the key that set each group's effective value,
+	 * 0 while none has (config.c's key table gives each key its level). */
 	struct {
-		uint8_t log_roll;       /* 0 default, 1 log.roll.hours, 2 log.roll.ms */
-		uint8_t log_retention;  /* 0 default, 1 .hours, 2 .minutes, 3 .ms */
-		bool log_flush_interval_ms; /* else it follows log.flush.scheduler.interval.ms */
-		bool log_dirs;          /* log.dirs given: log.dir is then ignored */
-		bool broker_id;         /* broker.id given */
-		bool node_id;           /* node.id given (value in node_id_value) */
-		int32_t node_id_value;
-		uint8_t log_roll_jitter; /* 0 default, 1 log.roll.jitter.hours, 2 .ms */
-		/* The values of the hour/minute synonyms as given (for describing
-		 * them; the effective value is in the ms field). */
+		uint8_t log_roll;        /* log.roll.hours 1, log.roll.ms 2 */
+		uint8_t log_roll_jitter; /* log.roll.jitter.hours 1, .ms 2 */
+		uint8_t log_retention;   /* log.retention.hours 1, .minutes 2, .ms 3 */
+		uint8_t log_flush_interval_ms; /* log.flush.scheduler.interval.ms 1, log.flush.interval.ms 2 */
+		uint8_t log_dir;         /* log.dir 1, log.dirs 2 */
+		uint8_t broker_id;       /* node.id 1, broker.id 2 */
+		uint8_t zookeeper_connection_timeout_ms; /* zookeeper.session.timeout.ms 1,
+							  * zookeeper.connection.timeout.ms 2 */
+	} level;
+	/* The values of keys whose effect is in another field, as given (for
+	 * describing them), and which described keys were set. */
+	struct {
+		int32_t node_id;                 /* node.id (null) */
 		int32_t log_roll_hours;          /* log.roll.hours (168) */
 		int32_t log_roll_jitter_hours;   /* log.roll.jitter.hours (0) */
 		int32_t log_retention_hours;     /* log.retention.hours (168) */
@@ -143,7 +173,7 @@ typedef struct brk_config {
 	} given;
 } brk_config;
 
-/* Fill cfg with Kafka's defaults. */
+/* Fill cfg with Kafka's defaults (each key's default through its parser). */
 void brk_config_defaults(brk_config *cfg);
 
 /*
@@ -196,7 +226,10 @@ typedef struct brk_config_key {
 	bool dynamic;      /* changeable at runtime (Kafka's
 			    * DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS) and applied
 			    * at once here; otherwise read-only */
-	bool has_default;  /* Kafka's ConfigDef default is not null */
+	const char *dflt;  /* Kafka's ConfigDef default in Kafka's string form
+			    * (what brk_config_defaults sets and
+			    * brk_config_format gives back); NULL when Kafka's
+			    * default is null */
 	const char *doc;   /* documentation, our words */
 } brk_config_key;
 

@@ -38,6 +38,7 @@
 #include "broker/ratelog.h"
 #include "broker/retention.h"
 #include "broker/server.h"
+#include "broker/shutdown.h"
 #include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "controller/ctl.h"
@@ -58,6 +59,7 @@ typedef struct run_state {
 	brk_listeners *listeners;
 	brk_conns *conns;
 	int64_t deadline; /* monotonic ms; 0 until a stop signal */
+	brk_shutdown controlled; /* asking the controller to move leadership */
 } run_state;
 
 static void usage(FILE *f)
@@ -88,6 +90,17 @@ static void on_ratelog_timer(brk_loop *loop, void *arg)
 	brk_timer_add(loop, BRK_RATELOG_WINDOW_MS, on_ratelog_timer, arg);
 }
 
+/* Leadership moved away (or nothing to move): stop serving. */
+static void on_moved(void *arg)
+{
+	run_state *rs = arg;
+	brk_listeners_close(rs->listeners);
+	rs->listeners = NULL;
+	brk_conns_drain(rs->conns);
+	rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
+	on_shutdown_poll(server.loop, rs);
+}
+
 static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 {
 	(void)events;
@@ -95,17 +108,20 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 	struct signalfd_siginfo si;
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (server.stopping) {
-			brk_loop_stop(loop); /* second signal: stop waiting */
+			if (!rs->controlled.finished)
+				brk_shutdown_abort(&rs->controlled); /* stop asking */
+			else
+				brk_loop_stop(loop); /* second signal: stop waiting */
 			continue;
 		}
 		fprintf(stderr, "samsa: %s received, shutting down\n",
 			si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 		server.stopping = true;
-		brk_listeners_close(rs->listeners);
-		rs->listeners = NULL;
-		brk_conns_drain(rs->conns);
-		rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
-		on_shutdown_poll(loop, rs);
+		/* In a cluster the controller moves this broker's leadership
+		 * first, while it still serves (controlled.shutdown.enable). */
+		brk_shutdown_begin(&rs->controlled, server.cfg.controlled_shutdown_enable,
+				   server.cfg.controlled_shutdown_max_retries,
+				   server.cfg.controlled_shutdown_retry_backoff_ms, on_moved, rs);
 	}
 }
 
@@ -207,6 +223,33 @@ static int check_meta(const brk_config *cfg, bool *fresh)
 	}
 	snprintf(server.cluster_id, sizeof(server.cluster_id), "%s", cluster);
 	return 0;
+}
+
+/* In a cluster the cluster id is ZooKeeper's (/cluster/id): a new log dir
+ * takes it, an existing one must have it (Kafka's
+ * InconsistentClusterIdException). Returns 0 or -1 (reason on stderr). */
+static int check_cluster_id(const brk_config *cfg, bool fresh)
+{
+	const char *id = ctl_cluster_id(server.cluster.ctl);
+	if (!id[0] || strcmp(id, server.cluster_id) == 0)
+		return 0;
+	if (fresh) {
+		int rc = logdir_write_meta(cfg->log_dir, cfg->broker_id, id);
+		if (rc < 0) {
+			fprintf(stderr, "samsa: cannot write %s/meta.properties: %s\n", cfg->log_dir,
+				strerror(-rc));
+			return -1;
+		}
+		snprintf(server.cluster_id, sizeof(server.cluster_id), "%s", id);
+		return 0;
+	}
+	fprintf(stderr,
+		"samsa: the cluster id %s in ZooKeeper does not match the cluster id %s stored in "
+		"%s/meta.properties: this log dir belongs to another cluster (or ZooKeeper's data "
+		"was lost). Point zookeeper.connect at its cluster, or remove the data in log.dirs "
+		"to join this one.\n",
+		id, server.cluster_id, cfg->log_dir);
+	return -1;
 }
 
 /* Read the command line into server.cfg. Returns -1 to exit 1, 1 to exit 0
@@ -312,9 +355,6 @@ int main(int argc, char **argv)
 	brk_config *cfg = &server.cfg;
 	fill_advertised_hosts(cfg);
 	raise_fd_limit();
-	if (cfg->zookeeper_connect[0])
-		fprintf(stderr, "samsa: warning: zookeeper.connect is set, but ZooKeeper mode is not "
-				"available yet: running as a single node\n");
 
 	/* Signals are taken from a signalfd; block them before any thread
 	 * starts so that none of them gets one. */
@@ -359,17 +399,19 @@ int main(int argc, char **argv)
 	brk_dynamic_config_init(&server.dynamic, &server.cfg, &server.partitions);
 	brk_replica_env env = {
 		.broker_id = cfg->broker_id,
-		.replica_lag_time_max_ms = 30000,
+		.replica_lag_time_max_ms = cfg->replica_lag_time_max_ms,
 		.alive = cluster_alive,
 		.alive_arg = &server.cluster,
 	};
 	rc = brk_partitions_init(&server.partitions, server.loop, &server.cfg, &env, clean);
 	if (rc == 0) {
-		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id };
+		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id,
+				  .zookeeper_connect = cfg->zookeeper_connect };
 		const brk_listener *l = brk_config_advertised(cfg);
 		o.self.id = cfg->broker_id;
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
+		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
 		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
 				      &o);
 		if (rc != 0)
@@ -385,15 +427,33 @@ int main(int argc, char **argv)
 		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
+	if (check_cluster_id(cfg, fresh) != 0) {
+		brk_cluster_close(&server.cluster);
+		brk_partitions_shutdown(&server.partitions);
+		brk_dynamic_config_free(&server.dynamic);
+		return 1;
+	}
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
-	brk_peers_init(&server.peers, server.loop, cfg->broker_id, NULL);
+	/* Connections to the other brokers: a fetcher's requests wait at most
+	 * replica.socket.timeout.ms and its answers hold up to
+	 * replica.fetch.response.max.bytes (plus the response's own fields);
+	 * other requests wait request.timeout.ms. */
+	brk_peer_limits limits[BRK_PEER_PURPOSES];
+	for (int i = 0; i < BRK_PEER_PURPOSES; i++)
+		brk_peer_limits_default(&limits[i]);
+	limits[BRK_PEER_FETCH].request_timeout_ms = cfg->replica_socket_timeout_ms;
+	if (cfg->replica_fetch_response_max_bytes < INT32_MAX - (1 << 20))
+		limits[BRK_PEER_FETCH].max_response_bytes =
+			cfg->replica_fetch_response_max_bytes + cfg->replica_fetch_max_bytes + (1 << 20);
+	limits[BRK_PEER_CONTROL].request_timeout_ms = cfg->request_timeout_ms;
+	brk_peers_init(&server.peers, server.loop, cfg->broker_id, limits);
 	brk_fetcher_config fc = {
-		.wait_max_ms = 500,
-		.min_bytes = 1,
-		.max_bytes = 1048576,
-		.response_max_bytes = 10485760,
-		.backoff_ms = 1000,
+		.wait_max_ms = cfg->replica_fetch_wait_max_ms,
+		.min_bytes = cfg->replica_fetch_min_bytes,
+		.max_bytes = cfg->replica_fetch_max_bytes,
+		.response_max_bytes = cfg->replica_fetch_response_max_bytes,
+		.backoff_ms = cfg->replica_fetch_backoff_ms,
 	};
 	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
 		fprintf(stderr, "samsa: cannot start the replica fetchers\n");

@@ -26,10 +26,9 @@
 #define HIGH_WATERMARK_FILE "replication-offset-checkpoint"
 #define LOG_START_FILE "log-start-offset-checkpoint"
 
-/* replica.high.watermark.checkpoint.interval.ms (5000),
- * log.flush.offset.checkpoint.interval.ms and
- * log.flush.start.offset.checkpoint.interval.ms (60000). */
-#define HW_CHECKPOINT_MS 5000
+/* log.flush.offset.checkpoint.interval.ms and
+ * log.flush.start.offset.checkpoint.interval.ms (60000); the high
+ * watermark's is replica.high.watermark.checkpoint.interval.ms. */
 #define OFFSET_CHECKPOINT_MS 60000
 /* How often the flush policy (flush.ms) is checked. */
 #define FLUSH_CHECK_MS 1000
@@ -329,7 +328,8 @@ static void on_hw_timer(brk_loop *loop, void *arg)
 {
 	brk_partitions *reg = arg;
 	write_checkpoint(reg, CK_HW, true);
-	reg->hw_timer = brk_timer_add(loop, HW_CHECKPOINT_MS, on_hw_timer, reg);
+	reg->hw_timer = brk_timer_add(loop, reg->cfg->replica_high_watermark_checkpoint_interval_ms,
+				      on_hw_timer, reg);
 }
 
 static void on_offsets_timer(brk_loop *loop, void *arg)
@@ -852,7 +852,8 @@ void brk_partitions_started(brk_partitions *reg)
 	write_checkpoint(reg, CK_RP, true);
 	write_checkpoint(reg, CK_LSO, true);
 	write_checkpoint(reg, CK_HW, true);
-	reg->hw_timer = brk_timer_add(reg->loop, HW_CHECKPOINT_MS, on_hw_timer, reg);
+	reg->hw_timer = brk_timer_add(reg->loop, reg->cfg->replica_high_watermark_checkpoint_interval_ms,
+				      on_hw_timer, reg);
 	reg->offsets_timer = brk_timer_add(reg->loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, reg);
 	reg->flush_timer = brk_timer_add(reg->loop, FLUSH_CHECK_MS, on_flush_timer, reg);
 }

@@ -27,7 +27,7 @@
 #include "compat-tests/kmsg.h"
 #include "compat-tests/wire.h"
 
-#define MAX_ENTRIES 128
+#define MAX_ENTRIES 256
 
 typedef struct entry {
 	char name[128];
@@ -266,7 +266,8 @@ static int count_segments(const h_broker *b, const char *topic)
 
 START_TEST(test_describe_sources)
 {
-	h_broker *b = c_start_broker((const char *const[]){ "log.retention.bytes=123456789", NULL });
+	h_broker *b = c_start_broker((const char *const[]){ "log.retention.bytes=123456789",
+							    "replica.lag.time.max.ms=3000", NULL });
 	rd_kafka_t *p = c_producer(b, NULL);
 	const char *t = "cfg-describe";
 	char errstr[512];
@@ -306,6 +307,18 @@ START_TEST(test_describe_sources)
 	ck_assert(!find(&d, "log.retention.bytes")->read_only);
 	ck_assert(find(&d, "listeners")->read_only);
 	ck_assert(find(&d, "log.dirs")->read_only);
+	/* Cluster mode keys: Kafka's defaults, read-only but for
+	 * num.replica.fetchers; broker.rack is null. */
+	expect(&d, "replica.lag.time.max.ms", "3000", RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG);
+	expect(&d, "replica.fetch.wait.max.ms", "500", RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG);
+	expect(&d, "zookeeper.session.timeout.ms", "18000", RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG);
+	expect(&d, "controlled.shutdown.enable", "true", RD_KAFKA_CONFIG_SOURCE_DEFAULT_CONFIG);
+	ck_assert(find(&d, "replica.lag.time.max.ms")->read_only);
+	ck_assert(find(&d, "replica.fetch.wait.max.ms")->read_only);
+	ck_assert(!find(&d, "num.replica.fetchers")->read_only);
+	ck_assert(find(&d, "broker.rack")->null_value);
+	ck_assert(find(&d, "zookeeper.connection.timeout.ms")->null_value);
+	ck_assert_int_lt(d.n, MAX_ENTRIES);
 
 	/* Unknown topic, another broker. */
 	describe(p, TOPIC, "cfg-no-such-topic", &d);

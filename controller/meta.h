@@ -63,7 +63,7 @@ typedef struct ctl_broker {
 	int64_t epoch;     /* broker epoch: the registration's czxid (KIP-380); 0 locally */
 	char host[256];    /* advertised host of its first listener */
 	int32_t port;
-	char rack[64];     /* broker.rack, "" when unset */
+	char rack[256];    /* broker.rack, "" when unset */
 } ctl_broker;
 
 /* The replicas (broker ids) of one partition, a view the caller owns. */

@@ -11,9 +11,9 @@
  *    such an answer carries only the code and message: empty cluster id,
  *    controller -1, no brokers, the schema defaults elsewhere;
  *  - otherwise the cluster id (meta.properties), the controller id, and the
- *    brokers with the host and port they advertise as Metadata gives them
- *    (rack null; none is fenced, so IncludeFencedBrokers changes nothing and
- *    IsFenced is false);
+ *    live brokers with the host, port and rack they registered, as Metadata
+ *    gives them (none is fenced, so IncludeFencedBrokers changes nothing
+ *    and IsFenced is false);
  *  - ClusterAuthorizedOperations: INT32_MIN unless asked for, then every
  *    operation a cluster supports (there is no authorizer).
  */
@@ -65,17 +65,21 @@ int brk_handle_describe_cluster(brk_request *req)
 		resp.endpoint_type = ENDPOINT_TYPE_BROKER;
 		resp.cluster_id = proto_cstr(server.cluster_id);
 		resp.controller_id = server.cluster.controller_id;
-		const brk_listener *l = brk_config_advertised(&server.cfg);
-		resp.brokers = proto_arena_alloc(req->arena, sizeof(*resp.brokers));
+		int32_t n = server.cluster.nbrokers;
+		resp.brokers = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.brokers));
 		if (!resp.brokers)
 			return BRK_CLOSE;
-		DescribeClusterResponse_DescribeClusterBroker_init(&resp.brokers[0]);
-		resp.brokers[0].broker_id = server.cfg.broker_id;
-		resp.brokers[0].host = proto_cstr(brk_config_advertised_host(l));
-		resp.brokers[0].port = l ? l->port : 9092;
-		resp.brokers[0].rack = proto_str_of(NULL, -1);
-		resp.brokers[0].is_fenced = false;
-		resp.brokers_count = 1;
+		for (int32_t i = 0; i < n; i++) {
+			const ctl_broker *b = &server.cluster.brokers[i];
+			DescribeClusterResponse_DescribeClusterBroker *rb = &resp.brokers[i];
+			DescribeClusterResponse_DescribeClusterBroker_init(rb);
+			rb->broker_id = b->id;
+			rb->host = proto_cstr(b->host);
+			rb->port = b->port;
+			rb->rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
+			rb->is_fenced = false;
+		}
+		resp.brokers_count = n;
 		if (m.include_cluster_authorized_operations)
 			resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
 	}

@@ -193,7 +193,7 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 			continue;
 		int ns = brk_config_synonyms(&layers, k->name, syn, BRK_CONFIG_MAX_SYNONYMS);
 		/* Kafka shows null for a key without a default that nobody set. */
-		bool has_value = ns > 0 || k->has_default;
+		bool has_value = ns > 0 || k->dflt;
 		if (has_value)
 			brk_config_format(layers.effective, k->name, value, sizeof(value));
 		if (fill(req, m, &r->configs[r->configs_count], k->name, has_value ? value : NULL,

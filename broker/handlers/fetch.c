@@ -47,15 +47,23 @@
  * their first offset up to the abort marker. The list lives in the request
  * arena; a delayed fetch that re-reads reuses each partition's array.
  *
+ * Followers (ReplicaId >= 0 before v15, ReplicaState.ReplicaId from v15;
+ * Kafka's ReplicaManager.fetchMessages for a follower): the same checks
+ * (this broker must lead at the CurrentLeaderEpoch), but the read goes up
+ * to the log end offset, not the high watermark; a fetch offset inside the
+ * log is the follower's log end offset, recorded on the first read
+ * (isr.h: the high watermark may move, the follower may join the ISR); a
+ * broker that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER.
+ *
  * Long poll: when fewer than MinBytes are ready, no partition failed and
  * MaxWaitMs > 0, the request waits in the purgatory on each partition it
- * reads, and is answered when appends bring enough bytes or at MaxWaitMs
- * (Kafka's DelayedFetch). A READ_UNCOMMITTED fetch counts the bytes the
- * appends notified before it re-reads; a READ_COMMITTED one re-reads on
- * every notification, since only bytes below the last stable offset count
- * (Kafka's DelayedFetch.tryComplete measures up to the isolation's end
- * offset) and a transaction marker can make many appended bytes readable
- * at once.
+ * reads, and is answered when enough bytes are there or at MaxWaitMs
+ * (Kafka's DelayedFetch). A follower's fetch waits on appends (the log end
+ * offset) and re-reads once the appends it was told of reach MinBytes; a
+ * consumer's fetch waits on the high watermark (and role changes) and
+ * re-reads on every move, since only bytes below the high watermark or the
+ * last stable offset count and one move (a follower's fetch, a
+ * transaction marker) can make many appended bytes readable at once.
  */
 #include <string.h>
 
@@ -251,7 +259,13 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 				continue;
 			}
 			pd->error_code = brk_partition_leader_error(p, fp->current_leader_epoch);
+			/* A follower's fetch offset is its log end offset: recorded
+			 * only when it is inside the leader's log (Kafka reads first
+			 * and records after, so an out-of-range fetch records
+			 * nothing). */
 			if (pd->error_code == KERR_NONE && st->replica >= 0 && !st->followed &&
+			    fp->fetch_offset >= log_start_offset(p->log) &&
+			    fp->fetch_offset <= log_end_offset(p->log) &&
 			    !brk_replica_fetched(p, st->replica, fp->fetch_offset, fp->log_start_offset))
 				pd->error_code = KERR_NOT_LEADER_OR_FOLLOWER; /* not one of its replicas */
 			if (pd->error_code != KERR_NONE) {

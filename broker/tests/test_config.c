@@ -391,6 +391,166 @@ START_TEST(test_file_errors)
 }
 END_TEST
 
+/* The key table: every default parses with its key's own parser and
+ * formats back as written (what DescribeConfigs shows as the default is
+ * what brk_config_defaults set), and a key with no default has no value
+ * of its own unless set. */
+START_TEST(test_table_defaults)
+{
+	char v[BRK_CONFIG_VALUE_MAX];
+	ck_assert_int_gt(brk_config_key_count(), 80);
+	for (int i = 0; i < brk_config_key_count(); i++) {
+		const brk_config_key *k = brk_config_key_at(i);
+		ck_assert_msg(k->doc && k->doc[0], "%s has no documentation", k->name);
+		ck_assert(brk_config_format(&cfg, k->name, v, sizeof(v)));
+		if (!k->dflt)
+			continue;
+		ck_assert_msg(strcmp(v, k->dflt) == 0, "%s: default %s but formats as %s", k->name,
+			      k->dflt, v);
+		brk_config c;
+		brk_config_defaults(&c);
+		ck_assert_msg(brk_config_set(&c, k->name, k->dflt, NULL, err, sizeof(err)) == 0,
+			      "%s: default %s refused: %s", k->name, k->dflt, err);
+		ck_assert(brk_config_format(&c, k->name, v, sizeof(v)));
+		ck_assert_str_eq(v, k->dflt);
+		ck_assert(brk_config_was_given(&c, k->name));
+		ck_assert(!brk_config_was_given(&cfg, k->name));
+	}
+	/* A default does not count as a setting in a synonym group:
+	 * log.retention.hours' default leaves log.retention.minutes free. */
+	ck_assert_int_eq(set("log.retention.minutes", "2"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 120000);
+	ck_assert_int_eq(set("log.retention.hours", "168"), 0);
+	ck_assert_int_eq(cfg.log_retention_ms, 120000);
+}
+END_TEST
+
+/* Cluster mode keys: Kafka 3.x's names, defaults and validators. */
+START_TEST(test_cluster_keys)
+{
+	ck_assert_int_eq(cfg.zookeeper_session_timeout_ms, 18000);
+	ck_assert(!cfg.zookeeper_set_acl);
+	ck_assert_str_eq(cfg.broker_rack, "");
+	ck_assert_int_eq(cfg.request_timeout_ms, 30000);
+	ck_assert_int_eq(cfg.controller_socket_timeout_ms, 30000);
+	ck_assert_int_eq(cfg.replica_lag_time_max_ms, 30000);
+	ck_assert_int_eq(cfg.replica_socket_timeout_ms, 30000);
+	ck_assert_int_eq(cfg.replica_socket_receive_buffer_bytes, 65536);
+	ck_assert_int_eq(cfg.replica_fetch_max_bytes, 1048576);
+	ck_assert_int_eq(cfg.replica_fetch_wait_max_ms, 500);
+	ck_assert_int_eq(cfg.replica_fetch_min_bytes, 1);
+	ck_assert_int_eq(cfg.replica_fetch_response_max_bytes, 10485760);
+	ck_assert_int_eq(cfg.replica_fetch_backoff_ms, 1000);
+	ck_assert_int_eq(cfg.num_replica_fetchers, 1);
+	ck_assert_int_eq(cfg.replica_high_watermark_checkpoint_interval_ms, 5000);
+	ck_assert(cfg.controlled_shutdown_enable);
+	ck_assert_int_eq(cfg.controlled_shutdown_max_retries, 3);
+	ck_assert_int_eq(cfg.controlled_shutdown_retry_backoff_ms, 5000);
+	ck_assert(cfg.auto_leader_rebalance_enable);
+	ck_assert_int_eq(cfg.leader_imbalance_check_interval_seconds, 300);
+	ck_assert_int_eq(cfg.leader_imbalance_per_broker_percentage, 10);
+	ck_assert_int_eq(cfg.offsets_commit_timeout_ms, 5000);
+	ck_assert(!cfg.unclean_leader_election_enable);
+	ck_assert(cfg.delete_topic_enable);
+
+	/* CLUSTER.md's test settings. */
+	static const char *const fast[][2] = {
+		{ "zookeeper.session.timeout.ms", "4000" },
+		{ "replica.lag.time.max.ms", "3000" },
+		{ "replica.fetch.wait.max.ms", "100" },
+		{ "leader.imbalance.check.interval.seconds", "5" },
+		{ "controlled.shutdown.retry.backoff.ms", "500" },
+		{ "replica.high.watermark.checkpoint.interval.ms", "1000" },
+		{ "broker.rack", " rack-a " },
+		{ "num.replica.fetchers", "2" },
+		{ "auto.leader.rebalance.enable", "false" },
+		{ "zookeeper.set.acl", "true" },
+	};
+	for (size_t i = 0; i < sizeof(fast) / sizeof(fast[0]); i++)
+		ck_assert_msg(set(fast[i][0], fast[i][1]) == 0 && warnbuf[0] == '\0', "%s=%s: %s %s",
+			      fast[i][0], fast[i][1], err, warnbuf);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.zookeeper_session_timeout_ms, 4000);
+	ck_assert_int_eq(cfg.replica_lag_time_max_ms, 3000);
+	ck_assert_int_eq(cfg.replica_fetch_wait_max_ms, 100);
+	ck_assert_int_eq(cfg.leader_imbalance_check_interval_seconds, 5);
+	ck_assert_int_eq(cfg.controlled_shutdown_retry_backoff_ms, 500);
+	ck_assert_int_eq(cfg.replica_high_watermark_checkpoint_interval_ms, 1000);
+	ck_assert_str_eq(cfg.broker_rack, "rack-a");
+	ck_assert_int_eq(cfg.num_replica_fetchers, 2);
+	ck_assert(!cfg.auto_leader_rebalance_enable);
+	ck_assert(cfg.zookeeper_set_acl);
+
+	/* Kafka's validators, and ours where Kafka has none. */
+	static const char *const bad[][2] = {
+		{ "offsets.commit.timeout.ms", "0" },
+		{ "leader.imbalance.check.interval.seconds", "0" },
+		{ "replica.fetch.backoff.ms", "-1" },
+		{ "replica.fetch.max.bytes", "-1" },
+		{ "replica.fetch.response.max.bytes", "-1" },
+		{ "num.replica.fetchers", "0" },
+		{ "replica.high.watermark.checkpoint.interval.ms", "0" },
+		{ "replica.socket.receive.buffer.bytes", "-2" },
+		{ "controlled.shutdown.enable", "maybe" },
+		{ "zookeeper.session.timeout.ms", "x" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(set(bad[i][0], bad[i][1]) == -1, "%s=%s accepted", bad[i][0], bad[i][1]);
+		ck_assert_msg(strstr(err, bad[i][0]) != NULL, "message: %s", err);
+	}
+
+	/* zookeeper.connection.timeout.ms follows the session timeout unless
+	 * set, in either order (Kafka: null, then zookeeper.session.timeout.ms). */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(cfg.zookeeper_connection_timeout_ms, 18000);
+	ck_assert_int_eq(set("zookeeper.session.timeout.ms", "6000"), 0);
+	ck_assert_int_eq(cfg.zookeeper_connection_timeout_ms, 6000);
+	ck_assert_int_eq(set("zookeeper.connection.timeout.ms", "2500"), 0);
+	ck_assert_int_eq(set("zookeeper.session.timeout.ms", "7000"), 0);
+	ck_assert_int_eq(cfg.zookeeper_connection_timeout_ms, 2500);
+	ck_assert_int_eq(cfg.zookeeper_session_timeout_ms, 7000);
+	ck_assert_ptr_null(brk_config_key_find("zookeeper.connection.timeout.ms")->dflt);
+
+	/* Kafka's cross-checks of the fetch wait. */
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("replica.fetch.wait.max.ms", "40000"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "replica.socket.timeout.ms") != NULL, "message: %s", err);
+	ck_assert_int_eq(set("replica.socket.timeout.ms", "60000"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "replica.lag.time.max.ms") != NULL, "message: %s", err);
+	ck_assert_int_eq(set("replica.lag.time.max.ms", "40000"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+
+	/* Read-only except num.replica.fetchers and unclean.leader.election.enable,
+	 * as in Kafka; broker.rack has no default. */
+	static const char *const keys[] = {
+		"replica.lag.time.max.ms", "replica.fetch.wait.max.ms", "replica.fetch.min.bytes",
+		"replica.fetch.max.bytes", "replica.fetch.response.max.bytes",
+		"replica.fetch.backoff.ms", "replica.socket.timeout.ms",
+		"replica.high.watermark.checkpoint.interval.ms", "zookeeper.session.timeout.ms",
+		"zookeeper.connection.timeout.ms", "zookeeper.set.acl", "broker.rack",
+		"controlled.shutdown.enable", "controlled.shutdown.max.retries",
+		"controlled.shutdown.retry.backoff.ms", "auto.leader.rebalance.enable",
+		"leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage",
+		"offsets.commit.timeout.ms", "delete.topic.enable", "request.timeout.ms",
+		"controller.socket.timeout.ms", "replica.socket.receive.buffer.bytes",
+	};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const brk_config_key *k = brk_config_key_find(keys[i]);
+		ck_assert_msg(k != NULL, "%s is not described", keys[i]);
+		ck_assert_msg(!k->dynamic, "%s is dynamic", keys[i]);
+	}
+	ck_assert(brk_config_key_find("num.replica.fetchers")->dynamic);
+	ck_assert(brk_config_key_find("unclean.leader.election.enable")->dynamic);
+	ck_assert_ptr_null(brk_config_key_find("broker.rack")->dflt);
+	ck_assert_int_eq(brk_config_key_find("replica.lag.time.max.ms")->type, BRK_CONFIG_TYPE_LONG);
+	ck_assert_int_eq(brk_config_key_find("replica.fetch.wait.max.ms")->type, BRK_CONFIG_TYPE_INT);
+	ck_assert_int_eq(brk_config_key_find("leader.imbalance.check.interval.seconds")->type,
+			 BRK_CONFIG_TYPE_LONG);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("config");
@@ -404,6 +564,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_listeners);
 	tcase_add_test(tc, test_file);
 	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_table_defaults);
+	tcase_add_test(tc, test_cluster_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
