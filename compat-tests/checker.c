@@ -256,7 +256,8 @@ int chk_write(chk *h, int producer, int32_t partition, const char *val, chk_outc
 	h->writes++;
 	if (o != CHK_ACKED)
 		return 0;
-	check_mono(h, producer, partition, offset, val);
+	if (offset >= 0)
+		check_mono(h, producer, partition, offset, val);
 	if (h->nacks == h->capacks) {
 		size_t cap = h->capacks ? h->capacks * 2 : 1024;
 		int64_t *a = realloc(h->acks, cap * sizeof(*a));
@@ -266,7 +267,7 @@ int chk_write(chk *h, int producer, int32_t partition, const char *val, chk_outc
 		h->capacks = cap;
 	}
 	h->acks[h->nacks++] = t_ms;
-	return observe(h, partition, offset, id);
+	return offset < 0 ? 0 : observe(h, partition, offset, id);
 }
 
 int chk_read(chk *h, int32_t partition, int64_t offset, const char *val)
@@ -285,7 +286,7 @@ int chk_read(chk *h, int32_t partition, int64_t offset, const char *val)
 	}
 	v->nreads++;
 	if (v->written && v->outcome == CHK_ACKED && v->partition == partition &&
-	    v->offset == offset)
+	    (v->offset == offset || v->offset < 0))
 		v->read_at_ack = true;
 	return observe(h, partition, offset, id);
 }
@@ -345,6 +346,7 @@ void chk_check(const chk *h, const chk_options *opt, chk_report *r)
 		switch (v->outcome) {
 		case CHK_ACKED:
 			r->acked++;
+			r->acked_no_offset += v->offset < 0;
 			if (!v->nreads) {
 				r->lost++;
 				if (!opt->allow_loss)
@@ -424,12 +426,14 @@ void chk_check(const chk *h, const chk_options *opt, chk_report *r)
 void chk_report_print(const chk_report *r, FILE *f)
 {
 	fprintf(f,
-		"checker: %s: %ld writes (%ld acknowledged, %ld failed, %ld indeterminate, "
-		"%ld of those read), %ld reads of %ld values; lost %ld, misplaced %ld, "
-		"divergent offsets %ld, non-monotonic %ld, failed but read %ld, duplicated %ld, "
-		"unknown %ld; longest time without a successful produce %" PRId64 " ms\n",
-		r->ok ? "valid" : "INVALID", r->writes, r->acked, r->failed, r->indeterminate,
-		r->indeterminate_read, r->reads, r->values_read, r->lost, r->misplaced, r->divergent,
+		"checker: %s: %ld writes (%ld acknowledged, %ld of them without an offset, %ld "
+		"failed, %ld indeterminate, %ld of those read), %ld reads of %ld values; lost %ld, "
+		"misplaced %ld, divergent offsets %ld, non-monotonic %ld, failed but read %ld, "
+		"duplicated %ld, unknown %ld; longest time without a successful produce %" PRId64
+		" ms\n",
+		r->ok ? "valid" : "INVALID", r->writes, r->acked, r->acked_no_offset, r->failed,
+		r->indeterminate, r->indeterminate_read, r->reads, r->values_read, r->lost,
+		r->misplaced, r->divergent,
 		r->nonmonotonic, r->failed_read, r->duplicated, r->unknown, r->longest_gap_ms);
 	for (int i = 0; i < r->nexamples; i++)
 		fprintf(f, "checker:   %s\n", r->examples[i]);

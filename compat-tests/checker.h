@@ -15,11 +15,16 @@
  * chk_check verifies:
  *   (L) no loss: every acknowledged (value, partition, offset) was read at
  *       that partition and offset ("lost" when the value was never read,
- *       "misplaced" when it was read elsewhere);
+ *       "misplaced" when it was read elsewhere); a value acknowledged
+ *       without an offset (offset < 0: librdkafka's idempotent producer
+ *       acknowledges a record whose own request failed once a later one of
+ *       the same partition succeeded, "implicitly acked", without knowing
+ *       its offset) must be read in its partition;
  *   (D) no divergence: no (partition, offset) was seen with two different
  *       values, across all acknowledgements and reads;
  *   (M) monotonic offsets: the offsets acknowledged to one producer for one
- *       partition increase, in the order the acknowledgements arrived;
+ *       partition increase, in the order the acknowledgements arrived (those
+ *       without an offset left out);
  *   (F) a definitely failed value is never read;
  * and, with chk_options.idempotent, that no value was read at two
  * different offsets (a duplicate); without it duplicates are only counted.
@@ -60,6 +65,7 @@ typedef struct chk_options {
 typedef struct chk_report {
 	long writes;            /* chk_write calls */
 	long acked, failed, indeterminate;
+	long acked_no_offset;   /* of the acknowledged: without an offset */
 	long reads;             /* chk_read calls */
 	long values_read;       /* distinct values read */
 	long lost;              /* L: acknowledged, never read */
@@ -85,7 +91,8 @@ void chk_free(chk *h);
 
 /*
  * A value producer sent to partition and its outcome; offset is the
- * acknowledged offset (ignored unless CHK_ACKED), t_ms when the outcome was
+ * acknowledged offset (ignored unless CHK_ACKED; < 0 when the
+ * acknowledgement did not give one), t_ms when the outcome was
  * learnt (any monotonic ms; used for the longest gap). Call in the order the
  * producer learnt the outcomes. 0, or -1 when value was written before (a
  * test bug) or on out of memory.

@@ -239,6 +239,44 @@ START_TEST(test_repeated_write)
 }
 END_TEST
 
+START_TEST(test_ack_without_offset)
+{
+	/* librdkafka's implicit acknowledgement: offset -1001 (unknown) */
+	chk *h = valid_history();
+	ck_assert_int_eq(chk_write(h, 0, 0, "0-10", CHK_ACKED, -1001, 2000), 0);
+	ck_assert_int_eq(chk_write(h, 0, 0, "0-11", CHK_ACKED, 11, 2001), 0);
+	ck_assert_int_eq(chk_read(h, 0, 10, "0-10"), 0);
+	ck_assert_int_eq(chk_read(h, 0, 11, "0-11"), 0);
+	chk_report r;
+	chk_options idem = {.idempotent = true};
+	chk_check(h, &idem, &r);
+	ck_assert(r.ok);
+	ck_assert_int_eq(r.acked_no_offset, 1);
+	chk_free(h);
+	/* never read: lost */
+	h = valid_history();
+	ck_assert_int_eq(chk_write(h, 0, 0, "0-10", CHK_ACKED, -1001, 2000), 0);
+	chk_check(h, NULL, &r);
+	expect_only(&r, "lost", r.lost, "0-10");
+	chk_free(h);
+	/* read in another partition: misplaced */
+	h = valid_history();
+	ck_assert_int_eq(chk_write(h, 0, 0, "0-10", CHK_ACKED, -1001, 2000), 0);
+	ck_assert_int_eq(chk_read(h, 1, 5, "0-10"), 0);
+	chk_check(h, NULL, &r);
+	expect_only(&r, "misplaced", r.misplaced, "0-10");
+	chk_free(h);
+	/* read twice: a duplicate */
+	h = valid_history();
+	ck_assert_int_eq(chk_write(h, 0, 0, "0-10", CHK_ACKED, -1001, 2000), 0);
+	ck_assert_int_eq(chk_read(h, 0, 10, "0-10"), 0);
+	ck_assert_int_eq(chk_read(h, 0, 11, "0-10"), 0);
+	chk_check(h, &idem, &r);
+	expect_only(&r, "duplicated", r.duplicated, "0-10");
+	chk_free(h);
+}
+END_TEST
+
 START_TEST(test_gap)
 {
 	chk *h = chk_new();
@@ -300,6 +338,7 @@ int main(void)
 	tcase_add_test(tc, test_duplicate);
 	tcase_add_test(tc, test_unknown);
 	tcase_add_test(tc, test_repeated_write);
+	tcase_add_test(tc, test_ack_without_offset);
 	tcase_add_test(tc, test_gap);
 	tcase_add_test(tc, test_large);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +91,22 @@ long cc_env_long(const char *name, long def)
 	return *end ? def : v;
 }
 
+/* h_now_ms() of the last cc_start, for cc_log */
+static long long log_t0;
+
+void cc_log(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "[%7.3f] %s\n", (double)(h_now_ms() - log_t0) / 1000.0, msg);
+}
+
 void cc_start(hc_cluster *c, const hc_options *o, bool own_zk)
 {
+	log_t0 = h_now_ms();
 	hc_options opt;
 	if (o)
 		opt = *o;
@@ -100,11 +115,14 @@ void cc_start(hc_cluster *c, const hc_options *o, bool own_zk)
 	if (!own_zk && !opt.zk)
 		opt.zk = shared_zk;
 	ck_assert_msg(hc_start(c, &opt) == 0, "the cluster did not form (logs above)");
+	cc_log("cluster of %d formed (chroot %s, bootstrap %s)", c->n, c->chroot, c->bootstrap);
 }
 
 void cc_finish(hc_cluster *c)
 {
+	cc_log("stopping the cluster");
 	int bad = hc_stop(c, 30000);
+	cc_log("stopped");
 	hc_free(c);
 	ck_assert_msg(bad == 0, "%d broker(s) did not exit 0 on SIGTERM (logs above)", bad);
 }
@@ -119,7 +137,9 @@ rd_kafka_conf_t *cc_conf(const hc_cluster *c)
 	/* a killed broker comes back within seconds: look again soon */
 	c_set(conf, "reconnect.backoff.ms", "50");
 	c_set(conf, "reconnect.backoff.max.ms", "500");
-	c_set(conf, "retry.backoff.ms", "100");
+	const char *debug = getenv("SAMSA_RDKAFKA_DEBUG");
+	if (debug && *debug)
+		c_set(conf, "debug", debug);
 	return conf;
 }
 
@@ -428,6 +448,7 @@ cc_producer *cc_producer_start(hc_cluster *c, const char *topic, int npart, int 
 	c_set(conf, "request.timeout.ms", "5000");
 	c_set(conf, "message.timeout.ms", "30000");
 	c_set(conf, "linger.ms", "5");
+	c_set(conf, "retry.backoff.ms", "100");
 	c_set_all(conf, kv);
 	char buf[16];
 	size_t sz = sizeof(buf);
@@ -670,7 +691,7 @@ int cc_connect(hc_cluster *c, int id)
 int16_t cc_raw_produce(hc_cluster *c, int id, const char *topic, int32_t partition,
 		       int16_t acks, int n, int first, int64_t *base_offset)
 {
-	k_wbuf *batch = malloc(sizeof(*batch)), *body = malloc(sizeof(*body)); /* 64 KiB each */
+	k_wbuf *batch = calloc(1, sizeof(*batch)), *body = calloc(1, sizeof(*body)); /* 64 KiB each */
 	ck_assert(batch && body);
 	k_build_batch(batch, n, first, 1700000000000LL, 0);
 	k_produce_body(body, topic, partition, acks, batch);
@@ -771,7 +792,7 @@ static void parse_records(const uint8_t *recs, int64_t len, cc_fetched *out, int
 int16_t cc_raw_fetch(hc_cluster *c, int id, const char *topic, int32_t partition,
 		     int64_t offset, int64_t *hw, cc_fetched *out, int cap, int *n)
 {
-	k_wbuf *body = malloc(sizeof(*body));
+	k_wbuf *body = calloc(1, sizeof(*body));
 	ck_assert_ptr_nonnull(body);
 	k_fetch_body(body, topic, partition, offset, 0, 0);
 	int fd = cc_connect(c, id);

@@ -26,7 +26,9 @@
  * Environment:
  *   SAMSA_CLUSTER_QUICK   set (non-empty, not "0"): shorter loops (the
  *                         sanitizer build sets it);
- *   SAMSA_CLUSTER_LONG    set: the long loops for the closing figures.
+ *   SAMSA_CLUSTER_LONG    set: the long loops for the closing figures;
+ *   SAMSA_RDKAFKA_DEBUG   librdkafka's debug contexts for every client
+ *                         ("eos,msg,protocol"...), to read a failure.
  */
 #ifndef SAMSA_COMPAT_CLUSTER_COMMON_H
 #define SAMSA_COMPAT_CLUSTER_COMMON_H
@@ -54,6 +56,10 @@ bool cc_long(void);
 
 /* An integer from the environment, def when unset or not a number. */
 long cc_env_long(const char *name, long def);
+
+/* A line on stderr (the test's log) with the seconds since the last
+ * cc_start: the phases of a test, for reading a failure. */
+void cc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* hc_start with the shared ZooKeeper (own_zk: one of its own, for tests
  * that stop it), failing the test when it does not form. o may be NULL. */

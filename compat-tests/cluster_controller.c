@@ -224,6 +224,7 @@ START_TEST(test_zombie)
 			(const char *const[]){"min.insync.replicas", "2", NULL});
 	cc_producer *p = cc_producer_start(&c, "zombie", NPART, 0, 200, NULL);
 	ck_assert_msg(cc_producer_wait_ack_after(p, -1, 0, 20000) >= 0, "no acknowledgement");
+	usleep(1000 * 1000); /* some data in every partition before the fault */
 
 	int old = hc_zk_controller(&c);
 	int64_t e = hc_zk_controller_epoch(&c, NULL);

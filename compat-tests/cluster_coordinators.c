@@ -158,16 +158,21 @@ static void consume_n(rd_kafka_t *rk, int n, int64_t *next, int timeout_ms)
 	}
 }
 
-/* Commit the positions synchronously, again while the coordinator moves. */
-static void commit_sync(rd_kafka_t *rk)
+/* Commit next[0..3) synchronously (every partition, also one nothing was
+ * read from), again while the coordinator moves. */
+static void commit_sync(rd_kafka_t *rk, const int64_t *next)
 {
 	long long deadline = h_now_ms() + h_scaled_ms(30000);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(3);
+	for (int p = 0; p < 3; p++)
+		rd_kafka_topic_partition_list_add(l, "gin", p)->offset = next[p];
 	rd_kafka_resp_err_t e;
-	while ((e = rd_kafka_commit(rk, NULL, 0)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+	while ((e = rd_kafka_commit(rk, l, 0)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
 		ck_assert_msg(h_now_ms() < deadline, "commit: %s", rd_kafka_err2name(e));
 		fprintf(stderr, "commit: %s; again\n", rd_kafka_err2name(e));
 		usleep(200 * 1000);
 	}
+	rd_kafka_topic_partition_list_destroy(l);
 }
 
 /* The committed offsets must be want[0..3). */
@@ -215,7 +220,7 @@ START_TEST(test_group)
 	rd_kafka_t *rk = group_consumer(&c, group);
 	int64_t next[3] = {0, 0, 0};
 	consume_n(rk, 150, next, 60000);
-	commit_sync(rk);
+	commit_sync(rk, next);
 	expect_committed(rk, next);
 
 	ck_assert_int_eq(hc_kill(&c, k), 0);
@@ -225,7 +230,7 @@ START_TEST(test_group)
 	ck_assert_msg(k2 != k, "the coordinator is still the killed broker %d", k);
 	expect_committed(rk, next);
 	consume_n(rk, 150, next, 60000);
-	commit_sync(rk);
+	commit_sync(rk, next);
 	expect_committed(rk, next);
 	rd_kafka_consumer_close(rk);
 	rd_kafka_destroy(rk);

@@ -2,7 +2,8 @@
  * cluster_isr.c - the in-sync replica set, acks and min.insync.replicas
  * (CLUSTER.md 3.5, 3.6, 4.2; 6.5 tests 5 and 6).
  *
- * The brokers run with zookeeper.session.timeout.ms=20000, so a follower
+ * The brokers run with zookeeper.session.timeout.ms=20000 (all but
+ * follower_death_parked), so a follower
  * stopped for a few seconds keeps its session: what takes it out of the ISR
  * is its leader (replica.lag.time.max.ms=3000, checked every 1.5 s), not
  * the controller. Every topic is assigned with the controller as the first
@@ -29,8 +30,17 @@
  * record, acks=1, gets that very offset). After SIGCONT the follower
  * rejoins, acks=-1 succeeds, and both replicas hold the same batches.
  *
+ * follower_death_parked (replica.lag.time.max.ms=60000, the default
+ * session timeout of 4 s): a follower is killed (-9) and an acks=-1 Produce
+ * sent at once waits for it; the controller takes it out of the ISR with a
+ * new leader epoch but the same leader, and the request completes with
+ * NONE at its offset, as Kafka's DelayedProduce does (NOT_LEADER_OR_FOLLOWER
+ * is for a partition no longer led here).
+ *
  * acks_matrix: acks 0/1/-1 x min.insync.replicas 1/2 x ISR size 3/2/1 (two
- * topics of RF 3, followers stopped one after the other): acks=-1 with an
+ * topics of RF 3, followers stopped one after the other, each time followed
+ * by one acks=1 record: a stopped follower that has the whole log stays in
+ * the ISR of an idle partition, as in Kafka): acks=-1 with an
  * ISR below min.insync.replicas is NOT_ENOUGH_REPLICAS and appends
  * nothing; everything else is appended at the log end offset (acks 1 and
  * -1 answer 0; acks 0 answers nothing).
@@ -332,6 +342,12 @@ START_TEST(test_acks_matrix)
 		if (isr < 3) {
 			int f = isr == 2 ? f2 : f1;
 			ck_assert_int_eq(hc_pause(&c, f), 0);
+			/* a follower that has everything counts as caught up however
+			 * long it is silent (Kafka's Replica.isCaughtUp): one more
+			 * record makes the stopped one lag */
+			int64_t base;
+			ck_assert_int_eq(cc_raw_produce(&c, ctl, "m1", 0, 1, 1, seq++, &base), 0);
+			ck_assert_int_eq(cc_raw_produce(&c, ctl, "m2", 0, 1, 1, seq++, &base), 0);
 			const int32_t want[3] = {ctl, f1, f2};
 			wait_isr(&c, "m1", want, isr, SHRINK_MS, s1.leader_epoch);
 			wait_isr(&c, "m2", want, isr, SHRINK_MS, s2.leader_epoch);
@@ -350,6 +366,51 @@ START_TEST(test_acks_matrix)
 }
 END_TEST
 
+/* A follower dies with an acks=-1 request parked for it: the controller
+ * takes it out of the ISR with a new leader epoch, the leader stays the
+ * same, and the request completes with NONE (Kafka's DelayedProduce answers
+ * NOT_LEADER_OR_FOLLOWER only when the partition is no longer led here). */
+START_TEST(test_follower_death_parked)
+{
+	hc_cluster c;
+	/* the leader itself never drops the follower here: only the
+	 * controller, when the session expires */
+	hc_options o = {.overrides = (const char *const[]){"replica.lag.time.max.ms=60000", NULL}};
+	cc_start(&c, &o, false);
+	int ctl, f1, f2;
+	roles(&c, &ctl, &f1, &f2);
+	const int32_t assign[3] = {ctl, f1, f2};
+	cc_create_topic(&c, "bump", 1, 3, assign,
+			(const char *const[]){"min.insync.replicas", "2", NULL});
+	int64_t base;
+	ck_assert_int_eq(cc_raw_produce(&c, ctl, "bump", 0, -1, 3, 0, &base), 0);
+	hc_state s0;
+	ck_assert_int_eq(hc_zk_state(&c, "bump", 0, &s0), CTL_ZK_OK);
+
+	ck_assert_int_eq(hc_kill(&c, f2), 0);
+	long long t0 = h_now_ms();
+	int16_t err = cc_raw_produce(&c, ctl, "bump", 0, -1, 1, 3, &base);
+	long waited = (long)(h_now_ms() - t0);
+	hc_state s1;
+	ck_assert_int_eq(hc_zk_state(&c, "bump", 0, &s1), CTL_ZK_OK);
+	cc_log("parked acks=-1 answered %d at %" PRId64 " after %ld ms; state %s", err, base, waited,
+	       s1.json);
+	ck_assert_msg(s1.leader == ctl && s1.leader_epoch > s0.leader_epoch &&
+			      !hc_isr_has(&s1, f2),
+		      "the controller did not take the dead follower out with a new leader epoch: %s "
+		      "(was %s)", s1.json, s0.json);
+	ck_assert_msg(err == 0 && base == 3,
+		      "an acks=-1 request parked for a follower that died got error %d (offset %" PRId64
+		      ") after %ld ms, when the controller moved the leader epoch from %d to %d "
+		      "without changing the leader (%d); Kafka completes it with NONE at offset 3",
+		      err, base, waited, s0.leader_epoch, s1.leader_epoch, ctl);
+	ck_assert_int_eq(hc_restart(&c, f2), 0);
+	const int32_t all[3] = {ctl, f1, f2};
+	ck_assert_msg(hc_wait_isr(&c, "bump", 0, all, 3, 20000) >= 0, "no rejoin");
+	cc_finish(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster_isr");
@@ -358,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, test_shrink_expand);
 	tcase_add_test(tc, test_rf2_min_isr2);
 	tcase_add_test(tc, test_acks_matrix);
+	tcase_add_test(tc, test_follower_death_parked);
 	suite_add_tcase(s, tc);
 	return cc_run_suite(s);
 }

@@ -141,6 +141,7 @@ START_TEST(test_controlled_shutdown)
 			(const char *const[]){"min.insync.replicas", "2", NULL});
 	cc_producer *p = cc_producer_start(&c, TOPIC, NPART, 0, 300, NULL);
 	ck_assert_msg(cc_producer_wait_ack_after(p, -1, 0, 20000) >= 0, "no acknowledgement");
+	usleep(1000 * 1000); /* some data in every partition before the fault */
 
 	wait_all_isr_full(&c);
 	int leader = cc_leader(&c, TOPIC, 0, NULL);

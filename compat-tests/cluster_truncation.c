@@ -161,9 +161,14 @@ static int32_t diverge(hc_cluster *c, const char *t, const roles *r, bool unclea
 	ck_assert_int_eq(hc_zk_state(c, t, 0, &s0), CTL_ZK_OK);
 
 	ck_assert_int_eq(hc_pause(c, r->b), 0);
+	/* B's last fetch may be parked at A (replica.fetch.wait.max.ms=100):
+	 * an append now would answer it into B's socket, and B would read x
+	 * when it resumes. Let that fetch expire first. */
+	usleep((useconds_t)h_scaled_ms(500) * 1000);
 	produce_at(c, r->a, t, 1, 1, 100, 5); /* x, on A only */
 	ck_assert_int_eq(hc_kill(c, r->a), 0);
 	ck_assert_int_eq(hc_resume(c, r->b), 0);
+	cc_log("x on A (%d) only; A killed, B (%d) resumed", r->a, r->b);
 
 	int nl = cc_wait_leader(c, t, 0, r->a, HC_SESSION_MS + 20000);
 	ck_assert_msg(nl == r->b, "the new leader is %d, not %d", nl, r->b);
@@ -173,6 +178,7 @@ static int32_t diverge(hc_cluster *c, const char *t, const roles *r, bool unclea
 		      s0.leader_epoch);
 	ck_assert_msg(s1.nisr == 1 && s1.isr[0] == r->b, "ISR after A's death: %s", s1.json);
 	produce_at(c, r->b, t, 1, 1, 200, 5); /* y, at the same offset, on B */
+	cc_log("B leads with epoch %d and holds y at offset 5", s1.leader_epoch);
 	return s1.leader_epoch;
 }
 
@@ -186,9 +192,11 @@ START_TEST(test_kip101)
 
 	/* A comes back as B's follower and must cut x */
 	ck_assert_int_eq(hc_restart(&c, r.a), 0);
+	cc_log("A restarted");
 	const int32_t both[2] = {r.a, r.b};
 	ck_assert_msg(hc_wait_isr(&c, t, 0, both, 2, 20000) >= 0,
 		      "the old leader did not rejoin the ISR (state above)");
+	cc_log("A back in the ISR");
 	produce_at(&c, r.b, t, -1, 1, 6, 6); /* committed on both after the repair */
 
 	check_replicas(&c, t, &r);
@@ -218,7 +226,9 @@ START_TEST(test_kip279)
 	 * B's session expires and A is elected with x still in its log */
 	ck_assert_int_eq(hc_pause(&c, r.b), 0);
 	ck_assert_int_eq(hc_restart(&c, r.a), 0);
+	cc_log("B paused, A restarted");
 	int nl = cc_wait_leader(&c, t, 0, r.b, HC_SESSION_MS + 20000);
+	cc_log("A elected");
 	ck_assert_msg(nl == r.a, "the new leader is %d, not %d", nl, r.a);
 	hc_state s2;
 	ck_assert_int_eq(hc_zk_state(&c, t, 0, &s2), CTL_ZK_OK);
@@ -227,9 +237,11 @@ START_TEST(test_kip279)
 
 	/* B resumes, registers again and must converge on A's log */
 	ck_assert_int_eq(hc_resume(&c, r.b), 0);
+	cc_log("z on A; B resumed");
 	const int32_t both[2] = {r.a, r.b};
 	ck_assert_msg(hc_wait_isr(&c, t, 0, both, 2, HC_SESSION_MS + 20000) >= 0,
 		      "B did not rejoin the ISR (state above)");
+	cc_log("B back in the ISR");
 	produce_at(&c, r.a, t, -1, 1, 7, 7);
 
 	check_replicas(&c, t, &r);

@@ -39,8 +39,22 @@ int c_run_suite(Suite *s)
 	return failed ? 1 : 0;
 }
 
+/* The cluster hooks (compat.h), installed by cluster_compat.c before main;
+ * NULL in the single-node programs. */
+static const c_cluster_hooks *cluster_hooks;
+
+void c_set_cluster_hooks(const c_cluster_hooks *h)
+{
+	cluster_hooks = h;
+}
+
 h_broker *c_start_broker(const char *const *overrides)
 {
+	if (cluster_hooks) {
+		h_broker *b = cluster_hooks->start(overrides);
+		ck_assert_msg(b != NULL, "the cluster did not start (logs above)");
+		return b;
+	}
 	h_broker *b = h_broker_new(overrides);
 	ck_assert_msg(b != NULL, "could not prepare a broker (port, temp dir)");
 	ck_assert_msg(h_broker_start(b) == 0, "broker %s did not start (log above)",
@@ -50,6 +64,14 @@ h_broker *c_start_broker(const char *const *overrides)
 
 void c_stop_broker(h_broker *b)
 {
+	if (cluster_hooks) {
+		int bad = cluster_hooks->stop(b);
+		if (bad >= 0) {
+			ck_assert_msg(bad == 0, "%d broker(s) of the cluster did not exit 0 on SIGTERM "
+				      "(logs above)", bad);
+			return;
+		}
+	}
 	int st = h_broker_stop(b, h_scaled_ms(30000));
 	ck_assert_msg(st != -1, "broker did not stop on SIGTERM (log above)");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -255,9 +277,24 @@ rd_kafka_resp_err_t c_create_topic(rd_kafka_t *rk, const char *name, int partiti
 				   char *errstr, size_t errsize)
 {
 	char buf[512];
-	rd_kafka_NewTopic_t *nt =
-	    rd_kafka_NewTopic_new(name, partitions, replication_factor, buf, sizeof(buf));
+	/* on a cluster, a topic of one replica gets one on every broker, led
+	 * by broker 1: what the test then reads from its broker's files and
+	 * what it acknowledged with acks=1 are on broker 1 */
+	bool spread = cluster_hooks && replication_factor == 1;
+	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions,
+							spread ? -1 : replication_factor, buf,
+							sizeof(buf));
 	ck_assert_msg(nt != NULL, "rd_kafka_NewTopic_new %s: %s", name, buf);
+	for (int p = 0; spread && p < partitions; p++) {
+		int32_t ids[16];
+		int n = cluster_hooks->replication_factor;
+		ck_assert(n >= 1 && n <= 16);
+		for (int i = 0; i < n; i++)
+			ids[i] = i + 1;
+		ck_assert_msg(rd_kafka_NewTopic_set_replica_assignment(nt, p, ids, (size_t)n, buf,
+								       sizeof(buf)) == 0,
+			      "replica assignment of %s-%d: %s", name, p, buf);
+	}
 	for (int i = 0; configs && configs[i]; i += 2)
 		ck_assert(rd_kafka_NewTopic_set_config(nt, configs[i], configs[i + 1]) == 0);
 
