@@ -184,7 +184,7 @@ static void check_topic_znodes(hc_cluster *c, int64_t controller_epoch, int32_t 
 		      "topic znode: adding_replicas / removing_replicas are not empty objects");
 	int first_count[4] = {0};
 	for (int p = 0; p < NPART; p++) {
-		char key[8];
+		char key[16];
 		snprintf(key, sizeof(key), "%d", p);
 		int n = tj_get_int_array(parts, key, assign[p], 3);
 		ck_assert_msg(n == 3, "topic znode: partition %d has %d replicas", p, n);

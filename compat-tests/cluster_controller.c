@@ -24,6 +24,13 @@
  * again with a new broker epoch (czxid), names the new controller in its
  * Metadata, and rejoins every ISR as an ordinary broker. Every record was
  * acknowledged and the checker finds none lost, duplicated or divergent.
+ *
+ * zk_outage (CLUSTER.md 4.9): the cluster's own ZooKeeper stopped for about
+ * 2 s, less than the session timeout, under an idempotent acks=all
+ * producer: records are acknowledged while it is down; once it is back
+ * the controller and its epoch, every broker's registration (its czxid)
+ * and every partition's leader and leader epoch are what they were, every
+ * record acknowledged, the checker finds nothing wrong.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -283,6 +290,81 @@ START_TEST(test_zombie)
 }
 END_TEST
 
+/* ZooKeeper stopped for less than a session timeout under load (CLUSTER.md
+ * 4.9, 6.5 test 24): produce goes on while it is down, and when it is back
+ * nothing moved. */
+START_TEST(test_zk_outage)
+{
+	enum { NPART = 3 };
+	hc_cluster c;
+	cc_start(&c, NULL, true); /* a ZooKeeper of its own, to stop */
+	cc_create_topic(&c, "zko", NPART, 3, NULL,
+			(const char *const[]){"min.insync.replicas", "2", NULL});
+	cc_producer *p = cc_producer_start(&c, "zko", NPART, 0, 300, NULL);
+	ck_assert_msg(cc_producer_wait_ack_after(p, -1, 0, 20000) >= 0, "no acknowledgement");
+	usleep(1000 * 1000);
+	int ctl = hc_zk_controller(&c);
+	int64_t e = hc_zk_controller_epoch(&c, NULL);
+	hc_state st0[NPART];
+	ctl_zk_stat reg0[4];
+	for (int q = 0; q < NPART; q++)
+		ck_assert_int_eq(hc_zk_state(&c, "zko", q, &st0[q]), CTL_ZK_OK);
+	for (int id = 1; id <= 3; id++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/brokers/ids/%d", id);
+		ck_assert_int_eq(hc_zk_exists(&c, path, &reg0[id]), CTL_ZK_OK);
+	}
+
+	int64_t t_stop = h_now_ms();
+	ck_assert_int_eq(hc_zk_stop(&c), 0);
+	cc_log("ZooKeeper stopped");
+	/* acks=all needs no ZooKeeper while the ISR stays as it is */
+	ck_assert_msg(cc_producer_wait_ack_after(p, -1, t_stop + 300, 2000) >= 0,
+		      "no acknowledgement while ZooKeeper was down (first error %s)", p->first_error);
+	/* back within the session timeout: the brokers' sessions live on */
+	long long down = h_now_ms() - t_stop;
+	if (down < 2000)
+		usleep((useconds_t)(2000 - down) * 1000);
+	ck_assert_int_eq(hc_zk_restart(&c), 0);
+	cc_log("ZooKeeper back after %lld ms", h_now_ms() - t_stop);
+	usleep(3000 * 1000);
+
+	ck_assert_int_eq(hc_zk_controller(&c), ctl);
+	ck_assert_int_eq(hc_zk_controller_epoch(&c, NULL), e);
+	for (int id = 1; id <= 3; id++) {
+		char path[64];
+		ctl_zk_stat reg;
+		snprintf(path, sizeof(path), "/brokers/ids/%d", id);
+		ck_assert_int_eq(hc_zk_exists(&c, path, &reg), CTL_ZK_OK);
+		ck_assert_msg(reg.czxid == reg0[id].czxid,
+			      "broker %d registered again across a ZooKeeper outage shorter than its "
+			      "session", id);
+	}
+	for (int q = 0; q < NPART; q++) {
+		hc_state st;
+		ck_assert_int_eq(hc_zk_state(&c, "zko", q, &st), CTL_ZK_OK);
+		ck_assert_msg(st.leader == st0[q].leader && st.leader_epoch == st0[q].leader_epoch,
+			      "zko-%d: leadership changed across the ZooKeeper outage: %s (was %s)", q,
+			      st.json, st0[q].json);
+	}
+	cc_producer_stop(p, 30000);
+	ck_assert_msg(!p->fatal[0], "fatal: %s", p->fatal);
+	ck_assert_msg(atomic_load(&p->nacked) == atomic_load(&p->nsent),
+		      "%ld of %ld acknowledged (first error %s)", atomic_load(&p->nacked),
+		      atomic_load(&p->nsent), p->first_error);
+	chk *h = chk_new();
+	cc_producer_feed(p, h);
+	chk_span(h, p->start_ms, p->end_ms);
+	cc_read_all(&c, "zko", NPART, h);
+	chk_report r;
+	chk_options opt = {.idempotent = true};
+	cc_check(h, &opt, &r, "ZooKeeper outage");
+	chk_free(h);
+	cc_producer_free(p);
+	cc_finish(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster_controller");
@@ -290,6 +372,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_kill);
 	tcase_add_test(tc, test_zombie);
+	tcase_add_test(tc, test_zk_outage);
 	suite_add_tcase(s, tc);
 	return cc_run_suite(s);
 }
