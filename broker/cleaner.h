@@ -20,12 +20,62 @@
 #ifndef SAMSA_BROKER_CLEANER_H
 #define SAMSA_BROKER_CLEANER_H
 
-/* Read the checkpoint file, start the thread and the timer (the loop
- * thread, after brk_partitions_open). Returns 0 or -errno. */
-int brk_cleaner_start(void);
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* Abort a round in progress (its files are removed), join the thread.
- * Call before brk_partitions_shutdown. Safe when not started. */
-void brk_cleaner_stop(void);
+#include "broker/config.h"
+#include "broker/flush.h"
+#include "broker/loop.h"
+#include "broker/partitions.h"
+#include "storage/cleaner.h"
+#include "storage/logdir.h"
+
+/* The cleaner of one broker (server.cleaner): all zero is not started.
+ * The fields are the loop's unless marked (under mu: shared with the
+ * cleaner thread). */
+typedef struct brk_cleaner {
+	brk_loop *loop;
+	const brk_config *cfg;       /* log.cleaner.*, read at each round (dynamic) */
+	brk_partitions *partitions;  /* the logs cleaned */
+	brk_flusher *flusher;        /* writes cleaner-offset-checkpoint */
+	bool started;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;           /* signals the thread */
+	int efd;                     /* the thread wakes the loop through it */
+	uint64_t timer;              /* the next round */
+	atomic_bool abort;           /* asks the round in progress to stop */
+	bool stopping;               /* under mu */
+	/* the round in flight */
+	log_clean_job *job;          /* handed to the thread, or back (under mu) */
+	bool job_done;               /* the thread finished it (under mu) */
+	int job_rc;                  /* under mu */
+	int64_t job_ms;              /* how long the run took (under mu) */
+	uint8_t topic_id[16];
+	int32_t partition;
+	char topic[LOG_TOPIC_MAX + 1];
+	/* jobs to free on the thread (file removal; under mu) */
+	log_clean_job **to_free;
+	size_t nfree, capfree;
+	/* cleaner-offset-checkpoint, as last written */
+	logdir_checkpoint_entry *ck;
+	int nck, capck;
+} brk_cleaner;
+
+/* Read the checkpoint file in cfg's log dir, start the thread and the
+ * timer on loop (the loop thread, after the partitions are open). cfg is
+ * the effective config (the cleaner's keys are dynamic). Nothing happens
+ * when log.cleaner.enable is false or log.cleaner.threads is 0. Returns 0
+ * or -errno. */
+int brk_cleaner_start(brk_cleaner *cl, brk_loop *loop, const brk_config *cfg,
+		      brk_partitions *partitions, brk_flusher *flusher);
+
+/* Abort a round in progress (its files are removed), join the thread; cl
+ * is then not started. Call before the partitions shut down. Safe when not
+ * started. */
+void brk_cleaner_stop(brk_cleaner *cl);
 
 #endif

@@ -6,7 +6,8 @@
  * advertised_min is what ApiVersions announces as the lowest. Produce
  * announces 0 although it serves 3+ (KAFKA-18659: Kafka 4 keeps advertising
  * Produce v0-v2 so old clients negotiate, and closes the connection on them).
- * A hidden entry is served but not advertised: ControlledShutdown, which
+ * An entry advertised from BRK_NOT_ADVERTISED is served but left out of
+ * ApiVersions: ControlledShutdown, which
  * brokers of a ZooKeeper-mode cluster send each other and Kafka 4 (without
  * ZooKeeper) no longer defines.
  */
@@ -17,7 +18,7 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[1] = { brk_handle_fetch, 4, 18, 4 },          /* Fetch */
 	[2] = { brk_handle_list_offsets, 1, 11, 1 },   /* ListOffsets */
 	[3] = { brk_handle_metadata, 0, 13, 0 },       /* Metadata */
-	[7] = { brk_handle_controlled_shutdown, 0, 3, 0, true }, /* ControlledShutdown (brokers) */
+	[7] = { brk_handle_controlled_shutdown, 0, 3, BRK_NOT_ADVERTISED }, /* ControlledShutdown */
 	[8] = { brk_handle_offset_commit, 2, 10, 2 },  /* OffsetCommit */
 	[9] = { brk_handle_offset_fetch, 1, 10, 1 },   /* OffsetFetch */
 	[10] = { brk_handle_find_coordinator, 0, 6, 0 }, /* FindCoordinator */

@@ -24,9 +24,6 @@ struct fs_cache {
 	uint64_t rng;         /* xorshift64 state, never 0 */
 };
 
-/* The broker's cache (brk_fetch_sessions). */
-static fs_cache *broker_cache;
-
 int32_t fs_next_epoch(int32_t prev)
 {
 	if (prev < 0)
@@ -408,17 +405,4 @@ void fs_session_move_answered_last(fs_session *s, const bool *answered)
 	memset(s->index, 0xff, (size_t)s->index_cap * sizeof(*s->index));
 	for (int32_t i = 0; i < s->n; i++)
 		index_insert(s, i);
-}
-
-fs_cache *brk_fetch_sessions(int32_t slots)
-{
-	if (!broker_cache)
-		broker_cache = fs_cache_new(slots, FS_MIN_EVICTION_MS);
-	return broker_cache;
-}
-
-void brk_fetch_sessions_shutdown(void)
-{
-	fs_cache_free(broker_cache);
-	broker_cache = NULL;
 }

@@ -171,12 +171,4 @@ bool fs_partition_must_respond(fs_partition *cp, const fs_resp_partition *r, boo
  * that MaxBytes does not starve the later ones). answered has s->n entries. */
 void fs_session_move_answered_last(fs_session *s, const bool *answered);
 
-/* The broker's one cache, created on first use with slots entries
- * (max.incremental.fetch.session.cache.slots) and FS_MIN_EVICTION_MS;
- * NULL when out of memory. */
-fs_cache *brk_fetch_sessions(int32_t slots);
-
-/* Free the broker's cache (shutdown). */
-void brk_fetch_sessions_shutdown(void);
-
 #endif

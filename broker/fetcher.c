@@ -168,7 +168,7 @@ static int truncate_log(brk_partition *p, int64_t offset)
 		fprintf(stderr, "samsa: %s-%d: truncated to offset %lld to follow broker %d "
 			"(leader epoch %d)\n", p->topic->name, (int)p->index, (long long)offset,
 			(int)p->leader, (int)p->leader_epoch);
-		brk_retention_schedule_deletion(p);
+		brk_retention_schedule(&server.retention, p);
 		brk_partitions_checkpoint(&server.partitions);
 	}
 	return rc;
@@ -321,7 +321,7 @@ static void take(brk_fetcher *f, brk_followed *fp, brk_partition *p,
 	int64_t lso = pd->log_start_offset < log_high_watermark(lp) ? pd->log_start_offset
 								    : log_high_watermark(lp);
 	if (lso > log_start_offset(lp) && log_advance_start_offset(lp, lso) == 0)
-		brk_retention_schedule_deletion(p);
+		brk_retention_schedule(&server.retention, p);
 }
 
 static void on_fetch(brk_peer *peer, int err, proto_reader *body, void *arg)

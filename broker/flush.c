@@ -1,6 +1,7 @@
 /*
  * flush.c - the fsync worker: a queue of jobs filled by the loop, one thread
- * that syncs, and an eventfd through which completions return to the loop.
+ * that syncs, and an eventfd through which completions return to the loop
+ * (see flush.h).
  */
 #include "broker/flush.h"
 
@@ -14,10 +15,9 @@
 #include <unistd.h>
 
 #include "broker/ratelog.h"
-#include "broker/server.h"
 
-typedef struct flush_job {
-	struct flush_job *next;
+typedef struct brk_flush_job {
+	struct brk_flush_job *next;
 	log_flush_job *log_job; /* log flush job when not NULL */
 	char *path; /* checkpoint job when not NULL */
 	logdir_checkpoint_entry *entries;
@@ -29,21 +29,7 @@ typedef struct flush_job {
 	void *arg;
 } flush_job;
 
-typedef struct flush_queue {
-	flush_job *head, *tail;
-} flush_queue;
-
-static struct {
-	bool started;
-	bool stopping;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	flush_queue queue;
-	flush_queue done;
-	int efd;
-	int inflight; /* queued or running (loop side count) */
-} fw = { .efd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+typedef brk_flush_queue flush_queue;
 
 static void q_push(flush_queue *q, flush_job *j)
 {
@@ -89,41 +75,41 @@ static void job_free(flush_job *j)
 	free(j);
 }
 
-static void *worker(void *unused)
+static void *worker(void *arg)
 {
-	(void)unused;
-	pthread_mutex_lock(&fw.mu);
+	brk_flusher *fl = arg;
+	pthread_mutex_lock(&fl->mu);
 	for (;;) {
-		while (!fw.queue.head && !fw.stopping)
-			pthread_cond_wait(&fw.cv, &fw.mu);
-		flush_job *j = q_pop(&fw.queue);
+		while (!fl->queue.head && !fl->stopping)
+			pthread_cond_wait(&fl->cv, &fl->mu);
+		flush_job *j = q_pop(&fl->queue);
 		if (!j)
 			break; /* stopping and nothing left */
-		pthread_mutex_unlock(&fw.mu);
+		pthread_mutex_unlock(&fl->mu);
 		job_run(j);
-		pthread_mutex_lock(&fw.mu);
-		q_push(&fw.done, j);
+		pthread_mutex_lock(&fl->mu);
+		q_push(&fl->done, j);
 		uint64_t one = 1;
-		if (write(fw.efd, &one, sizeof(one)) < 0) {
+		if (write(fl->efd, &one, sizeof(one)) < 0) {
 			/* the counter cannot overflow in practice; the loop drains
 			 * the done queue on its next wake-up anyway */
 		}
 	}
-	pthread_mutex_unlock(&fw.mu);
+	pthread_mutex_unlock(&fl->mu);
 	return NULL;
 }
 
 /* On the loop: run the completions of finished jobs. */
-static void drain_done(void)
+static void drain_done(brk_flusher *fl)
 {
-	pthread_mutex_lock(&fw.mu);
-	flush_job *list = fw.done.head;
-	fw.done.head = fw.done.tail = NULL;
-	pthread_mutex_unlock(&fw.mu);
+	pthread_mutex_lock(&fl->mu);
+	flush_job *list = fl->done.head;
+	fl->done.head = fl->done.tail = NULL;
+	pthread_mutex_unlock(&fl->mu);
 	while (list) {
 		flush_job *j = list;
 		list = j->next;
-		fw.inflight--;
+		fl->inflight--;
 		static brk_ratelog failed = BRK_RATELOG_INIT; /* a failing disk fails every flush */
 		if (j->err && !j->work)
 			brk_ratelog_printf(&failed, "samsa: flush %s failed: %s\n",
@@ -138,57 +124,74 @@ static void on_event(brk_loop *loop, int fd, int events, void *arg)
 {
 	(void)loop;
 	(void)events;
-	(void)arg;
 	uint64_t n;
 	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN && errno != EINTR)
 		fprintf(stderr, "samsa: flush eventfd: %s\n", strerror(errno));
-	drain_done();
+	drain_done(arg);
 }
 
-int brk_flush_start(void)
+int brk_flusher_start(brk_flusher *fl, brk_loop *loop)
 {
-	if (fw.started)
+	if (fl->started)
 		return 0;
-	fw.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (fw.efd < 0)
-		return -errno;
-	int rc = brk_loop_watch(server.loop, fw.efd, BRK_READABLE, on_event, NULL);
+	int rc = pthread_mutex_init(&fl->mu, NULL);
+	if (rc)
+		return -rc;
+	rc = pthread_cond_init(&fl->cv, NULL);
 	if (rc) {
-		close(fw.efd);
-		fw.efd = -1;
-		return rc;
-	}
-	fw.stopping = false;
-	rc = pthread_create(&fw.thread, NULL, worker, NULL);
-	if (rc) {
-		brk_loop_unwatch(server.loop, fw.efd);
-		close(fw.efd);
-		fw.efd = -1;
+		pthread_mutex_destroy(&fl->mu);
 		return -rc;
 	}
-	fw.started = true;
+	fl->loop = loop;
+	fl->queue.head = fl->queue.tail = fl->done.head = fl->done.tail = NULL;
+	fl->inflight = 0;
+	fl->stopping = false;
+	fl->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fl->efd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = brk_loop_watch(loop, fl->efd, BRK_READABLE, on_event, fl);
+	if (rc)
+		goto fail;
+	rc = pthread_create(&fl->thread, NULL, worker, fl);
+	if (rc) {
+		rc = -rc;
+		brk_loop_unwatch(loop, fl->efd);
+		goto fail;
+	}
+	fl->started = true;
 	return 0;
+fail:
+	if (fl->efd >= 0)
+		close(fl->efd);
+	fl->efd = -1;
+	pthread_cond_destroy(&fl->cv);
+	pthread_mutex_destroy(&fl->mu);
+	return rc;
 }
 
-void brk_flush_stop(void)
+void brk_flusher_stop(brk_flusher *fl)
 {
-	if (!fw.started)
+	if (!fl->started)
 		return;
-	pthread_mutex_lock(&fw.mu);
-	fw.stopping = true;
-	pthread_cond_signal(&fw.cv);
-	pthread_mutex_unlock(&fw.mu);
-	pthread_join(fw.thread, NULL);
-	drain_done();
-	brk_loop_unwatch(server.loop, fw.efd);
-	close(fw.efd);
-	fw.efd = -1;
-	fw.started = false;
+	pthread_mutex_lock(&fl->mu);
+	fl->stopping = true;
+	pthread_cond_signal(&fl->cv);
+	pthread_mutex_unlock(&fl->mu);
+	pthread_join(fl->thread, NULL);
+	drain_done(fl);
+	brk_loop_unwatch(fl->loop, fl->efd);
+	close(fl->efd);
+	fl->efd = -1;
+	pthread_cond_destroy(&fl->cv);
+	pthread_mutex_destroy(&fl->mu);
+	fl->started = false;
 }
 
-static int submit(flush_job *j)
+static int submit(brk_flusher *fl, flush_job *j)
 {
-	if (!fw.started) {
+	if (!fl->started) {
 		/* No worker (start-up, shutdown or tests): run it here. */
 		job_run(j);
 		if (j->done)
@@ -196,15 +199,15 @@ static int submit(flush_job *j)
 		job_free(j);
 		return 0;
 	}
-	fw.inflight++;
-	pthread_mutex_lock(&fw.mu);
-	q_push(&fw.queue, j);
-	pthread_cond_signal(&fw.cv);
-	pthread_mutex_unlock(&fw.mu);
+	fl->inflight++;
+	pthread_mutex_lock(&fl->mu);
+	q_push(&fl->queue, j);
+	pthread_cond_signal(&fl->cv);
+	pthread_mutex_unlock(&fl->mu);
 	return 0;
 }
 
-int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg)
+int brk_flusher_log(brk_flusher *fl, log_flush_job *job, brk_flush_done_fn done, void *arg)
 {
 	flush_job *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -212,11 +215,11 @@ int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg)
 	j->log_job = job;
 	j->done = done;
 	j->arg = arg;
-	return submit(j);
+	return submit(fl, j);
 }
 
-int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
-			 brk_flush_done_fn done, void *arg)
+int brk_flusher_checkpoint(brk_flusher *fl, const char *path, logdir_checkpoint_entry *e, int n,
+			   brk_flush_done_fn done, void *arg)
 {
 	flush_job *j = calloc(1, sizeof(*j));
 	char *p = strdup(path);
@@ -231,10 +234,11 @@ int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
 	j->nentries = n;
 	j->done = done;
 	j->arg = arg;
-	return submit(j);
+	return submit(fl, j);
 }
 
-int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg)
+int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
+		     brk_flush_done_fn done, void *arg)
 {
 	flush_job *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -243,5 +247,5 @@ int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn don
 	j->work_arg = work_arg;
 	j->done = done;
 	j->arg = arg;
-	return submit(j);
+	return submit(fl, j);
 }

@@ -1,49 +1,80 @@
 /*
  * flush.h - fsync off the event loop (DESIGN.md decision 5).
  *
- * One worker thread takes jobs from the loop: a log flush prepared by
- * log_flush_begin (its fsyncs run here through log_flush_run), or an offset
- * checkpoint file (tmp, fsync, rename, fsync dir). When a job is done the worker wakes the loop through an
+ * A flusher is one worker thread that takes jobs from the loop: a log flush
+ * prepared by log_flush_begin (its fsyncs run there through log_flush_run),
+ * an offset checkpoint file (tmp, fsync, rename, fsync dir), or any other
+ * blocking work. When a job is done the worker wakes the loop through an
  * eventfd; the loop then runs the job's completion callback on its own
  * thread, which is where the recovery point of the log advances
- * (log_flush_end). At shutdown brk_flush_stop drains the queue first.
+ * (log_flush_end). At shutdown brk_flusher_stop drains the queue first.
+ *
+ * The broker's flusher is server.flusher; a test can run its own. The
+ * functions run on the loop thread (the one passed to brk_flusher_start).
  */
 #ifndef SAMSA_BROKER_FLUSH_H
 #define SAMSA_BROKER_FLUSH_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "broker/loop.h"
 #include "storage/log.h"
 #include "storage/logdir.h"
 
 /* Completion, on the loop thread: err is 0 or the first -errno seen. */
 typedef void (*brk_flush_done_fn)(void *arg, int err);
 
-/* Start the worker and watch its eventfd on server.loop. Returns 0 or -errno. */
-int brk_flush_start(void);
+/* Blocking work for the worker thread: returns 0 or -errno. */
+typedef int (*brk_flush_work_fn)(void *arg);
 
-/* Finish every queued job (running their completions) and join the worker.
- * Safe to call when not started. */
-void brk_flush_stop(void);
+struct brk_flush_job;
+
+/* A queue of jobs (FIFO). */
+typedef struct brk_flush_queue {
+	struct brk_flush_job *head, *tail;
+} brk_flush_queue;
+
+/* The worker. All zero (as in a zeroed brk_server) is a flusher not
+ * started, which runs each job at once on the caller's thread. */
+typedef struct brk_flusher {
+	brk_loop *loop;          /* where completions run */
+	bool started;
+	bool stopping;           /* under mu */
+	pthread_t thread;
+	pthread_mutex_t mu;      /* guards queue, done and stopping */
+	pthread_cond_t cv;       /* signals the worker */
+	brk_flush_queue queue;   /* waiting for the worker */
+	brk_flush_queue done;    /* finished, completions not run yet */
+	int efd;                 /* the worker wakes the loop through it */
+	int inflight;            /* queued or running (loop side count) */
+} brk_flusher;
+
+/* Start the worker and watch its eventfd on loop. Returns 0 or -errno.
+ * No-op when started. */
+int brk_flusher_start(brk_flusher *fl, brk_loop *loop);
+
+/* Finish every queued job (running their completions) and join the worker;
+ * fl is then not started (and may be started again). Safe to call when not
+ * started. */
+void brk_flusher_stop(brk_flusher *fl);
 
 /*
  * Run log_flush_run(job) off the loop, then call done(arg, err) on the loop,
  * which must hand job to log_flush_end. Returns 0 or -errno (then done is
  * not called and job is still the caller's).
  */
-int brk_flush_log(log_flush_job *job, brk_flush_done_fn done, void *arg);
+int brk_flusher_log(brk_flusher *fl, log_flush_job *job, brk_flush_done_fn done, void *arg);
 
 /*
  * Write the checkpoint file path with entries e (n; ownership of the malloc'ed
  * array passes here) through logdir_checkpoint_write off the loop, then call
  * done (may be NULL) on the loop. Returns 0 or -errno (e freed, done not called).
  */
-int brk_flush_checkpoint(const char *path, logdir_checkpoint_entry *e, int n,
-			 brk_flush_done_fn done, void *arg);
-
-/* Blocking work for the worker thread: returns 0 or -errno. */
-typedef int (*brk_flush_work_fn)(void *arg);
+int brk_flusher_checkpoint(brk_flusher *fl, const char *path, logdir_checkpoint_entry *e, int n,
+			   brk_flush_done_fn done, void *arg);
 
 /*
  * Run work(work_arg) on the worker thread (blocking work that must stay off
@@ -52,6 +83,7 @@ typedef int (*brk_flush_work_fn)(void *arg);
  * be NULL). Without a started worker both run at once on the caller's
  * thread. Returns 0 or -ENOMEM (then neither is called).
  */
-int brk_flush_work(brk_flush_work_fn work, void *work_arg, brk_flush_done_fn done, void *arg);
+int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
+		     brk_flush_done_fn done, void *arg);
 
 #endif

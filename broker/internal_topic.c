@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "broker/ratelog.h"
-#include "broker/server.h"
 #include "protocol/err.h"
 #include "storage/log.h"
 
@@ -96,10 +95,10 @@ int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *ar
 	size_t cap = 0;
 	int rc = 0;
 	int64_t off = log_start_offset(lp);
-	int64_t hw = log_high_watermark(lp);
-	while (off < hw && rc == 0) {
+	int64_t end = log_end_offset(lp); /* not the high watermark: see the header */
+	while (off < end && rc == 0) {
 		log_read_result rr;
-		rc = log_read(lp, off, hw, LOAD_READ_BYTES, true, &rr);
+		rc = log_read(lp, off, end, LOAD_READ_BYTES, true, &rr);
 		if (rc) {
 			rc = rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
 			break;
@@ -142,8 +141,8 @@ int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *ar
 	return rc;
 }
 
-int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const char *owner,
-			int32_t olen, int64_t now_ms)
+int brk_internal_append(brk_partitions *reg, brk_partition *p, uint8_t *batch, int32_t size,
+			const char *owner, int32_t olen, int64_t now_ms, brk_hw_mark *mark)
 {
 	brk_topic *t = p->topic;
 	if (brk_partition_leader_error(p, -1) != KERR_NONE)
@@ -174,6 +173,9 @@ int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const ch
 				   t->name, (int)p->index, rc > -4096 ? strerror(-rc) : "error");
 		return KERR_NOT_COORDINATOR;
 	}
-	brk_partition_appended(&server.partitions, p, size, now_ms);
+	/* The loop is the log's only writer: the batch ends at the log end. */
+	if (mark)
+		*mark = (brk_hw_mark){ p, epoch, log_end_offset(p->log) };
+	brk_partition_appended(reg, p, size, now_ms);
 	return KERR_NONE;
 }

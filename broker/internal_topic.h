@@ -13,9 +13,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "broker/hw_wait.h"
 #include "broker/partitions.h"
 #include "controller/ctl.h"
 #include "protocol/batch.h"
+
+/* The internal topics' names (Kafka's). */
+#define BRK_OFFSETS_TOPIC "__consumer_offsets"
+#define BRK_TXN_STATE_TOPIC "__transaction_state"
 
 /* segment.bytes' minimum (Kafka's LogConfig: 1 MiB). */
 #define BRK_INTERNAL_MIN_SEGMENT_BYTES (1024 * 1024)
@@ -56,7 +61,13 @@ typedef int (*brk_internal_batch_fn)(void *arg, const proto_batch_info *bi, cons
 
 /*
  * Read partition p of an internal topic from its log start offset to its
- * high watermark, calling fn for every batch in offset order. Returns 0,
+ * log end offset, calling fn for every batch in offset order. A new
+ * leader's records above its high watermark are read too, as Kafka's
+ * GroupMetadataManager / TransactionStateManager load to the log end
+ * offset: the leader's log is what the followers converge on, and a record
+ * the previous leader acknowledged may sit above this broker's high
+ * watermark (a follower learns the high watermark one fetch late). On a
+ * single node the two are the same. Returns 0,
  * fn's negative result, -ENOMEM, or -EIO / -ERANGE when the log cannot be
  * read. A torn batch at the end stops the read quietly (recovery has
  * already cut torn tails).
@@ -69,9 +80,13 @@ int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *ar
 
 /*
  * Append one batch a coordinator built (size bytes at batch; its base
- * offset and leader epoch are patched in place) to p, as Produce does:
- * with the partition's leader epoch, then brk_partition_appended (high
- * watermark, delayed fetches, flush policy). A transactional batch (a
+ * offset and leader epoch are patched in place) to p (a partition of
+ * registry reg), as Produce does: with the partition's leader epoch, then
+ * brk_partition_appended (high watermark, delayed fetches, flush policy).
+ * On success *mark (may be NULL) names the write for hw_wait.h: p, its
+ * leader epoch and the log end offset after the batch; the caller's answer
+ * waits until the high watermark reaches it (Kafka's coordinators append
+ * with acks=-1). A transactional batch (a
  * transactional offset commit) goes through log_append_coordinator, any
  * other through log_append. A batch above the topic's max.message.bytes or
  * segment.bytes is not written: BRK_INTERNAL_TOO_LARGE, with a warning
@@ -83,7 +98,7 @@ int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *ar
  * transactional batch INVALID_PRODUCER_EPOCH / INVALID_TXN_STATE from the
  * producer state.
  */
-int brk_internal_append(brk_partition *p, uint8_t *batch, int32_t size, const char *owner,
-			int32_t olen, int64_t now_ms);
+int brk_internal_append(brk_partitions *reg, brk_partition *p, uint8_t *batch, int32_t size,
+			const char *owner, int32_t olen, int64_t now_ms, brk_hw_mark *mark);
 
 #endif

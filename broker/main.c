@@ -118,7 +118,11 @@ static void on_signal(brk_loop *loop, int fd, int events, void *arg)
 			si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 		server.stopping = true;
 		/* In a cluster the controller moves this broker's leadership
-		 * first, while it still serves (controlled.shutdown.enable). */
+		 * first, while it still serves (controlled.shutdown.enable).
+		 * It stops following at once: a leader must not take it back
+		 * into an ISR the controller takes it out of (Kafka's
+		 * controller sends it StopReplica). */
+		brk_fetchers_stop(&server.fetchers);
 		brk_shutdown_begin(&rs->controlled, server.cfg.controlled_shutdown_enable,
 				   server.cfg.controlled_shutdown_max_retries,
 				   server.cfg.controlled_shutdown_retry_backoff_ms, on_moved, rs);
@@ -403,7 +407,10 @@ int main(int argc, char **argv)
 		.alive = cluster_alive,
 		.alive_arg = &server.cluster,
 	};
-	rc = brk_partitions_init(&server.partitions, server.loop, &server.cfg, &env, clean);
+	brk_retention_init(&server.retention, server.loop, &server.partitions, &server.cfg,
+			   &server.flusher);
+	rc = brk_partitions_init(&server.partitions, server.loop, &server.flusher, &server.cfg, &env,
+				 clean);
 	if (rc == 0) {
 		ctl_options o = { .log_dir = cfg->log_dir, .broker_id = cfg->broker_id,
 				  .zookeeper_connect = cfg->zookeeper_connect };
@@ -412,9 +419,19 @@ int main(int argc, char **argv)
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
 		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
+		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
+		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
+		o.unclean_leader_election_enable = cfg->unclean_leader_election_enable;
 		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
 				      &o);
-		if (rc != 0)
+		if (rc != 0 && cfg->zookeeper_connect[0])
+			fprintf(stderr, "samsa: cannot join the cluster at zookeeper.connect=%s: %s\n",
+				cfg->zookeeper_connect,
+				rc == -EEXIST ? "broker.id is registered by another live broker"
+				: rc == -ETIMEDOUT ? "no ZooKeeper session within "
+						     "zookeeper.connection.timeout.ms"
+				: rc < 0 && rc >= -4095 ? strerror(-rc) : "error");
+		else if (rc != 0)
 			fprintf(stderr, "samsa: cannot open the cluster metadata in %s: %s\n",
 				cfg->log_dir,
 				rc < 0 && rc >= -4095 ? strerror(-rc) : "it does not parse");
@@ -458,25 +475,33 @@ int main(int argc, char **argv)
 	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
 		fprintf(stderr, "samsa: cannot start the replica fetchers\n");
 	brk_isr_start();
-	/* Groups and committed offsets, loaded before any client connects. */
-	rc = grp_store_open();
+	/* Groups and committed offsets of the partitions led here, loaded
+	 * before any client connects; later ones as leadership moves. */
+	grp_coordinator_init(&server.groups, server.loop, &server.cfg);
+	rc = grp_store_open(&server.groups, &server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		grp_shutdown();
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
 		return 1;
 	}
-	/* Transactional ids, loaded (and prepared transactions completed)
-	 * before any client connects. */
-	rc = txn_store_open();
+	/* Transactional ids of the partitions led here, loaded (and prepared
+	 * transactions completed) before any client connects; later ones as
+	 * leadership moves. Markers go to partitions here or to their
+	 * leaders. */
+	txn_coordinator_init(&server.txns, server.loop, &server.cfg);
+	txn_marker_channel_init(&server.txns.channel, &server.txns.markers, &server.partitions,
+				&server.cluster, &server.peers);
+	rc = txn_store_open(&server.txns, &server.partitions, &server.groups);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
 			rc >= -4095 ? strerror(-rc) : "corrupt data");
-		txn_shutdown();
-		grp_shutdown();
+		txn_coordinator_free(&server.txns);
+		txn_marker_channel_close(&server.txns.channel);
+		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
 		brk_dynamic_config_free(&server.dynamic);
@@ -484,11 +509,18 @@ int main(int argc, char **argv)
 	}
 
 	/* Retention (log.retention.check.interval.ms), once the logs are up. */
-	brk_retention_start();
+	brk_retention_start(&server.retention);
 	/* Compaction (log.cleaner.*), once the logs are up. */
-	rc = brk_cleaner_start();
+	rc = brk_cleaner_start(&server.cleaner, server.loop, &server.cfg, &server.partitions,
+			       &server.flusher);
 	if (rc < 0)
 		fprintf(stderr, "samsa: cannot start the log cleaner: %s\n", strerror(-rc));
+
+	/* What requests use, before any client connects (a cache that could
+	 * not be made is tried again at first use). */
+	server.fetch_sessions = fs_cache_new(cfg->max_incremental_fetch_session_cache_slots,
+					     FS_MIN_EVICTION_MS);
+	proto_scratch_init(&server.produce_scratch, BRK_PRODUCE_SCRATCH_MAX);
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
@@ -512,15 +544,18 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
-	brk_fetch_sessions_shutdown(); /* no request can use them now */
+	fs_cache_free(server.fetch_sessions); /* no request can use them now */
+	server.fetch_sessions = NULL;
+	proto_scratch_free(&server.produce_scratch);
 	brk_isr_stop();
 	brk_fetchers_stop(&server.fetchers);
 	brk_peers_free(&server.peers); /* their callbacks see the fetchers stopped */
 	brk_fetchers_free(&server.fetchers);
-	brk_retention_stop();
-	brk_cleaner_stop();
-	txn_shutdown();
-	grp_shutdown();
+	brk_retention_stop(&server.retention);
+	brk_cleaner_stop(&server.cleaner);
+	txn_coordinator_free(&server.txns); /* marker jobs first, then their deliveries */
+	txn_marker_channel_close(&server.txns.channel);
+	grp_coordinator_free(&server.groups);
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */
 	rc = brk_partitions_shutdown(&server.partitions);

@@ -309,7 +309,7 @@ static int write_checkpoint(const brk_partitions *reg, int which, bool async)
 	if (!e)
 		return -ENOMEM;
 	if (async)
-		return brk_flush_checkpoint(path, e, n, NULL, NULL);
+		return brk_flusher_checkpoint(reg->flusher, path, e, n, NULL, NULL);
 	int rc = logdir_checkpoint_write(path, e, n);
 	free(e);
 	return rc;
@@ -647,7 +647,7 @@ int brk_partition_flush(brk_partitions *reg, brk_partition *p)
 	memcpy(c->topic_id, p->topic->id, 16);
 	c->partition = p->index;
 	p->flushing = true;
-	rc = brk_flush_log(c->job, on_flushed, c);
+	rc = brk_flusher_log(reg->flusher, c->job, on_flushed, c);
 	if (rc) {
 		/* Not queued: finish it here, on the loop (blocking, rare). */
 		log_flush_run(c->job);
@@ -819,11 +819,12 @@ static void set_aside_stray_dirs(brk_partitions *reg)
 
 /* ---- life cycle ---- */
 
-int brk_partitions_init(brk_partitions *reg, brk_loop *loop, const brk_config *cfg,
-			const brk_replica_env *env, bool clean)
+int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flusher,
+			const brk_config *cfg, const brk_replica_env *env, bool clean)
 {
 	memset(reg, 0, sizeof(*reg));
 	reg->loop = loop;
+	reg->flusher = flusher;
 	reg->cfg = cfg;
 	reg->env = *env;
 	reg->clean_start = clean;
@@ -833,7 +834,7 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, const brk_config *c
 	ckpt_load(reg, RECOVERY_POINT_FILE, &reg->ck_rp, &reg->nck_rp);
 	ckpt_load(reg, LOG_START_FILE, &reg->ck_lso, &reg->nck_lso);
 	ckpt_load(reg, HIGH_WATERMARK_FILE, &reg->ck_hw, &reg->nck_hw);
-	rc = brk_flush_start();
+	rc = brk_flusher_start(reg->flusher, loop);
 	if (rc) {
 		ckpt_free(reg);
 		free(reg->by_name);
@@ -866,7 +867,7 @@ int brk_partitions_shutdown(brk_partitions *reg)
 		brk_timer_cancel(reg->loop, reg->offsets_timer);
 		brk_timer_cancel(reg->loop, reg->flush_timer);
 	}
-	brk_flush_stop(); /* runs pending completions */
+	brk_flusher_stop(reg->flusher); /* runs pending completions */
 	for (int32_t i = 0; i < reg->ntopics; i++) {
 		brk_topic *t = reg->topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++) {

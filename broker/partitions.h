@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "broker/config.h"
+#include "broker/flush.h"
 #include "broker/loop.h"
 #include "broker/partition.h"
 #include "broker/topic_config.h"
@@ -58,6 +59,7 @@ typedef void (*brk_marker_fn)(void *arg, brk_partition *p, int64_t producer_id, 
 typedef struct brk_partitions {
 	const brk_config *cfg;    /* the broker's (log dir, topic defaults) */
 	brk_loop *loop;
+	brk_flusher *flusher;     /* fsyncs and checkpoint writes, off the loop */
 	brk_replica_env env;
 	brk_topic **topics;
 	int32_t ntopics, cap;
@@ -86,10 +88,11 @@ typedef struct brk_partitions {
  * Set up an empty registry; clean tells whether the log dir was shut down
  * cleanly (the logs opened before brk_partitions_started are opened with
  * it and with the log dir's checkpoints, which are read here). The flush
- * worker is started. Returns 0 or -errno.
+ * worker (flusher, on loop) is started here and stopped by
+ * brk_partitions_shutdown. Returns 0 or -errno.
  */
-int brk_partitions_init(brk_partitions *reg, brk_loop *loop, const brk_config *cfg,
-			const brk_replica_env *env, bool clean);
+int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flusher,
+			const brk_config *cfg, const brk_replica_env *env, bool clean);
 
 /*
  * The initial metadata has been applied: set aside the partition

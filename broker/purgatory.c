@@ -95,8 +95,10 @@ int brk_delayed_start(brk_delayed *d, int64_t timeout_ms, brk_delayed_fn fn, voi
 			d->on_finish(d);
 		return -ENOMEM;
 	}
-	d->req->delayed = d;
-	d->req->cancel = on_cancel;
+	if (d->req) {
+		d->req->delayed = d;
+		d->req->cancel = on_cancel;
+	}
 	return 0;
 }
 
@@ -112,8 +114,10 @@ void brk_delayed_finish(brk_delayed *d)
 	if (d->wake_timer)
 		brk_timer_cancel(server.loop, d->wake_timer);
 	d->expire_timer = d->wake_timer = 0;
-	d->req->delayed = NULL;
-	d->req->cancel = NULL;
+	if (d->req) {
+		d->req->delayed = NULL;
+		d->req->cancel = NULL;
+	}
 	if (d->on_finish)
 		d->on_finish(d);
 }

@@ -11,6 +11,10 @@
  *
  * Memory: a brk_delayed and its watches live in the request's arena
  * (req->arena), which the connection keeps until brk_request_complete.
+ * A wait that belongs to no request (a coordinator's own work, hw_wait.h)
+ * has req NULL: its owner allocates the brk_delayed and its watches
+ * (zeroed, watches[i].d pointing back at it) and keeps them until it
+ * finishes.
  */
 #ifndef SAMSA_BROKER_PURGATORY_H
 #define SAMSA_BROKER_PURGATORY_H
@@ -43,7 +47,7 @@ struct brk_watch {
 typedef void (*brk_delayed_fn)(brk_delayed *d, bool expired);
 
 struct brk_delayed {
-	brk_request *req;
+	brk_request *req;    /* NULL: a wait of no request (see Memory above) */
 	brk_delayed_fn fn;
 	void *arg;           /* the handler's state */
 	uint64_t expire_timer;

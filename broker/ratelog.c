@@ -9,7 +9,19 @@
 
 #include "broker/loop.h"
 
-/* Limiters that dropped lines since they joined: loop thread only. */
+/*
+ * Limiters that dropped lines since they joined: loop thread only.
+ *
+ * The one registry of the broker left in a file static (DESIGN.md decision
+ * 11), on purpose: it links the limiters, which are themselves
+ * process-wide statics, one per call site, whatever server or test runs
+ * the code, and it guards a process-wide resource, stderr. A list per
+ * server would give a limiter shared by every instance one list among
+ * several (told by that one only), and passing a list to each
+ * brk_ratelog_printf would thread it through every module that logs. It
+ * holds no memory of its own and empties itself (brk_ratelog_next_untold;
+ * tests drain it with INT64_MAX).
+ */
 static brk_ratelog *untold;
 
 bool brk_ratelog_admit(brk_ratelog *rl, int64_t now_ms, long *dropped)

@@ -53,10 +53,13 @@ typedef struct brk_api {
 	brk_handler_fn handler;   /* NULL: key not served */
 	int16_t min_version;      /* lowest version handled */
 	int16_t max_version;
-	int16_t advertised_min;   /* lowest version advertised (Produce: 0, KAFKA-18659) */
-	bool hidden;              /* served to other brokers, not advertised in
-				   * ApiVersions (ZooKeeper-mode APIs Kafka 4 removed) */
+	int16_t advertised_min;   /* lowest version advertised (Produce: 0, KAFKA-18659);
+				   * BRK_NOT_ADVERTISED: served to other brokers only */
 } brk_api;
+
+/* advertised_min of an API left out of ApiVersions (ZooKeeper-mode APIs
+ * brokers send each other, which Kafka 4 no longer defines). */
+#define BRK_NOT_ADVERTISED (-1)
 
 #define BRK_API_KEY_MAX 100
 /* Indexed by API key (bounds-check before use). */

@@ -10,30 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/flush.h"
-#include "broker/server.h"
 #include "storage/retention.h"
 
 /* Files waiting for file.delete.delay.ms (timer != 0) or being unlinked
  * on the worker (timer == 0). */
-typedef struct pending_delete {
-	struct pending_delete *prev, *next;
+typedef struct brk_pending_delete {
+	struct brk_pending_delete *prev, *next;
+	brk_retention *rt;
 	log_deleted_files files;
 	uint64_t timer;
 } pending_delete;
-
-static struct {
-	bool started;
-	uint64_t timer;
-	pending_delete *head;
-} rt;
 
 static void unlink_pending(pending_delete *pd)
 {
 	if (pd->prev)
 		pd->prev->next = pd->next;
 	else
-		rt.head = pd->next;
+		pd->rt->pending = pd->next;
 	if (pd->next)
 		pd->next->prev = pd->prev;
 	log_deleted_files_free(&pd->files);
@@ -62,37 +55,39 @@ static void on_delay(brk_loop *loop, void *arg)
 	(void)loop;
 	pending_delete *pd = arg;
 	pd->timer = 0;
-	if (brk_flush_work(unlink_work, pd, unlink_done, pd) < 0)
+	if (brk_flusher_work(pd->rt->flusher, unlink_work, pd, unlink_done, pd) < 0)
 		unlink_done(pd, unlink_work(pd)); /* no memory for a job: here, once */
 }
 
-void brk_retention_schedule_deletion(brk_partition *p)
+void brk_retention_schedule(brk_retention *rt, brk_partition *p)
 {
 	if (!p->log)
 		return;
 	log_deleted_files f;
 	if (log_take_deleted_files(p->log, &f) == 0)
 		return;
-	pending_delete *pd = calloc(1, sizeof(*pd));
+	pending_delete *pd = rt->loop ? calloc(1, sizeof(*pd)) : NULL;
 	if (!pd) {
-		/* the files stay *.deleted until the next start */
+		/* not set up yet, or no memory: the files stay *.deleted until
+		 * the next start */
 		log_deleted_files_free(&f);
 		return;
 	}
+	pd->rt = rt;
 	pd->files = f;
-	pd->next = rt.head;
-	if (rt.head)
-		rt.head->prev = pd;
-	rt.head = pd;
+	pd->next = rt->pending;
+	if (rt->pending)
+		rt->pending->prev = pd;
+	rt->pending = pd;
 	int64_t delay = p->topic->cfg.file_delete_delay_ms;
-	pd->timer = brk_timer_add(server.loop, delay > 0 ? delay : 0, on_delay, pd);
+	pd->timer = brk_timer_add(rt->loop, delay > 0 ? delay : 0, on_delay, pd);
 }
 
-int brk_retention_run(int64_t now_ms)
+int brk_retention_run(brk_retention *rt, int64_t now_ms)
 {
 	int total = 0;
-	for (int32_t i = 0; i < brk_partitions_topic_count(&server.partitions); i++) {
-		brk_topic *t = brk_partitions_topic_at(&server.partitions, i);
+	for (int32_t i = 0; i < brk_partitions_topic_count(rt->partitions); i++) {
+		brk_topic *t = brk_partitions_topic_at(rt->partitions, i);
 		if (!t)
 			continue;
 		/* Kafka's UnifiedLog.deleteOldSegments: retention only with
@@ -115,7 +110,7 @@ int brk_retention_run(int64_t now_ms)
 					t->name, (int)k, n, ms, bytes, log_start_offset(p->log));
 			if (n > 0)
 				total += n;
-			brk_retention_schedule_deletion(p);
+			brk_retention_schedule(rt, p);
 		}
 	}
 	return total;
@@ -123,29 +118,39 @@ int brk_retention_run(int64_t now_ms)
 
 static void on_check(brk_loop *loop, void *arg)
 {
-	(void)arg;
-	brk_retention_run(brk_wall_ms());
-	rt.timer = brk_timer_add(loop, server.cfg.log_retention_check_interval_ms, on_check, NULL);
+	brk_retention *rt = arg;
+	brk_retention_run(rt, brk_wall_ms());
+	rt->timer = brk_timer_add(loop, rt->cfg->log_retention_check_interval_ms, on_check, rt);
 }
 
-int brk_retention_start(void)
+void brk_retention_init(brk_retention *rt, brk_loop *loop, brk_partitions *partitions,
+			const brk_config *cfg, brk_flusher *flusher)
 {
-	if (rt.started)
+	memset(rt, 0, sizeof(*rt));
+	rt->loop = loop;
+	rt->partitions = partitions;
+	rt->cfg = cfg;
+	rt->flusher = flusher;
+}
+
+int brk_retention_start(brk_retention *rt)
+{
+	if (rt->started)
 		return 0;
-	rt.timer = brk_timer_add(server.loop, server.cfg.log_retention_check_interval_ms, on_check, NULL);
-	rt.started = true;
+	rt->timer = brk_timer_add(rt->loop, rt->cfg->log_retention_check_interval_ms, on_check, rt);
+	rt->started = true;
 	return 0;
 }
 
-void brk_retention_stop(void)
+void brk_retention_stop(brk_retention *rt)
 {
-	if (rt.started)
-		brk_timer_cancel(server.loop, rt.timer);
-	rt.started = false;
-	for (pending_delete *pd = rt.head, *next; pd; pd = next) {
+	if (rt->started)
+		brk_timer_cancel(rt->loop, rt->timer);
+	rt->started = false;
+	for (pending_delete *pd = rt->pending, *next; pd; pd = next) {
 		next = pd->next;
 		if (pd->timer) {
-			brk_timer_cancel(server.loop, pd->timer);
+			brk_timer_cancel(rt->loop, pd->timer);
 			unlink_pending(pd);
 		}
 	}

@@ -8,14 +8,25 @@
 
 #include <stdbool.h>
 
+#include "broker/cleaner.h"
 #include "broker/cluster.h"
 #include "broker/config.h"
 #include "broker/dynamic_config.h"
+#include "broker/fetch_session.h"
 #include "broker/fetcher.h"
+#include "broker/flush.h"
+#include "broker/group/group.h"
 #include "broker/loop.h"
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
+#include "broker/retention.h"
+#include "broker/txn/txn.h"
+#include "protocol/batch.h"
+
+/* The most bytes one produced batch may decompress to while it is
+ * validated (handlers/produce.c says why 64 MiB). */
+#define BRK_PRODUCE_SCRATCH_MAX (64u << 20)
 
 typedef struct brk_server {
 	brk_config cfg;              /* the effective config (dynamic layers applied) */
@@ -26,6 +37,16 @@ typedef struct brk_server {
 	brk_producer_ids producer_ids; /* blocks of producer ids from the controller */
 	brk_peers peers;             /* connections to the other brokers */
 	brk_fetchers fetchers;       /* replica fetchers, one per leader followed */
+	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
+	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
+	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
+	fs_cache *fetch_sessions;    /* incremental fetch sessions (KIP-227) */
+	/* Produce's decompression scratch for batch validation (loop thread
+	 * only): proto_scratch_init(BRK_PRODUCE_SCRATCH_MAX) at start-up,
+	 * proto_scratch_trim after each validation, freed at exit. */
+	proto_scratch produce_scratch;
+	grp_coordinator groups;      /* the group coordinator (group/group.h) */
+	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

@@ -28,6 +28,11 @@ typedef struct ctl_backend_ops {
 void ctl_set_cluster_id(ctl *c, const char *id);
 
 extern const ctl_backend_ops ctl_local_backend;
+extern const ctl_backend_ops ctl_zk_backend; /* zk_backend.h */
+
+/* The back end's state (what start gave), NULL before start returned. For
+ * work posted with ctl_post, which runs on the controller thread. */
+void *ctl_backend_state(ctl *c);
 
 /* Queue e for the loop (takes it over) and wake the loop. Any thread. */
 void ctl_emit(ctl *c, ctl_event *e);

@@ -52,6 +52,11 @@ const char *ctl_cluster_id(const ctl *c)
 	return c->cluster_id;
 }
 
+void *ctl_backend_state(ctl *c)
+{
+	return c->state;
+}
+
 void ctl_set_cluster_id(ctl *c, const char *id)
 {
 	snprintf(c->cluster_id, sizeof(c->cluster_id), "%s", id);
@@ -236,7 +241,9 @@ static void job_free(ctl_job *j)
 	free(j);
 }
 
-static void enqueue(ctl *c, ctl_job *j)
+/* Queue j; returns its id (read under the lock: once it is released the
+ * thread may run and free j). */
+static uint64_t enqueue(ctl *c, ctl_job *j)
 {
 	pthread_mutex_lock(&c->mu);
 	j->next = NULL;
@@ -247,8 +254,10 @@ static void enqueue(ctl *c, ctl_job *j)
 	c->jobs_tail = j;
 	if (!j->fn)
 		j->id = ++c->next_id;
+	uint64_t id = j->id;
 	pthread_cond_signal(&c->jobs_cv);
 	pthread_mutex_unlock(&c->mu);
+	return id;
 }
 
 int ctl_post(ctl *c, void (*fn)(ctl *c, void *arg), void *arg)
@@ -305,8 +314,7 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 			goto nomem;
 		j->op.nconfigs = op->nconfigs;
 	}
-	enqueue(c, j);
-	return j->id;
+	return enqueue(c, j);
 nomem:
 	job_free(j);
 	return 0;
@@ -401,11 +409,7 @@ int ctl_open(const ctl_options *o, ctl **out)
 	}
 	c->opts.log_dir = c->log_dir;
 	c->opts.zookeeper_connect = c->zookeeper_connect;
-	if (c->zookeeper_connect[0]) {
-		free_ctl(c);
-		return -ENOTSUP; /* the ZooKeeper back end comes next */
-	}
-	c->backend = &ctl_local_backend;
+	c->backend = c->zookeeper_connect[0] ? &ctl_zk_backend : &ctl_local_backend;
 	int rc = pthread_create(&c->thread, NULL, thread_main, c);
 	if (rc) {
 		free_ctl(c);

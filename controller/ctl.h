@@ -41,8 +41,19 @@ typedef struct ctl ctl;
 typedef struct ctl_options {
 	const char *log_dir;           /* local back end: the metadata file's directory */
 	int32_t broker_id;
-	const char *zookeeper_connect; /* NULL or "": the local back end */
-	ctl_broker self;               /* this broker's registration (id, host, port, rack) */
+	const char *zookeeper_connect; /* NULL or "": the local back end; else
+					* "host:port[,host:port...][/chroot]" */
+	ctl_broker self;               /* this broker's registration (id, host, port,
+					* rack: "" when broker.rack is unset) */
+	/* ZooKeeper back end only (the local one ignores them): */
+	int32_t zookeeper_session_timeout_ms;    /* zookeeper.session.timeout.ms; <= 0:
+						  * Kafka's default, 18000 */
+	int32_t zookeeper_connection_timeout_ms; /* zookeeper.connection.timeout.ms: how
+						  * long ctl_open waits for a session;
+						  * <= 0: the session timeout */
+	bool unclean_leader_election_enable;     /* the broker's default for topics
+						  * without an override (and without a
+						  * dynamic broker config): Kafka's false */
 	/* Called on the controller thread whenever events were queued: must
 	 * only wake the loop (write an eventfd), never call into ctl. */
 	void (*wakeup)(void *arg);
@@ -55,6 +66,16 @@ typedef struct ctl_options {
  * controller, the dynamic broker configs and every topic with its partition
  * states, so the broker can open its logs before serving. Returns 0 or
  * -errno (-EINVAL when the metadata file does not parse).
+ *
+ * ZooKeeper back end: connects (within the connection timeout), creates
+ * Kafka's persistent paths and /cluster/id when missing, and registers this
+ * broker (/brokers/ids/<id>, ephemeral; its czxid is the broker epoch).
+ * When the id is registered by another session (a restart faster than the
+ * old session's expiry, CLUSTER.md 4.10) it tries again until that session
+ * expires, for at most the session timeout and a margin (-EEXIST after
+ * that). Then it reads everything with watches, queues the events and takes
+ * part in the controller election. Other failures: -ETIMEDOUT (no session
+ * in time), -EINVAL (a malformed connect string), -EIO, -ENOMEM.
  */
 int ctl_open(const ctl_options *o, ctl **out);
 
@@ -130,15 +151,31 @@ typedef struct ctl_op {
  *    for a member that is not a live broker (KIP-841), UNKNOWN_TOPIC_OR_PARTITION.
  *    The local back end answers INVALID_REQUEST (one replica: no ISR change).
  *  - CONTROLLED_SHUTDOWN: on the controller only (else NOT_CONTROLLER);
- *    STALE_BROKER_EPOCH for another registration of the broker; else the
- *    leadership of every partition it leads moves to another ISR member
- *    and it leaves the ISR of the others (Kafka's
- *    KafkaController.doControlledShutdown); the result counts the
- *    partitions it still leads (no other replica could take them). The
- *    local back end answers NONE with none remaining.
+ *    BROKER_NOT_AVAILABLE for a broker that is not registered,
+ *    STALE_BROKER_EPOCH for another registration of it (an epoch of -1,
+ *    from request versions without one, is accepted as Kafka does); else
+ *    the leadership of every partition with more than one replica it leads
+ *    moves to another ISR member that is not shutting down, and it leaves
+ *    the ISR of the others (Kafka's KafkaController.doControlledShutdown);
+ *    it is not elected again while that registration lasts. The result
+ *    counts the partitions with more than one replica it still leads (no
+ *    other ISR member could take them; a single replica cannot move, as in
+ *    Kafka). The local back end answers NONE with none remaining.
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
- * the error ZooKeeper's failure maps to, and changes nothing.
+ * the error ZooKeeper's failure maps to (REQUEST_TIMED_OUT when the
+ * connection or session was lost: retriable; UNKNOWN_SERVER_ERROR else).
+ *
+ * ZooKeeper back end: any broker runs these (CONTROLLED_SHUTDOWN excepted)
+ * by writing Kafka's znodes; the elected controller reacts through its
+ * watches. CREATE_TOPIC's result comes once the topic znode is written: the
+ * topic's event (states absent: leader -1, leader epoch -1) precedes it,
+ * and the partition states follow as CTL_EV_PARTITION events (before the
+ * result when this broker is the controller). DELETE_TOPIC's result comes
+ * once the topic is marked for deletion (/admin/delete_topics/<t>); the
+ * controller then removes it and every broker gets CTL_EV_TOPIC_DELETED.
+ * CREATE_PARTITIONS and the config operations report their own broker's
+ * events before the result, the other brokers' follow their watches.
  */
 uint64_t ctl_submit(ctl *c, const ctl_op *op);
 
@@ -161,7 +198,7 @@ typedef struct ctl_result {
 	uint64_t id;               /* ctl_submit's id */
 	ctl_op_type type;
 	int16_t error;             /* Kafka error code */
-	char msg[512];             /* Kafka's error message, "" when none */
+	char msg[640];             /* Kafka's error message, "" when none */
 	uint8_t topic_id[16];      /* CREATE_TOPIC */
 	int64_t producer_id_start; /* PRODUCER_IDS: [start, end) */
 	int64_t producer_id_end;
@@ -182,7 +219,11 @@ typedef struct ctl_event {
 			int32_t epoch; /* controller epoch */
 		} controller;
 		ctl_topic *topic;      /* TOPIC: the whole topic, partition states included;
-					* owned by the event (set it NULL to keep it) */
+					* owned by the event (set it NULL to keep it).
+					* ZooKeeper: a partition whose state the
+					* controller has not made yet has leader
+					* CTL_NO_LEADER, leader epoch -1, partition
+					* epoch -1 and an empty ISR */
 		struct {
 			char name[CTL_TOPIC_NAME_MAX + 1];
 			uint8_t id[16];

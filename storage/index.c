@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "storage/fileio.h"
-#include "storage/log.h"
+#include "storage/err.h"
 
 int log_ef_init(log_entfile *ef, const char *path, size_t esz)
 {

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "storage/fileio.h"
-#include "storage/log.h"
 #include "storage/partition.h"
 
 static int push(log_epoch_cache *c, int32_t epoch, int64_t start)

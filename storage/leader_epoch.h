@@ -22,7 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "storage/log.h"
+#include "storage/err.h"
+
+typedef struct log_partition log_partition; /* storage/log.h */
 
 #define LOG_EPOCH_FILE "leader-epoch-checkpoint"
 

@@ -1,7 +1,8 @@
 /*
  * log.c - the partition log (log.h): open/close/delete, append with segment
  * roll, read for fetch, flush and the offsets kept beside the segments.
- * Loading and recovery are in recover.c, lookups by time in timestamp.c.
+ * Loading and recovery are in recover.c, lookups by time in timestamp.c,
+ * the segment list, the offsets and the high watermark in partition.c.
  */
 #include "storage/log.h"
 
@@ -31,61 +32,6 @@ void log_config_defaults(log_config *c)
 	c->flush_messages = INT64_MAX;           /* flush.messages */
 	c->flush_ms = INT64_MAX;                 /* flush.ms */
 	c->producer_id_expiration_ms = 86400000; /* producer.id.expiration.ms */
-}
-
-size_t log_seg_floor(const log_partition *lp, int64_t offset)
-{
-	size_t lo = 0, hi = lp->nseg; /* first segment with base > offset */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (lp->segs[mid]->base_offset <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo == 0 ? 0 : lo - 1;
-}
-
-int log_push_segment(log_partition *lp, log_segment *s)
-{
-	if (lp->nseg == lp->cap) {
-		size_t cap = lp->cap ? lp->cap * 2 : 8;
-		log_segment **v = realloc(lp->segs, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		lp->segs = v;
-		log_txnindex *t = realloc(lp->tix, cap * sizeof *t);
-		if (!t)
-			return -ENOMEM;
-		lp->tix = t;
-		lp->cap = cap;
-	}
-	int rc = log_txnindex_init(&lp->tix[lp->nseg], lp->dir, s->base_offset);
-	if (rc < 0) {
-		log_txnindex_destroy(&lp->tix[lp->nseg]);
-		return rc;
-	}
-	lp->segs[lp->nseg++] = s;
-	return 0;
-}
-
-void log_note_aborted_txn(log_partition *lp, size_t i, const log_completed_txn *t)
-{
-	log_txnindex *ti = &lp->tix[i];
-	int rc = log_txnindex_load(ti);
-	if (rc == 0 && ti->n > 0 && ti->v[ti->n - 1].last_offset >= t->last_offset)
-		return;
-	log_aborted_txn a = {
-		.producer_id = t->producer_id,
-		.first_offset = t->first_offset,
-		.last_offset = t->last_offset,
-		.last_stable_offset = log_pstate_lso_for(&lp->producers, t),
-	};
-	if (rc == 0)
-		rc = log_txnindex_append(ti, &a);
-	if (rc < 0)
-		fprintf(stderr, "samsa storage: %s: cannot write the aborted transaction at %lld: %s\n",
-			ti->path, (long long)t->last_offset, strerror(-rc));
 }
 
 static void free_partition(log_partition *lp)
@@ -222,32 +168,6 @@ int log_delete(log_partition *lp)
 	int rc = log_io_remove_dir(dir);
 	free(dir);
 	return rc;
-}
-
-void log_set_config(log_partition *lp, const log_config *cfg) { lp->cfg = *cfg; }
-int64_t log_start_offset(const log_partition *lp) { return lp->log_start; }
-int64_t log_end_offset(const log_partition *lp) { return log_active(lp)->next_offset; }
-int64_t log_high_watermark(const log_partition *lp) { return lp->hw; }
-int64_t log_recovery_point(const log_partition *lp) { return lp->recovery_point; }
-int64_t log_size_bytes(const log_partition *lp) { return lp->size_bytes; }
-const char *log_dir(const log_partition *lp) { return lp->dir; }
-int32_t log_latest_epoch(const log_partition *lp) { return log_epoch_latest(&lp->epochs); }
-
-void log_set_high_watermark(log_partition *lp, int64_t hw)
-{
-	int64_t leo = log_end_offset(lp);
-	if (hw > leo)
-		hw = leo;
-	if (hw < lp->log_start)
-		hw = lp->log_start;
-	lp->hw = hw;
-	log_pstate_txn_on_hw(&lp->producers, hw);
-}
-
-int64_t log_last_stable_offset(const log_partition *lp)
-{
-	int64_t first = log_pstate_first_unstable(&lp->producers);
-	return first >= 0 && first < lp->hw ? first : lp->hw;
 }
 
 int log_aborted_txns(log_partition *lp, int64_t fetch_offset, int64_t upper_bound_offset,

@@ -23,7 +23,7 @@
  * Threading: a log_partition is used by one thread (the event loop); fsync
  * may be handed to another thread through log_flush_begin/log_flush_end.
  * Errors: functions return 0 or a negative errno (-EIO, -ENOSPC, ...), or
- * LOG_ERR_* below.
+ * LOG_ERR_* (storage/err.h).
  */
 #ifndef SAMSA_STORAGE_LOG_H
 #define SAMSA_STORAGE_LOG_H
@@ -32,22 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "storage/err.h"
 #include "storage/producer_state.h"
 #include "storage/txnindex.h"
-
-enum {
-	LOG_ERR_OFFSET_OUT_OF_RANGE = -2001,
-	LOG_ERR_CORRUPT = -2002,
-	/* Idempotent producer checks (Kafka's ProducerAppendInfo): */
-	LOG_ERR_INVALID_PRODUCER_EPOCH = -2003, /* INVALID_PRODUCER_EPOCH */
-	LOG_ERR_OUT_OF_ORDER_SEQUENCE = -2004,  /* OUT_OF_ORDER_SEQUENCE_NUMBER */
-	/* Transactions (Kafka's ProducerAppendInfo, KIP-98): */
-	LOG_ERR_INVALID_TXN_STATE = -2005,      /* INVALID_TXN_STATE */
-	LOG_ERR_TRANSACTION_COORDINATOR_FENCED = -2006, /* TRANSACTION_COORDINATOR_FENCED */
-	/* A follower's batches below the log end offset or not increasing
-	 * (Kafka's UnexpectedAppendOffsetException, OffsetsOutOfOrderException): */
-	LOG_ERR_UNEXPECTED_OFFSET = -2007,
-};
 
 /* Per-log settings, Kafka's topic config names in comments. */
 typedef struct log_config {

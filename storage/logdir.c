@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "storage/fileio.h"
-#include "storage/log.h"
+#include "storage/err.h"
 
 #define CLEAN_MARKER ".kafka_cleanshutdown"
 #define SMALL_FILE_MAX (1 << 20)

@@ -1,7 +1,10 @@
 /*
  * partition.h - the inside of a log_partition (log.h), shared by log.c
- * (append, read, flush), recover.c (open: load and recovery) and
- * timestamp.c (lookups by time). Internal to storage/.
+ * (append, read, flush), recover.c (open: load and recovery), truncate.c,
+ * timestamp.c (lookups by time) and cleaner.c. Internal to storage/.
+ * partition.c has the helpers on the segment list below (log_seg_floor,
+ * log_push_segment, log_note_aborted_txn, log_retire_*) and calls none of
+ * those files.
  *
  * Invariants:
  *   - segs[] is never empty, sorted by base offset; segs[nseg-1] is the
@@ -113,11 +116,16 @@ int log_rebuild_producers(log_partition *lp, int64_t end, bool reload, int64_t n
 /* Remove the producer snapshots above offset (recover.c). */
 void log_remove_snapshots_above(log_partition *lp, int64_t offset);
 
+/* Rename path to path.deleted and add the new name to the list
+ * log_take_deleted_files hands out (retention.c). Returns 0 (also when path
+ * does not exist) or -errno from rename. When the name cannot be kept (no
+ * memory) the file stays renamed: log_open removes it. */
+int log_retire_file(log_partition *lp, const char *path);
+
 /* Rename s's files *.deleted (.log first: a crash between the renames
  * leaves index files without a .log, which log_open removes as orphans)
- * and add them to the list log_take_deleted_files hands out (retention.c).
- * Returns 0 or the -errno of renaming the .log (the segment stays then);
- * later failures go to stderr. */
+ * through log_retire_file. Returns 0 or the -errno of renaming the .log
+ * (the segment stays then); later failures go to stderr. */
 int log_retire_segment_files(log_partition *lp, const log_segment *s);
 
 /*

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "storage/fileio.h"
-#include "storage/log.h"
+#include "storage/err.h"
 
 #define SNAPSHOT_VERSION 1
 #define MAX_SNAPSHOT_ENTRIES (1u << 26) /* refuse absurd counts before allocating */

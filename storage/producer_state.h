@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "protocol/batch.h"
+#include "storage/err.h"
 
 /* Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN */
 #define LOG_PRODUCER_BATCHES 5

@@ -21,32 +21,6 @@
 
 /* ---- the pending *.deleted list ---- */
 
-/* Rename path to path.deleted and remember the new name. Returns 0 (also
- * when path does not exist) or -errno from rename. When the name cannot be
- * remembered (no memory) the file stays renamed: log_open removes it. */
-static int rename_deleted(log_partition *lp, const char *path)
-{
-	char to[PATH_MAX];
-	int rc = log_io_path(to, sizeof to, "%s%s", path, LOG_DELETED_SUFFIX);
-	if (rc < 0)
-		return rc;
-	if (rename(path, to) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	lp->dir_unsynced = true;
-	if (lp->ndeleted == lp->deleted_cap) {
-		size_t cap = lp->deleted_cap ? lp->deleted_cap * 2 : 16;
-		char **v = realloc(lp->deleted, cap * sizeof *v);
-		if (!v)
-			return 0;
-		lp->deleted = v;
-		lp->deleted_cap = cap;
-	}
-	char *p = strdup(to);
-	if (p)
-		lp->deleted[lp->ndeleted++] = p;
-	return 0;
-}
-
 size_t log_take_deleted_files(log_partition *lp, log_deleted_files *out)
 {
 	out->paths = lp->deleted;
@@ -90,23 +64,6 @@ static void move_start(log_partition *lp, int64_t offset)
 			strerror(-rc));
 }
 
-int log_retire_segment_files(log_partition *lp, const log_segment *s)
-{
-	static const char *const suffixes[] = { ".log", ".index", ".timeindex", LOG_TXNINDEX_SUFFIX };
-	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-		char path[PATH_MAX];
-		int rc = log_seg_path(path, sizeof path, lp->dir, s->base_offset, suffixes[i]);
-		if (rc == 0)
-			rc = rename_deleted(lp, path);
-		if (rc < 0 && i == 0)
-			return rc; /* the segment stays in the log */
-		if (rc < 0)
-			fprintf(stderr, "samsa storage: %s: cannot rename %s to %s%s: %s\n", lp->dir, path,
-				path, LOG_DELETED_SUFFIX, strerror(-rc));
-	}
-	return 0;
-}
-
 /* The producer snapshots below the first segment describe offsets that are
  * gone (Kafka's deleteProducerSnapshots of the deleted segments). */
 static void remove_old_snapshots(log_partition *lp)
@@ -121,7 +78,7 @@ static void remove_old_snapshots(log_partition *lp)
 		int rc = log_io_path(path, sizeof path, "%s/%020" PRId64 "%s", lp->dir, offs[i],
 				     LOG_SNAPSHOT_SUFFIX);
 		if (rc == 0)
-			rc = rename_deleted(lp, path);
+			rc = log_retire_file(lp, path);
 		if (rc < 0)
 			fprintf(stderr, "samsa storage: %s: cannot set aside the producer snapshot at %" PRId64
 				": %s\n", lp->dir, offs[i], strerror(-rc));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "storage/fileio.h"
+#include "storage/log.h" /* log_segment_keep and _release are its API */
 #include "storage/timeindex.h"
 
 int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix)

@@ -25,7 +25,9 @@
 
 #include "protocol/batch.h"
 #include "storage/index.h"
-#include "storage/log.h"
+#include "storage/err.h"
+
+typedef struct log_segment log_segment; /* storage/log.h */
 
 struct log_segment {
 	atomic_int refs;

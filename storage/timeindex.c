@@ -4,7 +4,7 @@
 #include "storage/timeindex.h"
 
 #include "storage/fileio.h"
-#include "storage/log.h"
+#include "storage/err.h"
 
 static inline int64_t ti_ts(const log_entfile *ti, size_t i) { return (int64_t)log_be64(log_ef_at(ti, i)); }
 static inline int32_t ti_rel(const log_entfile *ti, size_t i) { return (int32_t)log_be32(log_ef_at(ti, i) + 8); }

@@ -16,6 +16,10 @@
  * Kafka's timer keys map to: member->session_timer (heartbeat key),
  * g->rebalance_timer (join key, also the initial delay), g->sync_timer (sync
  * key), and one timer per pending member id.
+ *
+ * Answers go through finish() / answer(), which hold them until the
+ * coordinator's last write to the group's partition is committed
+ * (grp_answer).
  */
 #include "broker/group/group.h"
 
@@ -26,12 +30,15 @@
 #include <sys/random.h>
 
 #include "broker/conn.h"
+#include "broker/coordinator_key.h"
 #include "broker/group/offsets.h"
-#include "broker/group/store.h"
 #include "broker/group/txn_offsets.h"
 #include "broker/ratelog.h"
-#include "broker/server.h"
 #include "protocol/err.h"
+#include "storage/log.h"
+
+/* API keys of the requests group.c answers itself. */
+#define API_JOIN_GROUP 11
 
 /* Kafka's GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS:
  * how long a new member's JoinGroup may wait before the member expires. */
@@ -42,9 +49,6 @@ struct grp_pending {
 	char *member_id;
 	uint64_t timer;
 };
-
-static grp_group **groups;
-static int32_t ngroups, groups_cap;
 
 /* ---- small helpers ---- */
 
@@ -70,18 +74,18 @@ static bool view_null(proto_str s) { return s.len < 0 || !s.ptr; }
 
 static proto_str view(const char *s) { return proto_cstr(s); }
 
-static void cancel_timer(uint64_t *id)
+static void cancel_timer(grp_coordinator *gc, uint64_t *id)
 {
-	if (*id && server.loop)
-		brk_timer_cancel(server.loop, *id);
+	if (*id && gc->loop)
+		brk_timer_cancel(gc->loop, *id);
 	*id = 0;
 }
 
-static uint64_t add_timer(int64_t ms, brk_timer_fn fn, void *arg)
+static uint64_t add_timer(grp_coordinator *gc, int64_t ms, brk_timer_fn fn, void *arg)
 {
-	if (!server.loop)
+	if (!gc->loop)
 		return 0;
-	return brk_timer_add(server.loop, ms < 0 ? 0 : ms, fn, arg);
+	return brk_timer_add(gc->loop, ms < 0 ? 0 : ms, fn, arg);
 }
 
 const char *grp_state_name(grp_state s)
@@ -103,76 +107,110 @@ static void transition(grp_group *g, grp_state s)
 	g->state_timestamp_ms = brk_wall_ms();
 }
 
-/* Kafka's String.hashCode over the UTF-16 code units of the id: for the
- * group ids clients use (ASCII, or UTF-8 decoded below), the same value. */
-int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions)
+/* ---- the coordinator and its partitions ---- */
+
+void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config *cfg)
 {
-	uint32_t h = 0;
-	const unsigned char *p = (const unsigned char *)group_id;
-	int32_t i = 0;
-	while (i < len) {
-		uint32_t cp;
-		unsigned char c = p[i];
-		int n;
-		if (c < 0x80) {
-			cp = c;
-			n = 1;
-		} else if ((c & 0xe0) == 0xc0 && i + 1 < len) {
-			cp = (uint32_t)(c & 0x1f) << 6 | (p[i + 1] & 0x3f);
-			n = 2;
-		} else if ((c & 0xf0) == 0xe0 && i + 2 < len) {
-			cp = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(p[i + 1] & 0x3f) << 6 |
-			     (p[i + 2] & 0x3f);
-			n = 3;
-		} else if ((c & 0xf8) == 0xf0 && i + 3 < len) {
-			cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[i + 1] & 0x3f) << 12 |
-			     (uint32_t)(p[i + 2] & 0x3f) << 6 | (p[i + 3] & 0x3f);
-			n = 4;
-		} else {
-			cp = 0xfffd; /* malformed: Java's replacement character */
-			n = 1;
-		}
-		if (cp >= 0x10000) { /* a surrogate pair in Java's String */
-			cp -= 0x10000;
-			h = 31 * h + (0xd800 + (cp >> 10));
-			h = 31 * h + (0xdc00 + (cp & 0x3ff));
-		} else {
-			h = 31 * h + cp;
-		}
-		i += n;
+	memset(gc, 0, sizeof(*gc));
+	gc->loop = loop;
+	gc->cfg = cfg;
+	proto_writer_init(&gc->batch_buf);
+	proto_writer_init(&gc->kv_buf);
+}
+
+int grp_partitions_known(grp_coordinator *gc, int32_t npartitions)
+{
+	if (npartitions > gc->npartitions) {
+		grp_partition *n = realloc(gc->parts, (size_t)npartitions * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + gc->npartitions, 0, (size_t)(npartitions - gc->npartitions) * sizeof(*n));
+		gc->parts = n;
 	}
-	if (npartitions <= 0)
-		return 0;
-	/* Kafka's Utils.abs: Integer.MIN_VALUE maps to 0. */
-	int32_t hv = (int32_t)h;
-	int32_t a = hv == INT32_MIN ? 0 : (hv < 0 ? -hv : hv);
-	return a % npartitions;
+	if (npartitions > 0)
+		gc->npartitions = npartitions;
+	/* Groups made while the topic was unknown (their writes failed) now
+	 * belong to a partition, and go with it when it is (re)loaded. */
+	for (int32_t i = 0; i < gc->ngroups; i++) {
+		grp_group *g = gc->groups[i];
+		if (g->partition < 0)
+			g->partition = grp_partition_of(gc, g->group_id, (int32_t)strlen(g->group_id));
+	}
+	return 0;
+}
+
+int32_t grp_partition_of(const grp_coordinator *gc, const char *id, int32_t len)
+{
+	if (gc->npartitions <= 0)
+		return -1;
+	return brk_coordinator_partition(id, len > 0 ? len : 0, gc->npartitions);
+}
+
+grp_partition *grp_partition_state(grp_coordinator *gc, int32_t index)
+{
+	return index >= 0 && index < gc->npartitions ? &gc->parts[index] : NULL;
+}
+
+int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t len)
+{
+	int32_t i = grp_partition_of(gc, id, len);
+	if (i < 0)
+		return KERR_NONE; /* no __consumer_offsets yet: its writes answer */
+	return gc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+}
+
+void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			  int32_t leader_epoch)
+{
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (!ps)
+		return;
+	/* What was loaded reaches the log end offset, maybe above the high
+	 * watermark: answers wait for it as for a write made here. */
+	brk_hw_mark loaded = { 0 };
+	if (p && p->log)
+		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	*ps = (grp_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
+			       .last_write = loaded };
+}
+
+int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail_fn fail,
+	       void *arg)
+{
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (!ps || !ps->loaded)
+		return BRK_RESPOND;
+	return brk_hw_answer(req, &ps->last_write, 1, GRP_WRITE_TIMEOUT_MS,
+			     KERR_COORDINATOR_NOT_AVAILABLE, fail, arg);
 }
 
 /* ---- registry ---- */
 
-grp_group *grp_find(const char *group_id, int32_t len)
+grp_group *grp_find(grp_coordinator *gc, const char *group_id, int32_t len)
 {
-	for (int32_t i = 0; i < ngroups; i++)
-		if (str_eq_view(groups[i]->group_id, group_id, len))
-			return groups[i];
+	for (int32_t i = 0; i < gc->ngroups; i++)
+		if (str_eq_view(gc->groups[i]->group_id, group_id, len))
+			return gc->groups[i];
 	return NULL;
 }
 
-grp_group *grp_at(int32_t i) { return i >= 0 && i < ngroups ? groups[i] : NULL; }
-
-grp_group *grp_get_or_create(const char *group_id, int32_t len)
+grp_group *grp_at(grp_coordinator *gc, int32_t i)
 {
-	grp_group *g = grp_find(group_id, len);
+	return i >= 0 && i < gc->ngroups ? gc->groups[i] : NULL;
+}
+
+grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t len)
+{
+	grp_group *g = grp_find(gc, group_id, len);
 	if (g)
 		return g;
-	if (ngroups == groups_cap) {
-		int32_t cap = groups_cap ? groups_cap * 2 : 16;
-		grp_group **n = realloc(groups, (size_t)cap * sizeof(*n));
+	if (gc->ngroups == gc->groups_cap) {
+		int32_t cap = gc->groups_cap ? gc->groups_cap * 2 : 16;
+		grp_group **n = realloc(gc->groups, (size_t)cap * sizeof(*n));
 		if (!n)
 			return NULL;
-		groups = n;
-		groups_cap = cap;
+		gc->groups = n;
+		gc->groups_cap = cap;
 	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -187,11 +225,13 @@ grp_group *grp_get_or_create(const char *group_id, int32_t len)
 		free(g);
 		return NULL;
 	}
+	g->coord = gc;
+	g->partition = grp_partition_of(gc, group_id, len);
 	g->state = GRP_EMPTY;
 	g->previous_state = GRP_EMPTY;
 	g->generation_id = 0;
 	g->state_timestamp_ms = brk_wall_ms();
-	groups[ngroups++] = g;
+	gc->groups[gc->ngroups++] = g;
 	return g;
 }
 
@@ -235,7 +275,8 @@ void grp_member_free(grp_member *m)
 {
 	if (!m)
 		return;
-	cancel_timer(&m->session_timer);
+	if (m->group)
+		cancel_timer(m->group->coord, &m->session_timer);
 	free(m->member_id);
 	free(m->group_instance_id);
 	free(m->client_id);
@@ -526,12 +567,38 @@ static void attach(brk_request *req, grp_member *m)
 	req->cancel = on_request_cancel;
 }
 
-/* Send an attached request's answer. When encoding failed (only a full
- * arena or writer), the writer's error makes the connection close. */
-static void finish(brk_request *req, int rc)
+/* brk_hw_fail_fn of JoinGroup and SyncGroup answers: the error alone. */
+static int fail_answer(brk_request *req, void *arg, int16_t err)
+{
+	(void)arg;
+	int rc;
+	if (req->api_key == API_JOIN_GROUP) {
+		join_answer a = { .error = err, .member_id = "", .generation_id = -1 };
+		rc = encode_join(req, &a);
+	} else {
+		rc = encode_sync(req, err, NULL, NULL, (const uint8_t *)"", 0);
+	}
+	return rc == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
+
+/* The answer in req->out of a request of group g, once g's partition has
+ * its writes committed (grp_answer). */
+static int answer(grp_group *g, brk_request *req, int rc)
+{
+	if (rc != BRK_RESPOND || !g)
+		return rc;
+	return grp_answer(g->coord, req, g->partition, fail_answer, NULL);
+}
+
+/* Send an attached request's answer (after answer()'s wait). When encoding
+ * failed (only a full arena or writer), the writer's error makes the
+ * connection close. */
+static void finish(grp_group *g, brk_request *req, int rc)
 {
 	(void)rc;
-	brk_request_complete(req, 0);
+	int r = answer(g, req, BRK_RESPOND);
+	if (r != BRK_DELAYED)
+		brk_request_complete(req, r == BRK_CLOSE ? BRK_COMPLETE_CLOSE : BRK_COMPLETE_RESPOND);
 }
 
 /* ClassicGroup.completeJoinFuture: answer the member's JoinGroup (if its
@@ -545,7 +612,7 @@ static void complete_join(grp_member *m, const join_answer *a)
 	if (!req)
 		return;
 	m->join_req = NULL;
-	finish(req, encode_join(req, a));
+	finish(m->group, req, encode_join(req, a));
 }
 
 static void complete_sync(grp_member *m, int16_t error, const char *ptype, const char *pname,
@@ -555,7 +622,7 @@ static void complete_sync(grp_member *m, int16_t error, const char *ptype, const
 	if (!req)
 		return;
 	m->sync_req = NULL;
-	finish(req, encode_sync(req, error, ptype, pname,
+	finish(m->group, req, encode_sync(req, error, ptype, pname,
 				with_assignment ? (m->assignment ? m->assignment : (const uint8_t *)"")
 						: (const uint8_t *)"",
 				with_assignment ? m->assignment_len : 0));
@@ -579,8 +646,8 @@ static void on_pending_expired(brk_loop *loop, void *arg);
 
 static void reschedule_session(grp_member *m, int64_t timeout_ms)
 {
-	cancel_timer(&m->session_timer);
-	m->session_timer = add_timer(timeout_ms, on_session_expired, m);
+	cancel_timer(m->group->coord, &m->session_timer);
+	m->session_timer = add_timer(m->group->coord, timeout_ms, on_session_expired, m);
 }
 
 /* ---- pending members (MEMBER_ID_REQUIRED) ---- */
@@ -596,7 +663,7 @@ static int32_t pending_index(const grp_group *g, const char *id, int32_t len)
 static void pending_remove_at(grp_group *g, int32_t i)
 {
 	grp_pending *p = g->pending[i];
-	cancel_timer(&p->timer);
+	cancel_timer(g->coord, &p->timer);
 	free(p->member_id);
 	free(p);
 	memmove(&g->pending[i], &g->pending[i + 1], (size_t)(g->npending - i - 1) * sizeof(*g->pending));
@@ -614,7 +681,7 @@ static int pending_add(grp_group *g, char *member_id, int32_t session_timeout_ms
 		return -ENOMEM;
 	p->g = g;
 	p->member_id = member_id;
-	p->timer = add_timer(session_timeout_ms, on_pending_expired, p);
+	p->timer = add_timer(g->coord, session_timeout_ms, on_pending_expired, p);
 	g->pending[g->npending++] = p;
 	return 0;
 }
@@ -646,9 +713,17 @@ static void remove_member(grp_group *g, grp_member *m, int16_t error)
 static void prepare_rebalance(grp_group *g);
 static void complete_join_phase(grp_group *g);
 
+/* The group's record through the coordinator's store (KERR_NONE without
+ * one). */
+static int write_group(grp_group *g)
+{
+	grp_coordinator *gc = g->coord;
+	return gc->write_group ? gc->write_group(gc, g) : KERR_NONE;
+}
+
 static void store_group(grp_group *g)
 {
-	int rc = grp_store_write_group(g);
+	int rc = write_group(g);
 	static brk_ratelog rl = BRK_RATELOG_INIT;
 	if (rc != KERR_NONE)
 		brk_ratelog_printf(&rl, "samsa: group %s: writing the group metadata failed (error %d)\n",
@@ -685,7 +760,7 @@ static void clear_pending_sync(grp_group *g)
 {
 	for (int32_t i = 0; i < g->nmembers; i++)
 		g->members[i]->pending_sync = false;
-	cancel_timer(&g->sync_timer);
+	cancel_timer(g->coord, &g->sync_timer);
 }
 
 /* ClassicGroup.maybeElectNewJoinedLeader. */
@@ -728,7 +803,7 @@ static void init_next_generation(grp_group *g)
 /* GroupMetadataManager.completeClassicGroupJoin. */
 static void complete_join_phase(grp_group *g)
 {
-	cancel_timer(&g->rebalance_timer);
+	cancel_timer(g->coord, &g->rebalance_timer);
 	/* Dynamic members that did not rejoin are removed. */
 	for (int32_t i = 0; i < g->nmembers;) {
 		grp_member *m = g->members[i];
@@ -742,7 +817,7 @@ static void complete_join_phase(grp_group *g)
 	if (!elect_joined_leader(g) && g->nmembers > 0) {
 		/* Nobody rejoined: wait again until session timeouts remove the
 		 * silent members. */
-		g->rebalance_timer = add_timer(rebalance_timeout(g), on_rebalance_timer, g);
+		g->rebalance_timer = add_timer(g->coord, rebalance_timeout(g), on_rebalance_timer, g);
 		return;
 	}
 	init_next_generation(g);
@@ -767,7 +842,7 @@ static void complete_join_phase(grp_group *g)
 		m->pending_sync = true;
 	}
 	g->sync_generation = g->generation_id;
-	g->sync_timer = add_timer(rebalance_timeout(g), on_sync_expired, g);
+	g->sync_timer = add_timer(g->coord, rebalance_timeout(g), on_sync_expired, g);
 }
 
 static void maybe_complete_join_else_schedule(grp_group *g)
@@ -776,8 +851,8 @@ static void maybe_complete_join_else_schedule(grp_group *g)
 		complete_join_phase(g);
 		return;
 	}
-	cancel_timer(&g->rebalance_timer);
-	g->rebalance_timer = add_timer(rebalance_timeout(g), on_rebalance_timer, g);
+	cancel_timer(g->coord, &g->rebalance_timer);
+	g->rebalance_timer = add_timer(g->coord, rebalance_timeout(g), on_rebalance_timer, g);
 }
 
 /* GroupMetadataManager.prepareRebalance. */
@@ -791,13 +866,13 @@ static void prepare_rebalance(grp_group *g)
 		/* InitialDelayedJoin: wait group.initial.rebalance.delay.ms for
 		 * more members, extended while they keep coming, up to the
 		 * rebalance timeout. */
-		int32_t delay = server.cfg.group_initial_rebalance_delay_ms;
+		int32_t delay = g->coord->cfg->group_initial_rebalance_delay_ms;
 		int32_t rt = rebalance_timeout(g);
 		g->initial_delay_ms = delay;
 		g->initial_remaining_ms = rt - delay > 0 ? rt - delay : 0;
 		g->new_member_added = false;
-		cancel_timer(&g->rebalance_timer);
-		g->rebalance_timer = add_timer(delay, on_initial_delay, g);
+		cancel_timer(g->coord, &g->rebalance_timer);
+		g->rebalance_timer = add_timer(g->coord, delay, on_initial_delay, g);
 	}
 	transition(g, GRP_PREPARING_REBALANCE);
 	if (!initial)
@@ -868,12 +943,12 @@ static void on_initial_delay(brk_loop *loop, void *arg)
 	g->rebalance_timer = 0;
 	if (g->new_member_added && g->initial_remaining_ms != 0) {
 		g->new_member_added = false;
-		int32_t cfg_delay = server.cfg.group_initial_rebalance_delay_ms;
+		int32_t cfg_delay = g->coord->cfg->group_initial_rebalance_delay_ms;
 		int32_t delay = cfg_delay < g->initial_remaining_ms ? cfg_delay : g->initial_remaining_ms;
 		int32_t rem = g->initial_remaining_ms - g->initial_delay_ms;
 		g->initial_delay_ms = delay;
 		g->initial_remaining_ms = rem > 0 ? rem : 0;
-		g->rebalance_timer = add_timer(delay, on_initial_delay, g);
+		g->rebalance_timer = add_timer(g->coord, delay, on_initial_delay, g);
 		return;
 	}
 	complete_join_phase(g);
@@ -943,7 +1018,7 @@ static int update_member(grp_member *m, brk_request *req, const JoinGroupRequest
 				  .generation_id = -1 };
 		brk_request *old = m->join_req;
 		m->join_req = NULL;
-		finish(old, encode_join(old, &a));
+		finish(m->group, old, encode_join(old, &a));
 	}
 	m->join_req = req;
 	m->awaiting_join = true;
@@ -1168,7 +1243,7 @@ static int join_existing_member(brk_request *req, const JoinGroupRequest *r, grp
 static bool accept_joining(grp_group *g, proto_str member_id)
 {
 	grp_member *m = grp_member_find(g, member_id.ptr, member_id.len);
-	int32_t max = server.cfg.group_max_size;
+	int32_t max = g->coord->cfg->group_max_size;
 	switch (g->state) {
 	case GRP_EMPTY:
 	case GRP_DEAD:
@@ -1182,15 +1257,18 @@ static bool accept_joining(grp_group *g, proto_str member_id)
 	return true;
 }
 
-int grp_join(brk_request *req, const JoinGroupRequest *r)
+static int join(grp_coordinator *gc, brk_request *req, const JoinGroupRequest *r, grp_group **gp)
 {
 	bool unknown = r->member_id.len <= 0;
-	grp_group *g = grp_find(r->group_id.ptr, r->group_id.len);
+	int16_t err = grp_coordinator_error(gc, r->group_id.ptr, r->group_id.len);
+	if (err)
+		return respond_join_error(req, err, "");
+	grp_group *g = *gp = grp_find(gc, r->group_id.ptr, r->group_id.len);
 	if (!g) {
 		/* Created only for a member without an id. */
 		if (!unknown)
 			return respond_join_error(req, KERR_UNKNOWN_MEMBER_ID, "");
-		g = grp_get_or_create(r->group_id.ptr, r->group_id.len);
+		g = *gp = grp_get_or_create(gc, r->group_id.ptr, r->group_id.len);
 		if (!g)
 			return respond_join_error(req, KERR_UNKNOWN_SERVER_ERROR, "");
 		/* A new group is recorded at once (Kafka's empty group
@@ -1209,6 +1287,13 @@ int grp_join(brk_request *req, const JoinGroupRequest *r)
 	if (unknown)
 		return join_new_member(req, r, g);
 	return join_existing_member(req, r, g);
+}
+
+int grp_join(grp_coordinator *gc, brk_request *req, const JoinGroupRequest *r)
+{
+	grp_group *g = NULL;
+	int rc = join(gc, req, r, &g);
+	return answer(g, req, rc);
 }
 
 /* ---- SyncGroup ---- */
@@ -1232,12 +1317,16 @@ static void sync_received(grp_group *g, grp_member *m)
 	for (int32_t i = 0; i < g->nmembers; i++)
 		if (g->members[i]->pending_sync)
 			return;
-	cancel_timer(&g->sync_timer);
+	cancel_timer(g->coord, &g->sync_timer);
 }
 
-int grp_sync(brk_request *req, const SyncGroupRequest *r)
+static int sync_group(grp_coordinator *gc, brk_request *req, const SyncGroupRequest *r,
+		      grp_group **gp)
 {
-	grp_group *g = grp_find(r->group_id.ptr, r->group_id.len);
+	int16_t cerr = grp_coordinator_error(gc, r->group_id.ptr, r->group_id.len);
+	if (cerr)
+		return respond_sync(req, cerr);
+	grp_group *g = *gp = grp_find(gc, r->group_id.ptr, r->group_id.len);
 	if (!g || g->state == GRP_EMPTY)
 		return respond_sync(req, KERR_UNKNOWN_MEMBER_ID);
 	if (g->state == GRP_DEAD)
@@ -1265,7 +1354,7 @@ int grp_sync(brk_request *req, const SyncGroupRequest *r)
 	if (m->sync_req && m->sync_req != req) {
 		brk_request *old = m->sync_req;
 		m->sync_req = NULL;
-		finish(old, encode_sync(old, KERR_REBALANCE_IN_PROGRESS, NULL, NULL,
+		finish(g, old, encode_sync(old, KERR_REBALANCE_IN_PROGRESS, NULL, NULL,
 					(const uint8_t *)"", 0));
 	}
 	m->sync_req = req;
@@ -1296,7 +1385,7 @@ int grp_sync(brk_request *req, const SyncGroupRequest *r)
 		x->assignment = copy;
 		x->assignment_len = len;
 	}
-	int rc = grp_store_write_group(g);
+	int rc = write_group(g);
 	if (rc != KERR_NONE) {
 		static brk_ratelog rl = BRK_RATELOG_INIT;
 		brk_ratelog_printf(&rl, "samsa: group %s: storing the assignment failed (error %d)\n",
@@ -1310,12 +1399,22 @@ int grp_sync(brk_request *req, const SyncGroupRequest *r)
 	return BRK_DELAYED;
 }
 
+int grp_sync(grp_coordinator *gc, brk_request *req, const SyncGroupRequest *r)
+{
+	grp_group *g = NULL;
+	int rc = sync_group(gc, req, r, &g);
+	return answer(g, req, rc);
+}
+
 /* ---- Heartbeat ---- */
 
-int16_t grp_heartbeat(proto_str group_id, proto_str member_id, int32_t generation_id,
-		      proto_str group_instance_id)
+int16_t grp_heartbeat(grp_coordinator *gc, proto_str group_id, proto_str member_id,
+		      int32_t generation_id, proto_str group_instance_id)
 {
-	grp_group *g = grp_find(group_id.ptr, group_id.len);
+	int16_t cerr = grp_coordinator_error(gc, group_id.ptr, group_id.len);
+	if (cerr)
+		return cerr;
+	grp_group *g = grp_find(gc, group_id.ptr, group_id.len);
 	if (!g)
 		return KERR_UNKNOWN_MEMBER_ID;
 	if (g->state == GRP_DEAD)
@@ -1436,15 +1535,16 @@ void grp_restored(grp_group *g)
 	}
 }
 
-static void group_free(grp_group *g)
+/* Free g; its members' waiting requests are answered error. */
+static void group_free(grp_group *g, int16_t error)
 {
-	cancel_timer(&g->rebalance_timer);
-	cancel_timer(&g->sync_timer);
+	cancel_timer(g->coord, &g->rebalance_timer);
+	cancel_timer(g->coord, &g->sync_timer);
 	while (g->npending > 0)
 		pending_remove_at(g, g->npending - 1);
 	free(g->pending);
 	for (int32_t i = 0; i < g->nmembers; i++) {
-		answer_attached(g->members[i], KERR_COORDINATOR_NOT_AVAILABLE);
+		answer_attached(g->members[i], error);
 		grp_member_free(g->members[i]);
 	}
 	free(g->members);
@@ -1458,24 +1558,58 @@ static void group_free(grp_group *g)
 	free(g);
 }
 
-void grp_remove(grp_group *g)
+/* Take g out of the registry, Dead, and free it. */
+static void remove_group(grp_group *g, int16_t error)
 {
-	for (int32_t i = 0; i < ngroups; i++) {
-		if (groups[i] == g) {
-			memmove(&groups[i], &groups[i + 1], (size_t)(ngroups - i - 1) * sizeof(*groups));
-			ngroups--;
+	grp_coordinator *gc = g->coord;
+	for (int32_t i = 0; i < gc->ngroups; i++) {
+		if (gc->groups[i] == g) {
+			memmove(&gc->groups[i], &gc->groups[i + 1],
+				(size_t)(gc->ngroups - i - 1) * sizeof(*gc->groups));
+			gc->ngroups--;
 			break;
 		}
 	}
 	g->state = GRP_DEAD;
-	group_free(g);
+	group_free(g, error);
 }
 
-void grp_shutdown(void)
+void grp_remove(grp_group *g)
 {
-	while (ngroups > 0)
-		grp_remove(groups[ngroups - 1]);
-	free(groups);
-	groups = NULL;
-	groups_cap = 0;
+	remove_group(g, KERR_COORDINATOR_NOT_AVAILABLE);
+}
+
+int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
+{
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (ps)
+		*ps = (grp_partition){ 0 }; /* first: the answers below do not wait */
+	/* Kafka's onGroupUnloaded: waiting members are told NOT_COORDINATOR
+	 * and look for the new coordinator. */
+	int32_t n = 0;
+	for (int32_t i = gc->ngroups - 1; i >= 0; i--) {
+		if (i >= gc->ngroups)
+			continue; /* removals below may have shrunk the array */
+		grp_group *g = gc->groups[i];
+		if (g->partition != index)
+			continue;
+		remove_group(g, KERR_NOT_COORDINATOR);
+		n++;
+	}
+	return n;
+}
+
+void grp_coordinator_free(grp_coordinator *gc)
+{
+	while (gc->ngroups > 0)
+		grp_remove(gc->groups[gc->ngroups - 1]);
+	free(gc->groups);
+	gc->groups = NULL;
+	gc->ngroups = gc->groups_cap = 0;
+	cancel_timer(gc, &gc->expiry_timer);
+	free(gc->parts);
+	gc->parts = NULL;
+	gc->npartitions = 0;
+	proto_writer_free(&gc->batch_buf);
+	proto_writer_free(&gc->kv_buf);
 }

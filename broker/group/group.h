@@ -1,7 +1,33 @@
 /*
- * group.h - the group coordinator's data: classic consumer groups (Kafka's
- * GroupMetadata / ClassicGroup) with their members, and the committed offsets
- * of each group. One coordinator (this broker) owns every group.
+ * group.h - the group coordinator (Kafka's GroupCoordinator with its
+ * GroupMetadataManager / ClassicGroup): classic consumer groups with their
+ * members and committed offsets, in a grp_coordinator object (the server
+ * holds one; unit tests make their own).
+ *
+ * Ownership (Kafka's onElection / onResignation). A group lives in
+ * partition brk_coordinator_partition(group id) of __consumer_offsets, and
+ * this broker serves it only while it leads that partition and has loaded
+ * it: store.c's role observer loads a partition's groups when this broker
+ * becomes its leader (grp_partition_loaded after the groups are restored)
+ * and drops them when it stops (grp_partition_unload: waiting JoinGroup /
+ * SyncGroup requests are answered NOT_COORDINATOR, timers cancelled).
+ * Requests for a group of another partition answer NOT_COORDINATOR
+ * (grp_coordinator_error), so the client asks FindCoordinator again.
+ * Loading is synchronous, on the loop, so COORDINATOR_LOAD_IN_PROGRESS is
+ * never answered. While __consumer_offsets does not exist (npartitions 0)
+ * every group id is served, as a single node did before: a write then
+ * answers COORDINATOR_NOT_AVAILABLE (store.h).
+ *
+ * Replicated writes. A change is appended to the group's partition and
+ * applied in memory at once (a new leader reloads from its own replicated
+ * log, so memory ahead of the high watermark is never kept by anyone
+ * else); an answer that follows a write waits until the partition's high
+ * watermark passes the coordinator's last write there (grp_answer,
+ * hw_wait.h: Kafka appends with acks=-1 and answers from the append's
+ * callback), at most GRP_WRITE_TIMEOUT_MS. Answers that only read
+ * (OffsetFetch, DescribeGroups, ListGroups, Heartbeat) do not wait: they
+ * may show a write that is not committed yet (Kafka's new coordinator reads
+ * at the last committed offset instead).
  *
  * State machine (Kafka's ClassicGroupState):
  *
@@ -14,18 +40,21 @@
  *
  * Memory: every string and byte array in a grp_group/grp_member is owned by
  * it (malloc'ed copies of request views). Groups are found by id through
- * grp_find; a pointer stays valid until grp_remove or grp_shutdown.
+ * grp_find; a pointer stays valid until grp_remove, the unload of its
+ * partition or grp_coordinator_free.
  * Everything runs on the event loop thread.
  *
  * Split of the module:
- *   group.c          registry, state machine, members, timers, rebalance
- *                    completion (membership handlers call it)
+ *   group.c          registry, ownership, state machine, members, timers,
+ *                    rebalance completion (membership handlers call it)
  *   offsets.c        committed offsets of a group (grp_offsets_*)
  *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*)
  *                    and grp_txn_completed
  *   store.c          durability in __consumer_offsets (Kafka's key/value
- *                    layouts), creation of that topic, loading at start-up
+ *                    layouts), creation of that topic, loading on election
  *   handlers/<api>.c one file per API key
+ * Calls go one way: store.c calls group.c; group.c reaches the store only
+ * through gc->write_group.
  */
 #ifndef SAMSA_BROKER_GROUP_GROUP_H
 #define SAMSA_BROKER_GROUP_GROUP_H
@@ -33,8 +62,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "broker/config.h"
+#include "broker/hw_wait.h"
+#include "broker/loop.h"
 #include "broker/request.h"
+#include "protocol/buf.h"
 #include "protocol/gen/messages.h"
+
+struct brk_partitions;
+
+/* How long an answer waits for its write to be committed: Kafka's
+ * offsets.commit.timeout.ms (default 5000), the group coordinator's write
+ * timeout for every write; then COORDINATOR_NOT_AVAILABLE (Kafka's
+ * CoordinatorOperationExceptionHelper maps REQUEST_TIMED_OUT so). */
+#define GRP_WRITE_TIMEOUT_MS 5000
 
 typedef enum grp_state {
 	GRP_EMPTY,
@@ -76,6 +117,8 @@ typedef struct grp_member {
 	struct grp_group *group; /* the group it belongs to (timers), set by grp_member_add */
 } grp_member;
 
+typedef struct grp_coordinator grp_coordinator;
+
 typedef struct grp_offsets grp_offsets; /* offsets.c */
 
 typedef struct grp_pending grp_pending; /* group.c: MEMBER_ID_REQUIRED members */
@@ -83,6 +126,8 @@ typedef struct grp_pending grp_pending; /* group.c: MEMBER_ID_REQUIRED members *
 typedef struct grp_txn_set grp_txn_set; /* txn_offsets.c */
 
 typedef struct grp_group {
+	grp_coordinator *coord; /* the coordinator holding it */
+	int32_t partition;      /* its __consumer_offsets partition, -1 while unknown */
 	char *group_id;
 	grp_state state;
 	int32_t generation_id;
@@ -108,17 +153,91 @@ typedef struct grp_group {
 	int32_t npending;
 } grp_group;
 
+/* One partition of __consumer_offsets as the coordinator sees it. */
+typedef struct grp_partition {
+	bool loaded;            /* led here and its groups in memory */
+	struct brk_partition *p; /* while loaded */
+	int32_t leader_epoch;   /* the leader epoch it was loaded at */
+	brk_hw_mark last_write; /* the coordinator's last append there */
+} grp_partition;
+
+/* Append g's GroupMetadataValue (store.c's grp_store_write_group; a Kafka
+ * error code). */
+typedef int (*grp_write_group_fn)(grp_coordinator *gc, grp_group *g);
+
+struct grp_coordinator {
+	brk_loop *loop;            /* timers (NULL: none are set) */
+	const brk_config *cfg;
+	struct brk_partitions *partitions; /* set by grp_store_open (NULL: no store) */
+	grp_write_group_fn write_group;    /* set by grp_store_open, or a test's */
+	grp_group **groups;
+	int32_t ngroups, groups_cap;
+	int32_t npartitions;       /* __consumer_offsets' partitions, 0 while unknown */
+	grp_partition *parts;      /* npartitions */
+	/* store.c: batch and key/value buffers, the offset expiry timer */
+	proto_writer batch_buf, kv_buf;
+	uint64_t expiry_timer;
+	bool observing;            /* store.c's observers are registered */
+};
+
+/* An empty coordinator whose timers run on loop (may be NULL) with cfg
+ * (borrowed: group.max.size, group.initial.rebalance.delay.ms, offsets
+ * settings). No store: grp_store_open attaches it. */
+void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config *cfg);
+/* Free every group (members' waiting requests answered
+ * COORDINATOR_NOT_AVAILABLE), the partition states, buffers and timers. */
+void grp_coordinator_free(grp_coordinator *gc);
+
+/* __consumer_offsets has npartitions partitions (0: it does not exist):
+ * the partition states grow to that, and groups made while it was unknown
+ * get their partition. Returns 0 or -ENOMEM. */
+int grp_partitions_known(grp_coordinator *gc, int32_t npartitions);
+/* The partition of group id (a view, len bytes), -1 while unknown. */
+int32_t grp_partition_of(const grp_coordinator *gc, const char *id, int32_t len);
+/* The state of partition index, NULL when out of range. */
+grp_partition *grp_partition_state(grp_coordinator *gc, int32_t index);
+
+/*
+ * Whether this coordinator serves group id: NONE when its partition is
+ * loaded here or __consumer_offsets is not known (npartitions 0), else
+ * NOT_COORDINATOR. Handlers check it after the group id's own checks
+ * (Kafka: INVALID_GROUP_ID first); grp_join, grp_sync and grp_heartbeat
+ * check it themselves.
+ */
+int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t len);
+
+/* Partition index is loaded: p (its leader here) at leader_epoch. The
+ * groups restored from its log are in the registry already. The log end
+ * offset then becomes the partition's last write (what was loaded may be
+ * above the high watermark). */
+void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			  int32_t leader_epoch);
+/* Drop partition index: every group in it is removed (members' waiting
+ * JoinGroup / SyncGroup answered NOT_COORDINATOR, timers cancelled) and the
+ * partition is no longer served. Returns the number of groups dropped. */
+int32_t grp_partition_unload(grp_coordinator *gc, int32_t index);
+
+/*
+ * The answer in req->out follows (or may follow) a write to partition
+ * index (-1: none): it goes once the coordinator's last write there is
+ * committed (hw_wait.h's brk_hw_answer with GRP_WRITE_TIMEOUT_MS and
+ * COORDINATOR_NOT_AVAILABLE; fail re-encodes it with an error). Returns
+ * what the handler returns.
+ */
+int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail_fn fail,
+	       void *arg);
+
 /* Find a group by id (a view, len bytes); NULL when unknown. */
-grp_group *grp_find(const char *group_id, int32_t len);
-/* Find or create an Empty group with no members. NULL on allocation failure. */
-grp_group *grp_get_or_create(const char *group_id, int32_t len);
+grp_group *grp_find(grp_coordinator *gc, const char *group_id, int32_t len);
+/* Find or create an Empty group with no members (in the partition its id
+ * maps to; the caller checked grp_coordinator_error). NULL on allocation
+ * failure. */
+grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t len);
 /* Iterate every group: i from 0 while it returns non-NULL. */
-grp_group *grp_at(int32_t i);
+grp_group *grp_at(grp_coordinator *gc, int32_t i);
 /* Remove a group (members' waiting requests are answered with
  * COORDINATOR_NOT_AVAILABLE) and free it. */
 void grp_remove(grp_group *g);
-/* Free every group (shutdown). */
-void grp_shutdown(void);
 
 /* A member of g by member id, or NULL. */
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
@@ -155,7 +274,7 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
 /*
  * The transaction of producer_id ended: its end transaction marker was
  * written to partition offsets_partition of __consumer_offsets
- * (brk_partition_write_txn_marker calls this after the marker). In every
+ * (store.c's marker observer calls this after the marker). In every
  * group with an open transaction of producer_id in that partition, the
  * pending transactional offsets are applied to the committed ones (commit;
  * a plain commit written after the transactional one keeps its value) or
@@ -163,11 +282,8 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
  * OffsetMetadataManager.replayEndTransactionMarker. A producer without
  * pending offsets there is ignored.
  */
-void grp_txn_completed(int32_t offsets_partition, int64_t producer_id, bool commit);
-
-/* Kafka's partition of __consumer_offsets for a group:
- * abs(Java String.hashCode(group_id)) % offsets.topic.num.partitions. */
-int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions);
+void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
+		       bool commit);
 
 /* Members: allocate a zeroed member (NULL on failure), free one with every
  * string it owns (not its pending requests), add one to a group (0 or
@@ -183,21 +299,27 @@ int grp_member_add(grp_group *g, grp_member *m);
  */
 
 /* JoinGroup (v0-9) for a decoded request m (m->rebalance_timeout_ms already
- * set to the session timeout for v0). Returns BRK_RESPOND when the answer is
- * in req->out, or BRK_DELAYED when the request waits for the rebalance
- * (completed later with brk_request_complete; req->cancel detaches it if the
- * connection closes, the member stays). */
-int grp_join(brk_request *req, const JoinGroupRequest *m);
+ * set to the session timeout for v0). NOT_COORDINATOR for a group this
+ * coordinator does not serve. Returns BRK_RESPOND when the answer is in
+ * req->out, or BRK_DELAYED when the request waits for the rebalance or for
+ * its write to be committed (completed later with brk_request_complete;
+ * req->cancel detaches it if the connection closes, the member stays).
+ * Every answer, also one completed by another member's request, waits
+ * until the coordinator's last write to the group's partition is committed
+ * (grp_answer). */
+int grp_join(grp_coordinator *gc, brk_request *req, const JoinGroupRequest *m);
 
 /* SyncGroup (v0-5): BRK_RESPOND, or BRK_DELAYED while a follower waits for
- * the leader's assignment in CompletingRebalance. */
-int grp_sync(brk_request *req, const SyncGroupRequest *m);
+ * the leader's assignment in CompletingRebalance (or the answer for its
+ * write, as grp_join). NOT_COORDINATOR as grp_join. */
+int grp_sync(grp_coordinator *gc, brk_request *req, const SyncGroupRequest *m);
 
 /* Heartbeat: resets the member's session timer; returns a Kafka error code
- * (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
- * REBALANCE_IN_PROGRESS while PreparingRebalance, or NONE). */
-int16_t grp_heartbeat(proto_str group_id, proto_str member_id, int32_t generation_id,
-		      proto_str group_instance_id);
+ * (NOT_COORDINATOR, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+ * ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS while PreparingRebalance, or
+ * NONE). Nothing is written: the answer does not wait. */
+int16_t grp_heartbeat(grp_coordinator *gc, proto_str group_id, proto_str member_id,
+		      int32_t generation_id, proto_str group_instance_id);
 
 /* LeaveGroup of one member of g (Kafka's classicGroupLeave loop body): a
  * pending member, a member by id, or (empty member id) a static member by
@@ -215,8 +337,8 @@ void grp_leave_done(grp_group *g);
 const char *grp_select_protocol(const grp_group *g);
 
 /* After store.c loaded a group (state, generation, protocol, leader,
- * members) at start-up: start its members' session timers, as Kafka does for
- * loaded groups, so members that never come back expire. */
+ * members) from its partition: start its members' session timers, as Kafka
+ * does for loaded groups, so members that never come back expire. */
 void grp_restored(grp_group *g);
 
 #endif

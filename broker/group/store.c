@@ -1,6 +1,7 @@
 /*
  * store.c - groups and committed offsets in __consumer_offsets (store.h):
- * topic creation, loading at start-up, writes and the offset expiry timer.
+ * topic creation, loading and dropping partitions as this broker's
+ * leadership of them changes, writes and the offset expiry timer.
  * Layouts are in store_codec.c; rules follow Kafka's GroupCoordinator
  * (GroupMetadataManager / OffsetMetadataManager, CoordinatorRecordHelpers).
  */
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store_codec.h"
 #include "broker/group/txn_offsets.h"
@@ -23,59 +25,49 @@
 #include "protocol/records.h"
 #include "storage/log.h"
 
-/* Reused buffers (loop thread only): the batch being built and one
- * key/value pair. */
-static proto_writer batch_buf;
-static proto_writer kv_buf;
-static bool bufs_ready;
-static uint64_t expiry_timer;
+/* The batch being built goes to gc->batch_buf, one key/value pair at a
+ * time through gc->kv_buf. */
 
-static void bufs_init(void)
+static brk_topic *offsets_topic(const grp_coordinator *gc)
 {
-	if (bufs_ready)
-		return;
-	proto_writer_init(&batch_buf);
-	proto_writer_init(&kv_buf);
-	bufs_ready = true;
-}
-
-static brk_topic *offsets_topic(void)
-{
-	return brk_topic_find(&server.partitions, GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
+	if (!gc->partitions)
+		return NULL;
+	return brk_topic_find(gc->partitions, GRP_OFFSETS_TOPIC, (int32_t)strlen(GRP_OFFSETS_TOPIC));
 }
 
 /* ---- writing ---- */
 
-/* Start a batch in batch_buf. */
-static void batch_begin(proto_batch_builder *b)
+/* Start a batch in gc->batch_buf. */
+static void batch_begin(grp_coordinator *gc, proto_batch_builder *b)
 {
-	bufs_init();
-	proto_writer_reset(&batch_buf);
-	proto_batch_builder_begin(b, &batch_buf);
+	proto_writer_reset(&gc->batch_buf);
+	proto_batch_builder_begin(b, &gc->batch_buf);
 }
 
-/* Add the pair encoded in kv_buf: key in [0, klen), value after it (none:
- * a tombstone). */
-static void batch_add_kv(proto_batch_builder *b, int64_t now_ms, size_t klen, bool tombstone)
+/* Add the pair encoded in gc->kv_buf: key in [0, klen), value after it
+ * (none: a tombstone). */
+static void batch_add_kv(grp_coordinator *gc, proto_batch_builder *b, int64_t now_ms, size_t klen,
+			 bool tombstone)
 {
-	if (kv_buf.err) {
-		batch_buf.err = kv_buf.err;
+	proto_writer *kv = &gc->kv_buf;
+	if (kv->err) {
+		gc->batch_buf.err = kv->err;
 		return;
 	}
-	proto_batch_builder_add(b, now_ms, kv_buf.buf, (int32_t)klen,
-				tombstone ? NULL : kv_buf.buf + klen,
-				tombstone ? -1 : (int32_t)(kv_buf.len - klen));
+	proto_batch_builder_add(b, now_ms, kv->buf, (int32_t)klen, tombstone ? NULL : kv->buf + klen,
+				tombstone ? -1 : (int32_t)(kv->len - klen));
 }
 
-static void add_offset_record(proto_batch_builder *b, proto_str group, const grp_store_offset *it,
-			      int64_t now_ms)
+static void add_offset_record(grp_coordinator *gc, proto_batch_builder *b, proto_str group,
+			      const grp_store_offset *it, int64_t now_ms)
 {
-	proto_writer_reset(&kv_buf);
-	grp_offset_key_encode(&kv_buf, group, it->topic, it->partition);
-	size_t klen = kv_buf.len;
+	proto_writer *kv = &gc->kv_buf;
+	proto_writer_reset(kv);
+	grp_offset_key_encode(kv, group, it->topic, it->partition);
+	size_t klen = kv->len;
 	if (it->value)
-		grp_offset_value_encode(&kv_buf, it->value);
-	batch_add_kv(b, now_ms, klen, it->value == NULL);
+		grp_offset_value_encode(kv, it->value);
+	batch_add_kv(gc, b, now_ms, klen, it->value == NULL);
 }
 
 /*
@@ -98,29 +90,35 @@ typedef struct appended {
 	int64_t base_offset;
 } appended;
 
-/* Finish the batch and append it to the group's partition
- * (brk_internal_append); *where (may be NULL) gets where it went.
- * Returns a Kafka error code or BATCH_TOO_LARGE; a missing partition is
- * COORDINATOR_NOT_AVAILABLE. */
-static int batch_append(proto_batch_builder *b, const char *group, int32_t glen, int64_t now_ms,
-			appended *where)
+/* Finish the batch and append it to g's partition (brk_internal_append),
+ * recorded as the partition's last write; *where (may be NULL) gets where
+ * it went. Returns a Kafka error code or BATCH_TOO_LARGE: no
+ * __consumer_offsets is COORDINATOR_NOT_AVAILABLE, a partition not loaded
+ * here NOT_COORDINATOR. */
+static int batch_append(grp_group *g, proto_batch_builder *b, int64_t now_ms, appended *where)
 {
+	grp_coordinator *gc = g->coord;
 	int32_t size = proto_batch_builder_finish(b);
 	if (size < 0)
 		return KERR_UNKNOWN_SERVER_ERROR;
-	brk_topic *t = grp_store_topic();
-	if (!t)
+	grp_partition *ps = grp_partition_state(gc, g->partition);
+	if (!ps || !gc->partitions)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
-	int32_t index = grp_partition_for(group, glen, t->npartitions);
-	brk_partition *p = brk_topic_partition(t, index);
-	if (!p)
-		return KERR_COORDINATOR_NOT_AVAILABLE;
+	if (!ps->loaded)
+		return KERR_NOT_COORDINATOR;
+	brk_partition *p = ps->p;
 	/* The loop is the log's only writer: the batch starts at the log end. */
 	int64_t base = p->log ? log_end_offset(p->log) : -1;
-	int err = brk_internal_append(p, batch_buf.buf + b->start, size, group, glen, now_ms);
-	if (err == KERR_NONE && where)
-		*where = (appended){ index, base };
-	return err;
+	brk_hw_mark mark;
+	int32_t glen = (int32_t)strlen(g->group_id);
+	int err = brk_internal_append(gc->partitions, p, gc->batch_buf.buf + b->start, size,
+				      g->group_id, glen, now_ms, &mark);
+	if (err != KERR_NONE)
+		return err;
+	ps->last_write = mark;
+	if (where)
+		*where = (appended){ g->partition, base };
+	return KERR_NONE;
 }
 
 /* items[i]'s value with the offset of its record (base + i). */
@@ -135,13 +133,14 @@ int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t
 {
 	if (n <= 0)
 		return KERR_NONE;
+	grp_coordinator *gc = g->coord;
 	proto_str group = proto_cstr(g->group_id);
 	proto_batch_builder b;
-	batch_begin(&b);
+	batch_begin(gc, &b);
 	for (int32_t i = 0; i < n; i++)
-		add_offset_record(&b, group, &items[i], now_ms);
+		add_offset_record(gc, &b, group, &items[i], now_ms);
 	appended at;
-	int err = batch_append(&b, group.ptr, group.len, now_ms, &at);
+	int err = batch_append(g, &b, now_ms, &at);
 	if (err == BATCH_TOO_LARGE)
 		return too_large_error();
 	if (err)
@@ -169,17 +168,18 @@ int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t produ
 {
 	if (n <= 0)
 		return KERR_NONE;
+	grp_coordinator *gc = g->coord;
 	proto_str group = proto_cstr(g->group_id);
 	proto_batch_builder b;
-	batch_begin(&b);
+	batch_begin(gc, &b);
 	/* Kafka's coordinator: the request's producer id and epoch, base
 	 * sequence 0, transactional. */
 	proto_batch_builder_set_producer(&b, producer_id, producer_epoch, 0, true);
 	for (int32_t i = 0; i < n; i++)
 		if (items[i].value)
-			add_offset_record(&b, group, &items[i], now_ms);
+			add_offset_record(gc, &b, group, &items[i], now_ms);
 	appended at;
-	int err = batch_append(&b, group.ptr, group.len, now_ms, &at);
+	int err = batch_append(g, &b, now_ms, &at);
 	if (err == BATCH_TOO_LARGE)
 		return too_large_error();
 	if (err)
@@ -196,32 +196,34 @@ int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t produ
 	return err;
 }
 
-int grp_store_write_group(grp_group *g)
+int grp_store_write_group(grp_coordinator *gc, grp_group *g)
 {
 	int64_t now = brk_wall_ms();
 	proto_str group = proto_cstr(g->group_id);
 	proto_batch_builder b;
-	batch_begin(&b);
-	proto_writer_reset(&kv_buf);
-	grp_group_key_encode(&kv_buf, group);
-	size_t klen = kv_buf.len;
-	grp_group_value_encode(&kv_buf, g);
-	batch_add_kv(&b, now, klen, false);
-	int err = batch_append(&b, group.ptr, group.len, now, NULL);
+	batch_begin(gc, &b);
+	proto_writer *kv = &gc->kv_buf;
+	proto_writer_reset(kv);
+	grp_group_key_encode(kv, group);
+	size_t klen = kv->len;
+	grp_group_value_encode(kv, g);
+	batch_add_kv(gc, &b, now, klen, false);
+	int err = batch_append(g, &b, now, NULL);
 	return err == BATCH_TOO_LARGE ? too_large_error() : err;
 }
 
 int grp_store_delete_group(grp_group *g)
 {
+	grp_coordinator *gc = g->coord;
 	int64_t now = brk_wall_ms();
 	proto_str group = proto_cstr(g->group_id);
 	proto_batch_builder b;
-	batch_begin(&b);
+	batch_begin(gc, &b);
 	const char *topic;
 	int32_t tlen, partition;
 	for (int32_t i = 0; grp_offsets_at(g->offsets, i, &topic, &tlen, &partition); i++) {
 		grp_store_offset it = { proto_str_of(topic, tlen), partition, NULL };
-		add_offset_record(&b, group, &it, now);
+		add_offset_record(gc, &b, group, &it, now);
 	}
 	/* Pending transactional offsets get a tombstone too, once per
 	 * partition not committed (Kafka's OffsetMetadataManager
@@ -237,13 +239,13 @@ int grp_store_delete_group(grp_group *g)
 			if (seen)
 				continue;
 			grp_store_offset it = { proto_str_of(topic, tlen), partition, NULL };
-			add_offset_record(&b, group, &it, now);
+			add_offset_record(gc, &b, group, &it, now);
 		}
 	}
-	proto_writer_reset(&kv_buf);
-	grp_group_key_encode(&kv_buf, group);
-	batch_add_kv(&b, now, kv_buf.len, true);
-	int err = batch_append(&b, group.ptr, group.len, now, NULL);
+	proto_writer_reset(&gc->kv_buf);
+	grp_group_key_encode(&gc->kv_buf, group);
+	batch_add_kv(gc, &b, now, gc->kv_buf.len, true);
+	int err = batch_append(g, &b, now, NULL);
 	if (err == BATCH_TOO_LARGE)
 		err = too_large_error();
 	if (err == KERR_NONE) {
@@ -255,15 +257,15 @@ int grp_store_delete_group(grp_group *g)
 
 /* ---- expiry ---- */
 
-void grp_store_expire(int64_t now_ms)
+void grp_store_expire(grp_coordinator *gc, int64_t now_ms)
 {
-	int64_t retention_ms = (int64_t)server.cfg.offsets_retention_minutes * 60000;
+	int64_t retention_ms = (int64_t)gc->cfg->offsets_retention_minutes * 60000;
 	grp_store_offset *items = NULL;
 	int32_t cap = 0;
 	char **dead = NULL;
 	int32_t ndead = 0, dead_cap = 0;
 	grp_group *g;
-	for (int32_t gi = 0; (g = grp_at(gi)) != NULL; gi++) {
+	for (int32_t gi = 0; (g = grp_at(gc, gi)) != NULL; gi++) {
 		if (g->state != GRP_EMPTY && g->state != GRP_STABLE)
 			continue;
 		int32_t count = grp_offsets_count(g->offsets);
@@ -312,7 +314,7 @@ void grp_store_expire(int64_t now_ms)
 	/* Empty groups without offsets are Dead: their tombstone, then out
 	 * of the registry (Kafka's cleanupGroupMetadata). */
 	for (int32_t i = 0; i < ndead; i++) {
-		g = grp_find(dead[i], (int32_t)strlen(dead[i]));
+		g = grp_find(gc, dead[i], (int32_t)strlen(dead[i]));
 		if (g && g->state == GRP_EMPTY && grp_offsets_count(g->offsets) == 0 &&
 		    grp_txn_set_count(g->txns) == 0 && grp_store_delete_group(g) == KERR_NONE)
 			grp_remove(g);
@@ -324,10 +326,11 @@ void grp_store_expire(int64_t now_ms)
 
 static void on_expiry_timer(brk_loop *loop, void *arg)
 {
-	(void)arg;
-	grp_store_expire(brk_wall_ms());
-	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
-	expiry_timer = brk_timer_add(loop, interval > 0 ? interval : 600000, on_expiry_timer, NULL);
+	grp_coordinator *gc = arg;
+	gc->expiry_timer = 0;
+	grp_store_expire(gc, brk_wall_ms());
+	int64_t interval = gc->cfg->offsets_retention_check_interval_ms;
+	gc->expiry_timer = brk_timer_add(loop, interval > 0 ? interval : 600000, on_expiry_timer, gc);
 }
 
 /* ---- loading ---- */
@@ -655,8 +658,8 @@ static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
 	return 0;
 }
 
-/* Turn the staged groups into registry groups. */
-static int restore_groups(stage *st, int64_t *skipped)
+/* Turn the staged groups of partition index into registry groups. */
+static int restore_groups(grp_coordinator *gc, stage *st, int32_t index, int64_t *skipped)
 {
 	proto_arena a;
 	proto_arena_init(&a, 0);
@@ -666,11 +669,12 @@ static int restore_groups(stage *st, int64_t *skipped)
 		if (!sg->meta && grp_offsets_count(sg->offsets) == 0 &&
 		    grp_txn_set_count(sg->txns) == 0)
 			continue; /* deleted */
-		grp_group *g = grp_get_or_create(sg->id, sg->len);
+		grp_group *g = grp_get_or_create(gc, sg->id, sg->len);
 		if (!g) {
 			rc = -ENOMEM;
 			break;
 		}
+		g->partition = index; /* where its records are */
 		/* A group known from offsets alone is a "simple" Empty group;
 		 * its state time is unknown (Kafka: no currentStateTimestamp). */
 		g->state = GRP_EMPTY;
@@ -703,32 +707,43 @@ void grp_store_topic_op(brk_internal_topic_op *o)
 				   cfg->offsets_topic_segment_bytes, server.cluster.nbrokers);
 }
 
-int grp_store_await_topic(brk_request *req)
+int grp_store_await_topic(grp_coordinator *gc, brk_request *req)
 {
-	if (req->retried || grp_store_topic())
+	if (req->retried || grp_store_topic(gc))
 		return 0;
 	brk_internal_topic_op o;
 	grp_store_topic_op(&o);
 	return brk_ctl_wait_then_retry(req, &server.cluster, &o.op, BRK_ADMIN_WAIT_MS);
 }
 
-brk_topic *grp_store_topic(void)
+brk_topic *grp_store_topic(const grp_coordinator *gc)
 {
-	brk_topic *t = offsets_topic();
+	brk_topic *t = offsets_topic(gc);
 	return t && t->npartitions > 0 ? t : NULL;
 }
 
-/* The start-up warning about transactions left open in __consumer_offsets:
- * the first few groups and producer ids by name, then how many more. */
-static void warn_pending(int64_t npending)
+/* What loading partitions found. */
+typedef struct load_stats {
+	int32_t partitions;
+	int32_t ngroups;
+	int64_t noffsets;
+	int64_t npending; /* producers with transactional offsets still open */
+	int64_t skipped;  /* malformed records and batches */
+} load_stats;
+
+/* The warning about transactions left open in partition index: the first
+ * few groups and producer ids by name, then how many more. */
+static void warn_pending(grp_coordinator *gc, int32_t index, int64_t npending)
 {
 	char names[512];
 	size_t len = 0;
 	int64_t shown = 0;
 	names[0] = 0;
 	grp_group *g;
-	for (int32_t i = 0; (g = grp_at(i)) != NULL; i++) {
+	for (int32_t i = 0; (g = grp_at(gc, i)) != NULL; i++) {
 		int64_t pid;
+		if (g->partition != index)
+			continue;
 		for (int32_t j = 0; shown < 3 && grp_txn_at(g->txns, j, &pid) != NULL; j++) {
 			int w = snprintf(names + len, sizeof(names) - len, "%sgroup '%.64s' producer id %lld",
 					 shown ? ", " : "", g->group_id, (long long)pid);
@@ -737,69 +752,30 @@ static void warn_pending(int64_t npending)
 			shown++;
 		}
 	}
-	fprintf(stderr, "samsa: %lld transactional offset commit(s) in %s are still pending: %s",
-		(long long)npending, GRP_OFFSETS_TOPIC, names);
+	fprintf(stderr, "samsa: %lld transactional offset commit(s) in %s-%d are still pending: %s",
+		(long long)npending, GRP_OFFSETS_TOPIC, (int)index, names);
 	if (npending > shown)
 		fprintf(stderr, " and %lld more", (long long)(npending - shown));
 	fprintf(stderr, "\n");
 }
 
-/* The offset expiry timer (offsets.retention.check.interval.ms). */
-static void start_expiry_timer(void)
-{
-	int64_t interval = server.cfg.offsets_retention_check_interval_ms;
-	expiry_timer = brk_timer_add(server.loop, interval > 0 ? interval : 600000, on_expiry_timer,
-				     NULL);
-}
-
 /*
- * Loading is synchronous, before the listeners open, so no client ever sees
- * a partition of __consumer_offsets being loaded: Kafka's
- * COORDINATOR_LOAD_IN_PROGRESS is never answered by this broker.
+ * Read partition p (led here, log online) and restore its groups into gc
+ * (Kafka's GroupMetadataManager.loadGroupsAndOffsets). Loading is
+ * synchronous, on the loop, so no client sees a partition half loaded:
+ * Kafka's COORDINATOR_LOAD_IN_PROGRESS is never answered by this broker.
+ * On an error the groups restored so far are dropped again.
  */
-/* A transaction marker written to a partition of __consumer_offsets
- * completes the producer's pending offsets there (Kafka's
- * GroupCoordinator.onTransactionCompleted). */
-static void on_marker(void *arg, brk_partition *p, int64_t producer_id, bool commit)
+static int load_partition(grp_coordinator *gc, brk_partition *p, load_stats *ls)
 {
-	(void)arg;
-	if (strcmp(p->topic->name, GRP_OFFSETS_TOPIC) == 0)
-		grp_txn_completed(p->index, producer_id, commit);
-}
-
-int grp_store_open(void)
-{
-	int rc = brk_partitions_observe_markers(&server.partitions, on_marker, NULL);
-	if (rc)
-		return rc;
-	brk_topic *t = offsets_topic();
-	if (!t) {
-		/* Created on first use (grp_store_topic_op), as Kafka does. */
-		start_expiry_timer();
-		return 0;
-	}
+	int32_t index = p->index;
 	stage st = { 0 };
-	load_ctx lc = { .st = &st };
-	int64_t npending = 0;
-	for (int32_t i = 0; i < t->npartitions && rc == 0; i++) {
-		brk_partition *p = brk_topic_partition(t, i);
-		if (!p || !p->log) {
-			fprintf(stderr, "samsa: warning: %s-%d is offline: its groups are not loaded\n",
-				GRP_OFFSETS_TOPIC, (int)i);
-			continue;
-		}
-		/* Transactions still open at the end stay pending: the
-		 * transaction coordinator completes or aborts them. */
-		lc.partition = i;
-		lc.nopen = 0;
-		rc = brk_internal_topic_read(p, load_batch, &lc);
-		npending += lc.nopen;
-		if (rc)
-			fprintf(stderr, "samsa: loading %s-%d failed: %s\n", GRP_OFFSETS_TOPIC, (int)i,
-				strerror(-rc));
-	}
-	free(lc.open);
+	load_ctx lc = { .st = &st, .partition = index };
+	/* Transactions still open at the end stay pending: the transaction
+	 * coordinator completes or aborts them. */
+	int rc = brk_internal_topic_read(p, load_batch, &lc);
 	int64_t skipped = lc.skipped;
+	free(lc.open);
 	int32_t ngroups = 0;
 	int64_t noffsets = 0;
 	for (int32_t i = 0; i < st.n; i++) {
@@ -809,18 +785,148 @@ int grp_store_open(void)
 		noffsets += c;
 	}
 	if (rc == 0)
-		rc = restore_groups(&st, &skipped);
+		rc = restore_groups(gc, &st, index, &skipped);
 	stage_free(&st);
-	if (rc)
+	if (rc) {
+		grp_partition_unload(gc, index);
 		return rc;
+	}
+	ls->partitions++;
+	ls->ngroups += ngroups;
+	ls->noffsets += noffsets;
+	ls->npending += lc.nopen;
+	ls->skipped += skipped;
 	if (skipped > 0)
-		fprintf(stderr, "samsa: warning: %lld malformed record(s) in %s skipped\n",
-			(long long)skipped, GRP_OFFSETS_TOPIC);
-	if (ngroups > 0)
-		fprintf(stderr, "samsa: loaded %d group(s) and %lld committed offset(s) from %s\n",
-			(int)ngroups, (long long)noffsets, GRP_OFFSETS_TOPIC);
-	if (npending > 0)
-		warn_pending(npending);
-	start_expiry_timer();
+		fprintf(stderr, "samsa: warning: %lld malformed record(s) in %s-%d skipped\n",
+			(long long)skipped, GRP_OFFSETS_TOPIC, (int)index);
+	if (lc.nopen > 0)
+		warn_pending(gc, index, lc.nopen);
+	return 0;
+}
+
+static const char *role_name(const brk_partition *p)
+{
+	switch (p->role) {
+	case BRK_ROLE_LEADER: return "the leader";
+	case BRK_ROLE_FOLLOWER: return "now a follower";
+	case BRK_ROLE_NONE: break;
+	}
+	return "no replica here";
+}
+
+/*
+ * p got a new leader epoch (or is looked at by grp_store_open): drop its
+ * groups unless this broker still leads it at the epoch it was loaded at,
+ * then load it when this broker leads it. quiet: the start-up catch-up,
+ * summed up by the caller. Returns 0 or the load's error.
+ */
+static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet, load_stats *ls)
+{
+	if (grp_partitions_known(gc, p->topic->npartitions) < 0)
+		return -ENOMEM;
+	int32_t index = p->index;
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (!ps)
+		return 0;
+	bool lead = p->role == BRK_ROLE_LEADER && p->log;
+	if (ps->loaded && lead && ps->p == p && ps->leader_epoch == p->leader_epoch)
+		return 0;
+	if (ps->loaded) {
+		int32_t n = grp_partition_unload(gc, index);
+		if (lead)
+			fprintf(stderr, "samsa: %s-%d: unloaded %d group(s): new leader epoch %d\n",
+				GRP_OFFSETS_TOPIC, (int)index, (int)n, (int)p->leader_epoch);
+		else
+			fprintf(stderr, "samsa: %s-%d: unloaded %d group(s): %s\n", GRP_OFFSETS_TOPIC,
+				(int)index, (int)n, role_name(p));
+	}
+	if (!lead) {
+		if (p->role == BRK_ROLE_LEADER)
+			fprintf(stderr, "samsa: warning: %s-%d is offline: its groups are not loaded\n",
+				GRP_OFFSETS_TOPIC, (int)index);
+		return 0;
+	}
+	/* Groups made while the partition was not loaded here (their writes
+	 * failed) go: the log says what the group is. */
+	grp_partition_unload(gc, index);
+	load_stats one = { 0 };
+	int rc = load_partition(gc, p, &one);
+	if (rc) {
+		fprintf(stderr, "samsa: loading %s-%d failed: %s: its groups are not served here\n",
+			GRP_OFFSETS_TOPIC, (int)index,
+			rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
+		return rc;
+	}
+	grp_partition_loaded(gc, index, p, p->leader_epoch);
+	/* Quiet for a new empty partition (the topic just made): 50 lines
+	 * that say nothing. */
+	if (!quiet && (one.ngroups > 0 || p->leader_epoch > 0))
+		fprintf(stderr,
+			"samsa: %s-%d: loaded %d group(s) and %lld committed offset(s) at leader epoch %d\n",
+			GRP_OFFSETS_TOPIC, (int)index, (int)one.ngroups, (long long)one.noffsets,
+			(int)p->leader_epoch);
+	ls->partitions += one.partitions;
+	ls->ngroups += one.ngroups;
+	ls->noffsets += one.noffsets;
+	ls->npending += one.npending;
+	ls->skipped += one.skipped;
+	return 0;
+}
+
+void grp_store_on_role(void *arg, brk_partition *p)
+{
+	grp_coordinator *gc = arg;
+	if (strcmp(p->topic->name, GRP_OFFSETS_TOPIC) != 0)
+		return;
+	load_stats ls = { 0 };
+	(void)follow_partition(gc, p, false, &ls); /* a failure is told and leaves it unloaded */
+}
+
+/* A transaction marker written to a partition of __consumer_offsets
+ * completes the producer's pending offsets there (Kafka's
+ * GroupCoordinator.onTransactionCompleted). */
+static void on_marker(void *arg, brk_partition *p, int64_t producer_id, bool commit)
+{
+	grp_coordinator *gc = arg;
+	if (strcmp(p->topic->name, GRP_OFFSETS_TOPIC) == 0)
+		grp_txn_completed(gc, p->index, producer_id, commit);
+}
+
+/* The offset expiry timer (offsets.retention.check.interval.ms). */
+static void start_expiry_timer(grp_coordinator *gc)
+{
+	if (!gc->loop || gc->expiry_timer)
+		return;
+	int64_t interval = gc->cfg->offsets_retention_check_interval_ms;
+	gc->expiry_timer = brk_timer_add(gc->loop, interval > 0 ? interval : 600000, on_expiry_timer, gc);
+}
+
+int grp_store_open(grp_coordinator *gc, brk_partitions *reg)
+{
+	gc->partitions = reg;
+	gc->write_group = grp_store_write_group;
+	if (!gc->observing) {
+		int rc = brk_partitions_observe_roles(reg, grp_store_on_role, gc);
+		if (rc == 0)
+			rc = brk_partitions_observe_markers(reg, on_marker, gc);
+		if (rc)
+			return rc;
+		gc->observing = true;
+	}
+	/* The partitions led now: at start-up the controller's initial events
+	 * came before the observer. Later elections come through it. */
+	brk_topic *t = offsets_topic(gc);
+	load_stats ls = { 0 };
+	for (int32_t i = 0; t && i < t->npartitions; i++) {
+		brk_partition *p = brk_topic_partition(t, i);
+		int rc = p ? follow_partition(gc, p, true, &ls) : 0;
+		if (rc)
+			return rc;
+	}
+	if (ls.ngroups > 0)
+		fprintf(stderr,
+			"samsa: loaded %d group(s) and %lld committed offset(s) from %d partition(s) of %s\n",
+			(int)ls.ngroups, (long long)ls.noffsets, (int)ls.partitions, GRP_OFFSETS_TOPIC);
+	start_expiry_timer(gc);
 	return 0;
 }

@@ -1,15 +1,26 @@
 /*
  * store.h - durability of groups and committed offsets in the internal topic
  * __consumer_offsets (DESIGN.md decision 6), with Kafka's key and value
- * layouts (store_codec.h): creation of the topic, loading at start-up,
- * writes (one uncompressed batch per operation, appended to partition
- * grp_partition_for(group) through the same path as Produce), and the
+ * layouts (store_codec.h): creation of the topic, loading a partition's
+ * groups when this broker becomes its leader and dropping them when it
+ * stops (the role observer; Kafka's GroupCoordinator.onElection /
+ * onResignation), writes (one uncompressed batch per operation, appended
+ * to the group's partition through the same path as Produce), and the
  * periodic expiry of offsets (offsets.retention.minutes).
  *
  * Everything runs on the event loop thread. A write is appended to the log
- * (and moves the high watermark, waking fetches) before the in-memory state
- * changes and before the request is answered; as in Kafka with acks=-1 on a
- * single node, it is not fsynced (the log's flush policy applies).
+ * before the in-memory state changes; it is not fsynced (the log's flush
+ * policy applies) and the answer that follows it waits until the high
+ * watermark passes it (group.h, "Replicated writes"; on a single node the
+ * high watermark moves with the append, so nothing waits). Every write is
+ * recorded as its partition's last write (grp_partition.last_write).
+ *
+ * Log lines, one per partition (for operators and cluster tests), when a
+ * partition is loaded after start-up ("samsa: __consumer_offsets-7: loaded
+ * 3 group(s) and 12 committed offset(s) at leader epoch 4"; not for the
+ * empty partitions of a topic just made, at leader epoch 0) and when it is
+ * dropped ("... unloaded 3 group(s): now a follower"); the partitions
+ * loaded at start-up are summed up in one line.
  */
 #ifndef SAMSA_BROKER_GROUP_STORE_H
 #define SAMSA_BROKER_GROUP_STORE_H
@@ -21,13 +32,14 @@
 #include "broker/internal_topic.h"
 #include "protocol/buf.h"
 
-#define GRP_OFFSETS_TOPIC "__consumer_offsets"
+#define GRP_OFFSETS_TOPIC BRK_OFFSETS_TOPIC
 
 /*
- * __consumer_offsets, or NULL when it does not exist (yet): callers answer
+ * __consumer_offsets in gc's partition registry, or NULL when it does not
+ * exist (yet) or no store is attached: callers answer
  * COORDINATOR_NOT_AVAILABLE. The topic is owned by the partition registry.
  */
-struct brk_topic *grp_store_topic(void);
+struct brk_topic *grp_store_topic(const grp_coordinator *gc);
 
 /*
  * The controller operation that creates __consumer_offsets
@@ -49,24 +61,38 @@ void grp_store_topic_op(brk_internal_topic_op *o);
  * controller answered (ctl_wait.h). Else 0: go on (a missing topic then
  * answers COORDINATOR_NOT_AVAILABLE). BRK_CLOSE when it cannot wait.
  */
-int grp_store_await_topic(brk_request *req);
+int grp_store_await_topic(grp_coordinator *gc, brk_request *req);
 
 /*
- * At start-up, after brk_partitions_open and before the listeners open:
- * when __consumer_offsets exists (it is not created here, see
- * grp_store_topic), load every group and
- * committed offset from it (each partition from its log start offset to its
- * high watermark, records applied in order, tombstones remove), restore the
- * groups (Empty without members, else Stable; grp_restored) and start the
- * offset expiry timer (offsets.retention.check.interval.ms). Records of a
- * transactional batch are pending offsets of its producer until a commit
- * (applied) or abort (dropped) marker of that producer follows in the
- * same partition; those without a marker stay pending.
- * Returns 0, or -errno / a negative PROTO_ERR_* when the topic cannot be
- * created or a log cannot be read (the broker should not start then).
- * Malformed records are skipped with a warning, as Kafka does.
+ * Attach the store to gc (writes go to partitions of reg) and follow the
+ * leadership of __consumer_offsets: a role observer and a marker observer
+ * are registered on reg, then every partition this broker leads now is
+ * loaded (at start-up: after the controller's initial events, before the
+ * listeners open, so no client sees a partition before it is loaded), and
+ * the offset expiry timer starts (offsets.retention.check.interval.ms).
+ *
+ * Loading a partition (on each new leader epoch where this broker leads
+ * it, its log online): its log is read from the log start offset to the
+ * log end offset (brk_internal_topic_read), records applied in order
+ * (tombstones remove), and the
+ * groups restored (Empty without members, else Stable; grp_restored).
+ * Records of a transactional batch are pending offsets of its producer
+ * until a commit (applied) or abort (dropped) marker of that producer
+ * follows in the same partition; those without a marker stay pending.
+ * Malformed records are skipped with a warning, as Kafka does. A partition
+ * that cannot be read stays unloaded (NOT_COORDINATOR) with a message.
+ * When this broker stops leading it (follower, no replica, topic removed)
+ * or a new leader epoch starts, its groups are dropped (grp_partition_unload)
+ * before anything else.
+ * Returns 0, or -errno / a negative PROTO_ERR_* when a partition led now
+ * cannot be read (the broker should not start then), -ENOSPC when the
+ * observers cannot be registered.
  */
-int grp_store_open(void);
+int grp_store_open(grp_coordinator *gc, struct brk_partitions *reg);
+
+/* The role observer grp_store_open registers (a brk_role_fn whose arg is
+ * the grp_coordinator): p got a new leader epoch. Exposed for tests. */
+void grp_store_on_role(void *gc, struct brk_partition *p);
 
 /* One offset to write: value NULL writes a tombstone (deletes it). */
 typedef struct grp_store_offset {
@@ -81,7 +107,8 @@ typedef struct grp_store_offset {
  * removes the partition's pending transactional offsets). Returns a Kafka error code for every one of them
  * (Kafka's GroupCoordinatorService error mapping): NONE,
  * COORDINATOR_NOT_AVAILABLE (no __consumer_offsets partition),
- * NOT_COORDINATOR (the log failed: offline or I/O error),
+ * NOT_COORDINATOR (g's partition is not loaded here, or the log failed:
+ * offline or I/O error),
  * UNKNOWN_SERVER_ERROR (out of memory, or a batch above the
  * __consumer_offsets topic's effective max.message.bytes or its
  * segment.bytes: nothing is written and nothing changes, as Kafka 4.x's
@@ -108,13 +135,13 @@ int grp_store_write_offsets(grp_group *g, const grp_store_offset *items, int32_t
 int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t producer_epoch,
 				const grp_store_offset *items, int32_t n, int64_t now_ms);
 
-/* Append g's GroupMetadataValue (Kafka's layout, version 3). GB calls this
+/* Append g's GroupMetadataValue (Kafka's layout, version 3). group.c calls this (gc->write_group)
  * when a rebalance completes and when the group becomes Empty (Kafka's
  * storeGroup). Returns a Kafka error code as grp_store_write_offsets: a
  * record above max.message.bytes (a huge assignment) is not written and
  * answers UNKNOWN_SERVER_ERROR (GroupMetadataManager
  * .appendGroupMetadataErrorToResponseError). */
-int grp_store_write_group(grp_group *g);
+int grp_store_write_group(grp_coordinator *gc, grp_group *g);
 
 /* Append tombstones for every offset of g (committed, and pending
  * transactional ones of partitions without a committed offset: Kafka's
@@ -127,6 +154,6 @@ int grp_store_delete_group(grp_group *g);
  * expired offsets (not those with a pending transactional offset), then
  * remove Empty groups left without offsets and without open transactions
  * (Dead), writing their group tombstone. */
-void grp_store_expire(int64_t now_ms);
+void grp_store_expire(grp_coordinator *gc, int64_t now_ms);
 
 #endif

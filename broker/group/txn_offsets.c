@@ -139,10 +139,11 @@ const grp_offsets *grp_txn_at(const grp_txn_set *s, int32_t i, int64_t *producer
 
 /* ---- the end of a transaction (group.h) ---- */
 
-void grp_txn_completed(int32_t offsets_partition, int64_t producer_id, bool commit)
+void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
+		       bool commit)
 {
 	grp_group *g;
-	for (int32_t i = 0; (g = grp_at(i)) != NULL; i++) {
+	for (int32_t i = 0; (g = grp_at(gc, i)) != NULL; i++) {
 		if (grp_txn_set_count(g->txns) == 0)
 			continue;
 		if (grp_txn_complete(g->txns, g->offsets, producer_id, offsets_partition, commit) < 0)

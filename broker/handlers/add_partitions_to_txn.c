@@ -18,12 +18,18 @@
  *  - v5+ adding (not verifying) implies transaction version 2 (Kafka's
  *    TransactionVersion.transactionVersionForAddPartitionsToTxn);
  *  - v4+ with a null transactional id: INVALID_REQUEST at the top level
- *    (Kafka's InvalidRequestException -> getErrorResponse).
+ *    (Kafka's InvalidRequestException -> getErrorResponse);
+ *  - an id this broker does not coordinate: NOT_COORDINATOR for its
+ *    partitions (txn.h).
+ * The answer waits until the partitions of __transaction_state of its ids
+ * have their writes committed (txn.h, "Writes"); when that fails, every
+ * partition answers the wait's error.
  * Results keep the request's topics and partitions in order. Throttle time
  * is always 0 (no quotas).
  */
 #include <string.h>
 
+#include "broker/hw_wait.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -94,18 +100,38 @@ static void handle_txn(txn_req *tr, int16_t v, int64_t now_ms)
 	int16_t err;
 	if (tr->verify_only) {
 		int16_t missing = v >= 5 ? KERR_TRANSACTION_ABORTABLE : KERR_INVALID_TXN_STATE;
-		err = txn_verify_partitions(tr->id, tr->producer_id, tr->producer_epoch, tr->refs,
-					    tr->n, missing, tr->errs);
+		err = txn_verify_partitions(&server.txns, tr->id, tr->producer_id,
+					    tr->producer_epoch, tr->refs, tr->n, missing, tr->errs);
 		if (err == KERR_NONE)
 			return;
 	} else {
-		err = txn_add_partitions(tr->id, tr->producer_id, tr->producer_epoch, tr->refs, tr->n,
-					 v >= 5 ? TXN_TV2 : TXN_TV0, now_ms);
+		err = txn_add_partitions(&server.txns, tr->id, tr->producer_id, tr->producer_epoch,
+					 tr->refs, tr->n, v >= 5 ? TXN_TV2 : TXN_TV0, now_ms);
 	}
 	if (err == KERR_PRODUCER_FENCED && v < 2)
 		err = KERR_INVALID_PRODUCER_EPOCH;
 	for (int32_t i = 0; i < tr->n; i++)
 		tr->errs[i] = err;
+}
+
+/* The answer, kept for brk_hw_fail_fn: every partition gets the error. */
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	AddPartitionsToTxnResponse *resp = arg;
+	for (int32_t t = 0; t < resp->results_by_topic_v3_and_below_count; t++) {
+		AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResultV3AndBelow *r =
+			&resp->results_by_topic_v3_and_below[t];
+		for (int32_t i = 0; i < r->results_by_partition_count; i++)
+			r->results_by_partition[i].partition_error_code = err;
+	}
+	for (int32_t x = 0; x < resp->results_by_transaction_count; x++) {
+		AddPartitionsToTxnResponse_AddPartitionsToTxnResult *r = &resp->results_by_transaction[x];
+		for (int32_t t = 0; t < r->topic_results_count; t++)
+			for (int32_t i = 0; i < r->topic_results[t].results_by_partition_count; i++)
+				r->topic_results[t].results_by_partition[i].partition_error_code = err;
+	}
+	return AddPartitionsToTxnResponse_encode(req->out, req->api_version, resp) == 0 ? BRK_RESPOND
+											: BRK_CLOSE;
 }
 
 static int respond_v3(brk_request *req, const AddPartitionsToTxnRequest *m)
@@ -136,8 +162,11 @@ static int respond_v3(brk_request *req, const AddPartitionsToTxnRequest *m)
 		return BRK_CLOSE;
 	handle_txn(&tr, v, req->now_ms);
 
-	AddPartitionsToTxnResponse resp;
-	AddPartitionsToTxnResponse_init(&resp);
+	AddPartitionsToTxnResponse *rp = proto_arena_alloc(a, sizeof(*rp));
+	if (!rp)
+		return BRK_CLOSE;
+	AddPartitionsToTxnResponse_init(rp);
+	AddPartitionsToTxnResponse resp = *rp;
 	resp.throttle_time_ms = 0;
 	resp.results_by_topic_v3_and_below_count = nt;
 	resp.results_by_topic_v3_and_below =
@@ -161,15 +190,21 @@ static int respond_v3(brk_request *req, const AddPartitionsToTxnRequest *m)
 			tr_out->results_by_partition[i].partition_error_code = tr.errs[k];
 		}
 	}
-	return AddPartitionsToTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	*rp = resp;
+	if (AddPartitionsToTxnResponse_encode(req->out, v, rp) != 0)
+		return BRK_CLOSE;
+	return txn_answer(&server.txns, req, tr.id, fail, rp);
 }
 
 static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 {
 	int16_t v = req->api_version;
 	proto_arena *a = req->arena;
-	AddPartitionsToTxnResponse resp;
-	AddPartitionsToTxnResponse_init(&resp);
+	AddPartitionsToTxnResponse *rp = proto_arena_alloc(a, sizeof(*rp));
+	if (!rp)
+		return BRK_CLOSE;
+	AddPartitionsToTxnResponse_init(rp);
+	AddPartitionsToTxnResponse resp = *rp;
 	resp.throttle_time_ms = 0;
 	int32_t ntx = m->transactions_count > 0 ? m->transactions_count : 0;
 	for (int32_t x = 0; x < ntx; x++) {
@@ -182,7 +217,8 @@ static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 	resp.results_by_transaction_count = ntx;
 	resp.results_by_transaction =
 		proto_arena_alloc(a, (size_t)(ntx ? ntx : 1) * sizeof(*resp.results_by_transaction));
-	if (!resp.results_by_transaction)
+	brk_hw_mark *marks = proto_arena_alloc(a, (size_t)(ntx ? ntx : 1) * sizeof(*marks));
+	if (!resp.results_by_transaction || !marks)
 		return BRK_CLOSE;
 	for (int32_t x = 0; x < ntx; x++) {
 		const AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction *in = &m->transactions[x];
@@ -210,6 +246,7 @@ static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 		if (flatten(&tr, a) < 0)
 			return BRK_CLOSE;
 		handle_txn(&tr, v, req->now_ms);
+		marks[x] = txn_last_write(&server.txns, tr.id);
 
 		AddPartitionsToTxnResponse_AddPartitionsToTxnResult *out = &resp.results_by_transaction[x];
 		AddPartitionsToTxnResponse_AddPartitionsToTxnResult_init(out);
@@ -235,7 +272,11 @@ static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 			}
 		}
 	}
-	return AddPartitionsToTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	*rp = resp;
+	if (AddPartitionsToTxnResponse_encode(req->out, v, rp) != 0)
+		return BRK_CLOSE;
+	return brk_hw_answer(req, marks, ntx, TXN_WRITE_TIMEOUT_MS, KERR_COORDINATOR_NOT_AVAILABLE, fail,
+			     rp);
 }
 
 int brk_handle_add_partitions_to_txn(brk_request *req)
@@ -244,7 +285,7 @@ int brk_handle_add_partitions_to_txn(brk_request *req)
 	AddPartitionsToTxnRequest_init(&m);
 	if (AddPartitionsToTxnRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
-	int aw = txn_store_await_topic(req); /* made on first use */
+	int aw = txn_store_await_topic(&server.txns, req); /* made on first use */
 	if (aw)
 		return aw;
 	return req->api_version < 4 ? respond_v3(req, &m) : respond_v4(req, &m);

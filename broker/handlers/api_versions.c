@@ -66,7 +66,8 @@ int brk_handle_api_versions(brk_request *req)
 		} else {
 			int n = 0;
 			for (int k = 0; k <= BRK_API_KEY_MAX; k++)
-				n += brk_apis[k].handler != NULL && !brk_apis[k].hidden;
+				n += brk_apis[k].handler != NULL &&
+				     brk_apis[k].advertised_min != BRK_NOT_ADVERTISED;
 			ApiVersionsResponse_ApiVersion *keys =
 				proto_arena_alloc(req->arena, (size_t)n * sizeof(*keys));
 			if (!keys)
@@ -74,7 +75,7 @@ int brk_handle_api_versions(brk_request *req)
 			n = 0;
 			for (int k = 0; k <= BRK_API_KEY_MAX; k++) {
 				const brk_api *a = &brk_apis[k];
-				if (!a->handler || a->hidden)
+				if (!a->handler || a->advertised_min == BRK_NOT_ADVERTISED)
 					continue;
 				keys[n].api_key = (int16_t)k;
 				keys[n].min_version = a->advertised_min;

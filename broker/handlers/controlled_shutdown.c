@@ -43,7 +43,10 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		brk_topic *t;
 		for (int32_t i = 0; (t = brk_partitions_topic_at(&server.partitions, i)); i++)
 			for (int32_t k = 0; k < t->npartitions; k++) {
-				if (t->partitions[k]->leader != st->broker_id)
+				/* one replica: nobody could take it (Kafka counts
+				 * only partitions with more than one) */
+				if (t->partitions[k]->leader != st->broker_id ||
+				    t->partitions[k]->nreplicas <= 1)
 					continue;
 				ControlledShutdownResponse_RemainingPartition *r =
 					&resp.remaining_partitions[resp.remaining_partitions_count++];

@@ -3,7 +3,7 @@
  * move each partition's log start offset up to the offset asked for; the
  * segments wholly below it leave the log at once and their files are
  * unlinked after file.delete.delay.ms (log_advance_start_offset,
- * brk_retention_schedule_deletion). Consumers positioned below the new log
+ * brk_retention_schedule). Consumers positioned below the new log
  * start get OFFSET_OUT_OF_RANGE on their next fetch and follow their
  * auto.offset.reset; ListOffsets earliest answers the new log start.
  *
@@ -60,7 +60,7 @@ static int16_t delete_one(proto_str name, brk_topic *t, int32_t index, int64_t o
 	if (rc == LOG_ERR_OFFSET_OUT_OF_RANGE)
 		return KERR_OFFSET_OUT_OF_RANGE;
 	/* what was renamed goes, even after a failed rename further on */
-	brk_retention_schedule_deletion(p);
+	brk_retention_schedule(&server.retention, p);
 	if (rc < 0) {
 		static brk_ratelog rl = BRK_RATELOG_INIT;
 		brk_ratelog_printf(&rl, "samsa: DeleteRecords on %s-%d: %s\n", t->name, (int)index,

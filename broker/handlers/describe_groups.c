@@ -3,7 +3,8 @@
  * protocol and members of classic groups (Kafka's
  * GroupMetadataManager.describeGroups). Member metadata and assignments and
  * the protocol name (ProtocolData) only in the Stable state. An empty group
- * id is INVALID_GROUP_ID; an unknown group is state "Dead" with
+ * id is INVALID_GROUP_ID; a group this broker does not coordinate
+ * NOT_COORDINATOR (group.h) with the other fields empty; an unknown group is state "Dead" with
  * GROUP_ID_NOT_FOUND from v6 (KIP-1043) and no error before. Authorized
  * operations (v3+): INT32_MIN unless asked for; without an authorizer every
  * operation a group supports.
@@ -13,6 +14,7 @@
 
 #include "broker/group/group.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -33,7 +35,10 @@ static int describe(brk_request *req, const DescribeGroupsRequest *m,
 		d->error_code = KERR_INVALID_GROUP_ID;
 		return 0;
 	}
-	grp_group *g = grp_find(id.ptr, id.len);
+	d->error_code = grp_coordinator_error(&server.groups, id.ptr, id.len);
+	if (d->error_code)
+		return 0;
+	grp_group *g = grp_find(&server.groups, id.ptr, id.len);
 	if (!g) {
 		d->group_state = proto_cstr(grp_state_name(GRP_DEAD));
 		if (v >= 6) {

@@ -5,6 +5,7 @@
  *
  * As Kafka's TransactionCoordinator.handleDescribeTransactions, one entry
  * per requested id, in request order: an empty id is INVALID_REQUEST, an
+ * id this broker does not coordinate NOT_COORDINATOR (txn.h), an
  * unknown one TRANSACTIONAL_ID_NOT_FOUND (error entries carry Kafka's
  * defaults: state "", zeros, no topics); otherwise the state's name
  * (Kafka's TransactionState.name: "Empty", "Ongoing", "PrepareCommit", ...),
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "broker/request.h"
+#include "broker/server.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -72,7 +74,10 @@ int brk_handle_describe_transactions(brk_request *req)
 			continue;
 		}
 		s->transactional_id = id;
-		const txn_meta *t = txn_find(id.ptr, id.len);
+		s->error_code = txn_coordinator_error(&server.txns, id);
+		if (s->error_code)
+			continue;
+		const txn_meta *t = txn_find(&server.txns, id.ptr, id.len);
 		if (!t || t->state == TXN_DEAD) {
 			s->error_code = KERR_TRANSACTIONAL_ID_NOT_FOUND;
 			continue;

@@ -13,13 +13,29 @@
  * does not advertise, so clients stay on version 0/1 (their produce path
  * registers partitions with AddPartitionsToTxn); v5 is still served as
  * Kafka serves it. PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH below
- * v2, which predates it. Throttle time is always 0 (no quotas).
+ * v2, which predates it. NOT_COORDINATOR for an id this broker does not
+ * coordinate (txn.h); the answer waits until the id's partition has its
+ * writes committed (txn_answer: the Prepare* record), and the markers
+ * follow. Throttle time is always 0 (no quotas).
  */
 #include "broker/request.h"
+#include "broker/server.h"
 #include "broker/txn/store.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
+
+/* brk_hw_fail_fn: the error, producer id and epoch -1. */
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	(void)arg;
+	EndTxnResponse resp;
+	EndTxnResponse_init(&resp);
+	resp.error_code = err;
+	resp.producer_id = -1;
+	resp.producer_epoch = -1;
+	return EndTxnResponse_encode(req->out, req->api_version, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+}
 
 int brk_handle_end_txn(brk_request *req)
 {
@@ -28,15 +44,18 @@ int brk_handle_end_txn(brk_request *req)
 	EndTxnRequest_init(&m);
 	if (EndTxnRequest_decode(&req->body, req->arena, v, &m) != 0)
 		return BRK_CLOSE;
-	int aw = txn_store_await_topic(req); /* made on first use */
+	int aw = txn_store_await_topic(&server.txns, req); /* made on first use */
 	if (aw)
 		return aw;
 	EndTxnResponse resp;
 	EndTxnResponse_init(&resp);
 	resp.throttle_time_ms = 0;
-	resp.error_code = txn_end(m.transactional_id, m.producer_id, m.producer_epoch, m.committed,
-				  v >= 5, req->now_ms, &resp.producer_id, &resp.producer_epoch);
+	resp.error_code = txn_end(&server.txns, m.transactional_id, m.producer_id, m.producer_epoch,
+				  m.committed, v >= 5, req->now_ms, &resp.producer_id,
+				  &resp.producer_epoch);
 	if (resp.error_code == KERR_PRODUCER_FENCED && v < 2)
 		resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
-	return EndTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	if (EndTxnResponse_encode(req->out, v, &resp) != 0)
+		return BRK_CLOSE;
+	return txn_answer(&server.txns, req, m.transactional_id, fail, NULL);
 }

@@ -344,9 +344,11 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 
 /* ---- fetch sessions ---- */
 
+/* The broker's fetch session cache; NULL when it could not be made at
+ * start-up (then every fetch is answered without a session). */
 static fs_cache *session_cache(void)
 {
-	return brk_fetch_sessions(server.cfg.max_incremental_fetch_session_cache_slots);
+	return server.fetch_sessions;
 }
 
 static bool is_follower(const FetchRequest *m, int16_t v)

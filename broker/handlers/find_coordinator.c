@@ -9,7 +9,9 @@
  * served); the node is the leader's registration (its first advertised
  * listener), the error message
  * Kafka's Errors.message() ("NONE" on success); a partition without a live
- * leader is COORDINATOR_NOT_AVAILABLE. As in Kafka, the coordinator's
+ * leader is COORDINATOR_NOT_AVAILABLE, and so is a partition this broker
+ * leads but has not loaded (its log is offline: the coordinator would
+ * answer NOT_COORDINATOR, group.h / txn.h). As in Kafka, the coordinator's
  * internal topic (__consumer_offsets for groups, __transaction_state for
  * transactional ids) is created on the first lookup: the answer waits for
  * the controller's result (then COORDINATOR_NOT_AVAILABLE if the topic or
@@ -17,6 +19,7 @@
  */
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/request.h"
@@ -28,17 +31,31 @@
 #define KEY_TYPE_GROUP 0
 #define KEY_TYPE_TRANSACTION 1
 
+/* Whether this broker's coordinator of key_type serves key. */
+static bool served_here(int8_t key_type, proto_str key)
+{
+	int32_t len = key.len > 0 ? key.len : 0;
+	if (key_type == KEY_TYPE_GROUP)
+		return grp_coordinator_error(&server.groups, key.ptr, len) == KERR_NONE;
+	return txn_coordinator_error(&server.txns, proto_str_of(key.ptr, len)) == KERR_NONE;
+}
+
 /* Where key's coordinator is: the leader of its partition of the internal
  * topic t (Kafka's GroupCoordinator.partitionFor /
- * TransactionStateManager.partitionFor), or NULL when t is missing or the
- * partition has no live leader. */
-static const ctl_broker *coordinator_of(brk_topic *t, proto_str key)
+ * TransactionStateManager.partitionFor), or NULL when t is missing, the
+ * partition has no live leader, or it is this broker but its coordinator
+ * does not serve the key. */
+static const ctl_broker *coordinator_of(brk_topic *t, int8_t key_type, proto_str key)
 {
 	if (!t)
 		return NULL;
 	brk_partition *p = brk_topic_partition(
-		t, grp_partition_for(key.ptr, key.len > 0 ? key.len : 0, t->npartitions));
-	return p && p->leader >= 0 ? brk_cluster_broker(&server.cluster, p->leader) : NULL;
+		t, brk_coordinator_partition(key.ptr, key.len > 0 ? key.len : 0, t->npartitions));
+	if (!p || p->leader < 0)
+		return NULL;
+	if (p->leader == server.cluster.broker_id && !served_here(key_type, key))
+		return NULL;
+	return brk_cluster_broker(&server.cluster, p->leader);
 }
 
 static void fill(FindCoordinatorResponse_Coordinator *c, int16_t err, const char *msg,
@@ -64,7 +81,8 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	int16_t v = req->api_version;
 	bool valid_type = m->key_type == KEY_TYPE_GROUP || m->key_type == KEY_TYPE_TRANSACTION;
 	brk_topic *t = !valid_type ? NULL
-		       : m->key_type == KEY_TYPE_GROUP ? grp_store_topic() : txn_store_topic();
+		       : m->key_type == KEY_TYPE_GROUP ? grp_store_topic(&server.groups)
+								 : txn_store_topic(&server.txns);
 	int32_t n = v < 4 ? 1 : (m->coordinator_keys_count > 0 ? m->coordinator_keys_count : 0);
 	FindCoordinatorResponse_Coordinator *cs =
 		proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*cs));
@@ -74,7 +92,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		FindCoordinatorResponse_Coordinator *c = &cs[i];
 		FindCoordinatorResponse_Coordinator_init(c);
 		c->key = v < 4 ? m->key : m->coordinator_keys[i];
-		const ctl_broker *b = valid_type ? coordinator_of(t, c->key) : NULL;
+		const ctl_broker *b = valid_type ? coordinator_of(t, m->key_type, c->key) : NULL;
 		if (!valid_type)
 			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL);
 		else if (!b)
@@ -109,7 +127,7 @@ int brk_handle_find_coordinator(brk_request *req)
 		return BRK_CLOSE;
 	bool group = st->m.key_type == KEY_TYPE_GROUP;
 	if ((group || st->m.key_type == KEY_TYPE_TRANSACTION) &&
-	    !(group ? grp_store_topic() : txn_store_topic())) {
+	    !(group ? grp_store_topic(&server.groups) : txn_store_topic(&server.txns))) {
 		/* The internal topic is made on first use, as Kafka does. */
 		brk_internal_topic_op o;
 		if (group)

@@ -3,10 +3,12 @@
  * group is alive. An empty group id is INVALID_GROUP_ID (Kafka's
  * GroupCoordinatorService.heartbeat); the rest is grp_heartbeat
  * (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
- * REBALANCE_IN_PROGRESS which asks the member to rejoin).
+ * REBALANCE_IN_PROGRESS which asks the member to rejoin; NOT_COORDINATOR
+ * for a group this broker does not coordinate).
  */
 #include "broker/group/group.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -22,7 +24,7 @@ int brk_handle_heartbeat(brk_request *req)
 	if (m.group_id.len <= 0)
 		r.error_code = KERR_INVALID_GROUP_ID;
 	else
-		r.error_code = grp_heartbeat(m.group_id, m.member_id, m.generation_id,
-					     m.group_instance_id);
+		r.error_code = grp_heartbeat(&server.groups, m.group_id, m.member_id,
+					     m.generation_id, m.group_instance_id);
 	return HeartbeatResponse_encode(req->out, v, &r) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }

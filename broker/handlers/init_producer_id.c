@@ -16,7 +16,9 @@
  *    (txn_init_producer_id, txn/txn.h): transaction timeout, epoch bump or
  *    a new producer id, fencing of an ongoing transaction, KIP-360 checks.
  *    PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH below v4, which
- *    predates it (KafkaApis.handleInitProducerIdRequest).
+ *    predates it (KafkaApis.handleInitProducerIdRequest). NOT_COORDINATOR
+ *    for an id this broker does not coordinate (txn.h); the answer waits
+ *    until the id's partition has its writes committed (txn_answer).
  * Errors carry producer id -1 and epoch -1 (InitProducerIdRequest's
  * getErrorResponse). Throttle time is always 0 (no quotas).
  * When no producer id is at hand (the first request after start-up, or the
@@ -34,6 +36,20 @@
 
 #define WAIT_FOR_IDS_MS 5000
 
+/* brk_hw_fail_fn: the error, producer id and epoch -1. */
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	(void)arg;
+	InitProducerIdResponse resp;
+	InitProducerIdResponse_init(&resp);
+	resp.throttle_time_ms = 0;
+	resp.producer_id = -1;
+	resp.producer_epoch = -1;
+	resp.error_code = err;
+	return InitProducerIdResponse_encode(req->out, req->api_version, &resp) == 0 ? BRK_RESPOND
+										       : BRK_CLOSE;
+}
+
 static int answer(brk_request *req, const InitProducerIdRequest *mp)
 {
 	int16_t v = req->api_version;
@@ -48,9 +64,10 @@ static int answer(brk_request *req, const InitProducerIdRequest *mp)
 	} else if (m.transactional_id.len == 0) { /* empty, not null */
 		resp.error_code = KERR_INVALID_REQUEST;
 	} else if (m.transactional_id.len > 0) {
-		resp.error_code = txn_init_producer_id(m.transactional_id, m.transaction_timeout_ms,
-						       m.producer_id, m.producer_epoch, req->now_ms,
-						       &resp.producer_id, &resp.producer_epoch);
+		resp.error_code = txn_init_producer_id(&server.txns, m.transactional_id,
+						       m.transaction_timeout_ms, m.producer_id,
+						       m.producer_epoch, req->now_ms, &resp.producer_id,
+						       &resp.producer_epoch);
 		if (resp.error_code == KERR_PRODUCER_FENCED && v < 4)
 			resp.error_code = KERR_INVALID_PRODUCER_EPOCH;
 	} else {
@@ -61,7 +78,11 @@ static int answer(brk_request *req, const InitProducerIdRequest *mp)
 			resp.producer_epoch = 0;
 		}
 	}
-	return InitProducerIdResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	if (InitProducerIdResponse_encode(req->out, v, &resp) != 0)
+		return BRK_CLOSE;
+	if (m.transactional_id.len > 0)
+		return txn_answer(&server.txns, req, m.transactional_id, fail, NULL);
+	return BRK_RESPOND;
 }
 
 static void on_ids(brk_delayed *d, bool expired)
@@ -71,6 +92,8 @@ static void on_ids(brk_delayed *d, bool expired)
 		return; /* the block is still on its way */
 	brk_delayed_finish(d);
 	int rc = answer(d->req, d->arg);
+	if (rc == BRK_DELAYED)
+		return; /* waits for its write, completed from there */
 	brk_request_complete(d->req, rc == BRK_RESPOND ? BRK_COMPLETE_RESPOND : BRK_COMPLETE_CLOSE);
 }
 
@@ -83,7 +106,7 @@ int brk_handle_init_producer_id(brk_request *req)
 	if (InitProducerIdRequest_decode(&req->body, req->arena, req->api_version, m) != 0)
 		return BRK_CLOSE;
 	if (m->transactional_id.len > 0) {
-		int aw = txn_store_await_topic(req); /* made on first use */
+		int aw = txn_store_await_topic(&server.txns, req); /* made on first use */
 		if (aw)
 			return aw;
 	}

@@ -6,7 +6,8 @@
  * coordinator (grp_join), which answers at once (errors, MEMBER_ID_REQUIRED
  * for v4+ dynamic members, KIP-394) or when the join phase completes.
  * v0 has no rebalance timeout: it is the session timeout (Kafka's
- * JoinGroupRequest).
+ * JoinGroupRequest). A group of a __consumer_offsets partition this broker
+ * does not lead is NOT_COORDINATOR (group.h).
  */
 #include "broker/group/group.h"
 #include "broker/group/store.h"
@@ -37,7 +38,7 @@ int brk_handle_join_group(brk_request *req)
 	JoinGroupRequest_init(m);
 	if (JoinGroupRequest_decode(&req->body, req->arena, v, m) != 0)
 		return BRK_CLOSE;
-	int aw = grp_store_await_topic(req); /* made on first use */
+	int aw = grp_store_await_topic(&server.groups, req); /* made on first use */
 	if (aw)
 		return aw;
 	if (v == 0)
@@ -47,5 +48,5 @@ int brk_handle_join_group(brk_request *req)
 	if (m->session_timeout_ms < server.cfg.group_min_session_timeout_ms ||
 	    m->session_timeout_ms > server.cfg.group_max_session_timeout_ms)
 		return respond_error(req, KERR_INVALID_SESSION_TIMEOUT, m->member_id);
-	return grp_join(req, m);
+	return grp_join(&server.groups, req, m);
 }

@@ -1,6 +1,7 @@
 /*
  * list_groups.c - ListGroups (API key 16), versions 0-5: every group this
- * broker coordinates (all of them), with its protocol type ("" when none),
+ * broker coordinates (those of the __consumer_offsets partitions it leads,
+ * group.h), with its protocol type ("" when none),
  * its state (v4+) and its type (v5+, always "classic": consumer groups of
  * KIP-848 are not served). The states filter (v4+, KIP-518) and the types
  * filter (v5+, KIP-848) compare case-insensitively, an empty filter keeps
@@ -11,6 +12,7 @@
 
 #include "broker/group/group.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -38,14 +40,14 @@ int brk_handle_list_groups(brk_request *req)
 	ListGroupsResponse r;
 	ListGroupsResponse_init(&r);
 	int32_t total = 0;
-	while (grp_at(total))
+	while (grp_at(&server.groups, total))
 		total++;
 	r.groups = proto_arena_alloc(req->arena, (size_t)(total ? total : 1) * sizeof(*r.groups));
 	if (!r.groups)
 		return BRK_CLOSE;
 	int32_t n = 0;
 	for (int32_t i = 0; i < total; i++) {
-		const grp_group *g = grp_at(i);
+		const grp_group *g = grp_at(&server.groups, i);
 		const char *state = grp_state_name(g->state);
 		if (g->state == GRP_DEAD || !in_filter(m.states_filter, m.states_filter_count, state) ||
 		    !in_filter(m.types_filter, m.types_filter_count, GROUP_TYPE_CLASSIC))

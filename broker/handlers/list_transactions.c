@@ -1,6 +1,7 @@
 /*
  * list_transactions.c - ListTransactions (API key 66), versions 0-2: an
- * admin client lists the transactions the coordinator knows, optionally
+ * admin client lists the transactions the coordinator knows (those of the
+ * __transaction_state partitions this broker leads, txn.h), optionally
  * filtered (KIP-664; v1 duration filter, KIP-994; v2 transactional id
  * pattern, KIP-1152).
  *
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "broker/request.h"
+#include "broker/server.h"
 #include "broker/txn/txn.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
@@ -86,7 +88,8 @@ int brk_handle_list_transactions(brk_request *req)
 		}
 	}
 
-	int32_t total = txn_count();
+	txn_coordinator *tc = &server.txns;
+	int32_t total = txn_count(tc);
 	resp.transaction_states =
 		proto_arena_alloc(a, (size_t)(total ? total : 1) * sizeof(*resp.transaction_states));
 	if (!resp.transaction_states) {
@@ -96,7 +99,7 @@ int brk_handle_list_transactions(brk_request *req)
 	}
 	int64_t duration = v >= 1 ? m.duration_filter : -1;
 	const txn_meta *t;
-	for (int32_t i = 0; (t = txn_at(i)) != NULL; i++) {
+	for (int32_t i = 0; (t = txn_at(tc, i)) != NULL; i++) {
 		if (t->state == TXN_DEAD)
 			continue;
 		if (npf > 0) {

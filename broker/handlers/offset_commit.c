@@ -11,7 +11,8 @@
  *    INVALID_GROUP_ID, an empty one ("") is a group like any other ("for
  *    backwards compatibility", GroupCoordinatorService.commitOffsets in
  *    Kafka 4.x; the generated decoder already refuses a null string where
- *    the schema has none, so that check is a guard); an unknown group with generation >= 0 is
+ *    the schema has none, so that check is a guard); a group this broker
+ *    does not coordinate is NOT_COORDINATOR (group.h); an unknown group with generation >= 0 is
  *    ILLEGAL_GENERATION (v9+: GROUP_ID_NOT_FOUND); an unknown group with
  *    generation -1 is a "simple" commit that creates an Empty group; an
  *    existing group is checked by grp_validate_commit (UNKNOWN_MEMBER_ID,
@@ -21,7 +22,12 @@
  *    characters, we count bytes);
  *  - the rest are written (OffsetCommitValue v3 with the committed leader
  *    epoch of v6+, or v1 with an expire timestamp of now + retention_time_ms
- *    when v2-4 sets one) and answered NONE, or the write's error.
+ *    when v2-4 sets one) and answered NONE, or the write's error; the
+ *    answer waits until the write is committed (grp_answer): NOT_COORDINATOR
+ *    when this broker stops leading the partition meanwhile,
+ *    COORDINATOR_NOT_AVAILABLE after offsets.commit.timeout.ms (Kafka 4's
+ *    mapping of REQUEST_TIMED_OUT; Kafka 3's GroupMetadataManager
+ *    answered REQUEST_TIMED_OUT), for the partitions written.
  */
 #include <string.h>
 
@@ -34,24 +40,46 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
+/* The answer, kept for brk_hw_fail_fn. */
+typedef struct commit_state {
+	OffsetCommitResponse resp;
+	int16_t **pending; /* the error fields of the partitions written */
+	int32_t n;
+} commit_state;
+
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	commit_state *st = arg;
+	for (int32_t i = 0; i < st->n; i++)
+		*st->pending[i] = err;
+	return OffsetCommitResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND
+										       : BRK_CLOSE;
+}
+
 int brk_handle_offset_commit(brk_request *req)
 {
+	grp_coordinator *gc = &server.groups;
 	OffsetCommitRequest m;
 	OffsetCommitRequest_init(&m);
 	if (OffsetCommitRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
-	int aw = grp_store_await_topic(req); /* made on first use */
+	int aw = grp_store_await_topic(gc, req); /* made on first use */
 	if (aw)
 		return aw;
 	int16_t v = req->api_version;
+	commit_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	if (!st)
+		return BRK_CLOSE;
 
 	int group_err = KERR_NONE;
 	grp_group *g = NULL;
 	bool create = false;
 	if (m.group_id.len < 0) {
 		group_err = KERR_INVALID_GROUP_ID;
+	} else if ((group_err = grp_coordinator_error(gc, m.group_id.ptr, m.group_id.len))) {
+		/* not ours */
 	} else {
-		g = grp_find(m.group_id.ptr, m.group_id.len);
+		g = grp_find(gc, m.group_id.ptr, m.group_id.len);
 		if (g)
 			group_err = grp_validate_commit(g, m.member_id, m.generation_id_or_member_epoch,
 							m.group_instance_id);
@@ -63,6 +91,7 @@ int brk_handle_offset_commit(brk_request *req)
 
 	OffsetCommitResponse resp;
 	OffsetCommitResponse_init(&resp);
+	/* st->resp gets it at the end */
 	int32_t nt = m.topics_count > 0 ? m.topics_count : 0;
 	int32_t total = 0;
 	for (int32_t i = 0; i < nt; i++)
@@ -130,7 +159,7 @@ int brk_handle_offset_commit(brk_request *req)
 	if (n > 0) {
 		int err = KERR_NONE;
 		if (create) {
-			g = grp_get_or_create(m.group_id.ptr, m.group_id.len);
+			g = grp_get_or_create(gc, m.group_id.ptr, m.group_id.len);
 			if (!g)
 				err = KERR_UNKNOWN_SERVER_ERROR;
 		}
@@ -140,7 +169,10 @@ int brk_handle_offset_commit(brk_request *req)
 			*pending[i] = (int16_t)err;
 	}
 
-	if (OffsetCommitResponse_encode(req->out, v, &resp) != 0)
+	st->resp = resp;
+	st->pending = pending;
+	st->n = n;
+	if (OffsetCommitResponse_encode(req->out, v, &st->resp) != 0)
 		return BRK_CLOSE;
-	return BRK_RESPOND;
+	return g ? grp_answer(gc, req, g->partition, fail, st) : BRK_RESPOND;
 }

@@ -8,7 +8,8 @@
  *  - group errors, answered at the top level without topics: a null or
  *    empty group id is INVALID_GROUP_ID (GroupCoordinatorService
  *    .deleteOffsets checks isGroupIdNotEmpty, unlike OffsetCommit and
- *    OffsetFetch which accept ""), an unknown (or Dead) group GROUP_ID_NOT_FOUND,
+ *    OffsetFetch which accept ""), a group this broker does not coordinate
+ *    NOT_COORDINATOR (group.h), an unknown (or Dead) group GROUP_ID_NOT_FOUND,
  *    a group with members whose protocol type is not "consumer"
  *    NON_EMPTY_GROUP;
  *  - a partition of a topic that does not exist (or out of range):
@@ -19,7 +20,8 @@
  *  - otherwise NONE, and a tombstone is written when the partition has a
  *    committed or a pending transactional offset (all tombstones in one
  *    batch; the tombstone also drops the pending ones). A failed write answers
- *    its error at the top level.
+ *    its error at the top level; the answer waits until the write is
+ *    committed (grp_answer), whose failure is answered at the top level too.
  */
 #include <string.h>
 
@@ -34,12 +36,27 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
+/* brk_hw_fail_fn: the error at the top level, without topics. */
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	OffsetDeleteResponse *resp = arg;
+	resp->error_code = err;
+	resp->topics_count = 0;
+	return OffsetDeleteResponse_encode(req->out, req->api_version, resp) == 0 ? BRK_RESPOND
+										  : BRK_CLOSE;
+}
+
 int brk_handle_offset_delete(brk_request *req)
 {
+	grp_coordinator *gc = &server.groups;
 	OffsetDeleteRequest m;
 	OffsetDeleteRequest_init(&m);
 	if (OffsetDeleteRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
+	OffsetDeleteResponse *rp = proto_arena_alloc(req->arena, sizeof(*rp));
+	if (!rp)
+		return BRK_CLOSE;
+	OffsetDeleteResponse_init(rp);
 	OffsetDeleteResponse resp;
 	OffsetDeleteResponse_init(&resp);
 
@@ -47,8 +64,10 @@ int brk_handle_offset_delete(brk_request *req)
 	int err = KERR_NONE;
 	if (m.group_id.len <= 0) {
 		err = KERR_INVALID_GROUP_ID;
+	} else if ((err = grp_coordinator_error(gc, m.group_id.ptr, m.group_id.len))) {
+		/* not ours */
 	} else {
-		g = grp_find(m.group_id.ptr, m.group_id.len);
+		g = grp_find(gc, m.group_id.ptr, m.group_id.len);
 		if (!g || g->state == GRP_DEAD)
 			err = KERR_GROUP_ID_NOT_FOUND;
 		else if (g->state != GRP_EMPTY &&
@@ -104,7 +123,8 @@ int brk_handle_offset_delete(brk_request *req)
 		resp.error_code = (int16_t)err;
 		resp.topics_count = 0;
 	}
-	if (OffsetDeleteResponse_encode(req->out, req->api_version, &resp) != 0)
+	*rp = resp;
+	if (OffsetDeleteResponse_encode(req->out, req->api_version, rp) != 0)
 		return BRK_CLOSE;
-	return BRK_RESPOND;
+	return !err && g ? grp_answer(gc, req, g->partition, fail, rp) : BRK_RESPOND;
 }

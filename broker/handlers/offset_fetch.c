@@ -8,6 +8,10 @@
  *  - a null group id: INVALID_GROUP_ID for that group; an empty one ("")
  *    is looked up like any other ("for backwards compatibility",
  *    GroupCoordinatorService.fetchOffsets / fetchAllOffsets in Kafka 4.x);
+ *  - a group this broker does not coordinate: NOT_COORDINATOR for that
+ *    group (group.h; v1, without a group error, on every partition asked);
+ *  - the offsets are read from memory without waiting for the last write
+ *    to be committed (group.h);
  *  - topics null (v2+): every committed offset of the group; an unknown
  *    group then has no topics;
  *  - a requested partition without a committed offset, or of an unknown
@@ -136,7 +140,10 @@ static grp_group *find_group(proto_str id, int *err)
 		*err = KERR_INVALID_GROUP_ID;
 		return NULL;
 	}
-	grp_group *g = grp_find(id.ptr, id.len);
+	*err = grp_coordinator_error(&server.groups, id.ptr, id.len);
+	if (*err)
+		return NULL;
+	grp_group *g = grp_find(&server.groups, id.ptr, id.len);
 	return g && g->state != GRP_DEAD ? g : NULL;
 }
 
@@ -146,7 +153,9 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 	int err;
 	grp_group *g = find_group(m->group_id, &err);
 	resp->error_code = (int16_t)err;
-	if (err)
+	/* v1 has no group error: a coordinator error goes on the partitions. */
+	bool per_partition = err == KERR_NOT_COORDINATOR && req->api_version < 2;
+	if (err && !(per_partition && m->topics_count >= 0))
 		return 0;
 	if (m->topics_count < 0) {
 		int32_t n, nt;
@@ -199,6 +208,8 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 			pr->partition_index = rt->partition_indexes[j];
 			lookup(g, m->require_stable, rt->name, pr->partition_index, &pr->committed_offset,
 			       &pr->committed_leader_epoch, &pr->metadata, &pr->error_code);
+			if (per_partition)
+				pr->error_code = (int16_t)err;
 		}
 	}
 	return 0;

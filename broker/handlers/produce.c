@@ -74,9 +74,10 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
-/* Decompression scratch for validation, reused across requests (loop thread
- * only). Bounded so a compression bomb cannot take the memory: a batch whose
- * records decompress to more than PRODUCE_SCRATCH_MAX bytes is refused with
+/* Decompression scratch for validation (server.produce_scratch), reused
+ * across requests (loop thread only). Bounded so a compression bomb cannot
+ * take the memory: a batch whose records decompress to more than
+ * BRK_PRODUCE_SCRATCH_MAX bytes (server.h) is refused with
  * MESSAGE_TOO_LARGE. Kafka streams the records through a decompressing
  * reader and sets no such cap, but a producer's batch is at most
  * message.max.bytes compressed (1 MiB by default; the producer's batch.size
@@ -86,10 +87,7 @@
  * a scratch above PRODUCE_SCRATCH_KEEP is released (proto_scratch_trim), so
  * one large or hostile batch does not keep the process at its peak size;
  * ordinary batches stay below it and reuse the buffer. */
-#define PRODUCE_SCRATCH_MAX (64u << 20)
 #define PRODUCE_SCRATCH_KEEP (8u << 20)
-static proto_scratch scratch;
-static bool scratch_ready;
 
 static bool first_batch_transactional(const proto_records *r)
 {
@@ -168,10 +166,6 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 				"The size of the current ISR is below min.insync.replicas");
 		return;
 	}
-	if (!scratch_ready) {
-		proto_scratch_init(&scratch, PRODUCE_SCRATCH_MAX);
-		scratch_ready = true;
-	}
 	proto_batch_rules rules = {
 		.max_batch_bytes = t->cfg.max_message_bytes,
 		.now_ms = req->now_ms,
@@ -185,9 +179,9 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 	int64_t nrecords = 0;
 	const char *reason = NULL;
 	size_t len = pd->records.len > 0 ? (size_t)pd->records.len : 0;
-	int err = proto_batches_validate(pd->records.ptr, len, &rules, &scratch, &nbatches,
-					 &nrecords, &reason);
-	proto_scratch_trim(&scratch, PRODUCE_SCRATCH_KEEP);
+	int err = proto_batches_validate(pd->records.ptr, len, &rules, &server.produce_scratch,
+					 &nbatches, &nrecords, &reason);
+	proto_scratch_trim(&server.produce_scratch, PRODUCE_SCRATCH_KEEP);
 	if (err == KERR_NONE && nbatches != 1) {
 		err = KERR_INVALID_RECORD;
 		reason = "Produce requests with version 3+ are only allowed to contain exactly one record batch";

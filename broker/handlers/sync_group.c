@@ -4,10 +4,12 @@
  * group coordinator (grp_sync): the leader's request carries the
  * assignments, followers wait for them while the group is
  * CompletingRebalance; v5 checks the protocol type and name (KIP-559).
+ * A group this broker does not coordinate is NOT_COORDINATOR (group.h).
  */
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/request.h"
+#include "broker/server.h"
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
@@ -20,7 +22,7 @@ int brk_handle_sync_group(brk_request *req)
 	SyncGroupRequest_init(m);
 	if (SyncGroupRequest_decode(&req->body, req->arena, v, m) != 0)
 		return BRK_CLOSE;
-	int aw = grp_store_await_topic(req); /* made on first use */
+	int aw = grp_store_await_topic(&server.groups, req); /* made on first use */
 	if (aw)
 		return aw;
 	if (m->group_id.len <= 0) {
@@ -30,5 +32,5 @@ int brk_handle_sync_group(brk_request *req)
 		r.assignment = (proto_bytes){ (const uint8_t *)"", 0 };
 		return SyncGroupResponse_encode(req->out, v, &r) == 0 ? BRK_RESPOND : BRK_CLOSE;
 	}
-	return grp_sync(req, m);
+	return grp_sync(&server.groups, req, m);
 }

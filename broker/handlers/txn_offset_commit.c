@@ -14,6 +14,7 @@
  *    UNKNOWN_TOPIC_OR_PARTITION; the other partitions go on;
  *  - a null or empty group id: INVALID_GROUP_ID (isGroupIdNotEmpty: unlike
  *    OffsetCommit, "" is refused);
+ *  - a group this broker does not coordinate: NOT_COORDINATOR (group.h);
  *  - a producer id below 0 (no transaction can have it): the transaction
  *    coordinator's INVALID_PRODUCER_ID_MAPPING;
  *  - an unknown group: with generation -1 a "simple" Empty group is
@@ -30,7 +31,10 @@
  *    PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for this API,
  *    AddPartitionsToTxnManager, and the log's fencing error is
  *    INVALID_PRODUCER_EPOCH), INVALID_TXN_STATE, COORDINATOR_NOT_AVAILABLE,
- *    NOT_COORDINATOR, UNKNOWN_SERVER_ERROR (batch too large).
+ *    NOT_COORDINATOR, UNKNOWN_SERVER_ERROR (batch too large); the answer
+ *    waits until the write is committed (grp_answer: NOT_COORDINATOR when
+ *    this broker stops leading the partition, COORDINATOR_NOT_AVAILABLE
+ *    after offsets.commit.timeout.ms, for the partitions written).
  *
  * Before the group is looked at (after INVALID_GROUP_ID and the producer
  * id check), KIP-890 verification (KAFKA-15449; txn/verify.h, when
@@ -45,6 +49,7 @@
  */
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -61,11 +66,11 @@
  * .maybeStartTransactionVerification, before the group is looked at. */
 static int verify_txn(const brk_request *req, const TxnOffsetCommitRequest *m)
 {
-	brk_topic *t = grp_store_topic();
+	brk_topic *t = grp_store_topic(&server.groups);
 	if (!t)
 		return KERR_NONE; /* the write answers COORDINATOR_NOT_AVAILABLE */
 	brk_partition *p = brk_topic_partition(
-		t, grp_partition_for(m->group_id.ptr, m->group_id.len, t->npartitions));
+		t, brk_coordinator_partition(m->group_id.ptr, m->group_id.len, t->npartitions));
 	if (!p)
 		return KERR_NONE;
 	return txn_verify_write(m->transactional_id, m->producer_id, m->producer_epoch, p,
@@ -81,12 +86,15 @@ static int group_error(const brk_request *req, const TxnOffsetCommitRequest *m, 
 	*create = false;
 	if (m->group_id.len <= 0)
 		return KERR_INVALID_GROUP_ID;
+	int16_t cerr = grp_coordinator_error(&server.groups, m->group_id.ptr, m->group_id.len);
+	if (cerr)
+		return cerr;
 	if (m->producer_id < 0)
 		return KERR_INVALID_PRODUCER_ID_MAPPING;
 	int err = verify_txn(req, m);
 	if (err)
 		return err;
-	*g = grp_find(m->group_id.ptr, m->group_id.len);
+	*g = grp_find(&server.groups, m->group_id.ptr, m->group_id.len);
 	if (*g)
 		return grp_validate_txn_commit(*g, m->member_id, m->generation_id,
 					       m->group_instance_id);
@@ -96,13 +104,33 @@ static int group_error(const brk_request *req, const TxnOffsetCommitRequest *m, 
 	return KERR_NONE;
 }
 
+/* The answer, kept for brk_hw_fail_fn. */
+typedef struct commit_state {
+	TxnOffsetCommitResponse resp;
+	int16_t **pending; /* the error fields of the partitions written */
+	int32_t n;
+} commit_state;
+
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	commit_state *st = arg;
+	for (int32_t i = 0; i < st->n; i++)
+		*st->pending[i] = err;
+	return TxnOffsetCommitResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND
+											  : BRK_CLOSE;
+}
+
 int brk_handle_txn_offset_commit(brk_request *req)
 {
+	grp_coordinator *gc = &server.groups;
 	TxnOffsetCommitRequest m;
 	TxnOffsetCommitRequest_init(&m);
 	if (TxnOffsetCommitRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
-	int aw = grp_store_await_topic(req); /* made on first use */
+	commit_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	if (!st)
+		return BRK_CLOSE;
+	int aw = grp_store_await_topic(gc, req); /* made on first use */
 	if (aw)
 		return aw;
 	int16_t v = req->api_version;
@@ -165,10 +193,11 @@ int brk_handle_txn_offset_commit(brk_request *req)
 		}
 	}
 
+	int32_t partition = group_err ? -1 : grp_partition_of(gc, m.group_id.ptr, m.group_id.len);
 	if (n > 0) {
 		int err = KERR_NONE;
 		if (create) {
-			g = grp_get_or_create(m.group_id.ptr, m.group_id.len);
+			g = grp_get_or_create(gc, m.group_id.ptr, m.group_id.len);
 			if (!g)
 				err = KERR_UNKNOWN_SERVER_ERROR;
 		}
@@ -184,7 +213,10 @@ int brk_handle_txn_offset_commit(brk_request *req)
 			*pending[i] = (int16_t)err;
 	}
 
-	if (TxnOffsetCommitResponse_encode(req->out, v, &resp) != 0)
+	st->resp = resp;
+	st->pending = pending;
+	st->n = n;
+	if (TxnOffsetCommitResponse_encode(req->out, v, &st->resp) != 0)
 		return BRK_CLOSE;
-	return BRK_RESPOND;
+	return grp_answer(gc, req, partition, fail, st);
 }

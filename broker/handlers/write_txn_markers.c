@@ -25,8 +25,15 @@
  * The response has one entry per marker, in request order, with the topics
  * and partitions as requested (Kafka merges markers of the same producer
  * id into one map entry; clients match by producer id and partition).
+ * As Kafka appends the markers with acks=-1, the answer waits until every
+ * marker written is committed (hw_wait.h): a partition whose leadership
+ * moves meanwhile answers NOT_LEADER_OR_FOLLOWER, and after
+ * request.timeout.ms (30 s) those still waiting REQUEST_TIMED_OUT (every
+ * marker written then gets that error: the coordinator retries them, and a
+ * marker written twice does no harm).
  * Authorization (CLUSTER_ACTION) is not checked: this broker has no ACLs.
  */
+#include "broker/hw_wait.h"
 #include "broker/partitions.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -35,6 +42,8 @@
 
 /* Kafka's TransactionVersion: 2 = the epoch is bumped at every transaction end. */
 #define TV_2 2
+/* Kafka's request.timeout.ms, the markers' append timeout. */
+#define MARKER_TIMEOUT_MS 30000
 
 /* The transaction version 2 epoch rule for a marker on p (log online). */
 static int16_t check_tv2_epoch(const brk_partition *p, int64_t producer_id, int16_t epoch)
@@ -48,7 +57,7 @@ static int16_t check_tv2_epoch(const brk_partition *p, int64_t producer_id, int1
 }
 
 static int16_t write_one(const WriteTxnMarkersRequest_WritableTxnMarker *mk, brk_topic *t,
-			 int32_t partition, int64_t now_ms)
+			 int32_t partition, int64_t now_ms, brk_hw_mark *mark)
 {
 	brk_partition *p = brk_topic_partition(t, partition);
 	if (!p)
@@ -61,8 +70,30 @@ static int16_t write_one(const WriteTxnMarkersRequest_WritableTxnMarker *mk, brk
 		if (err != KERR_NONE)
 			return err;
 	}
-	return brk_partition_write_txn_marker(&server.partitions, p, mk->producer_id, mk->producer_epoch,
-					      mk->coordinator_epoch, mk->transaction_result, now_ms);
+	err = brk_partition_write_txn_marker(&server.partitions, p, mk->producer_id, mk->producer_epoch,
+					     mk->coordinator_epoch, mk->transaction_result, now_ms);
+	/* The loop is the log's only writer: the marker ends at the log end. */
+	if (err == KERR_NONE)
+		*mark = (brk_hw_mark){ p, p->leader_epoch, log_end_offset(p->log) };
+	return err;
+}
+
+/* The answer, kept for brk_hw_fail_fn: the markers written get the error. */
+typedef struct markers_state {
+	WriteTxnMarkersResponse resp;
+	int16_t **written; /* the error fields of the markers written */
+	int32_t n;
+} markers_state;
+
+static int fail(brk_request *req, void *arg, int16_t err)
+{
+	markers_state *st = arg;
+	if (err == KERR_NOT_COORDINATOR)
+		err = KERR_NOT_LEADER_OR_FOLLOWER; /* the leadership moved */
+	for (int32_t i = 0; i < st->n; i++)
+		*st->written[i] = err;
+	return WriteTxnMarkersResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND
+											  : BRK_CLOSE;
 }
 
 int brk_handle_write_txn_markers(brk_request *req)
@@ -72,9 +103,23 @@ int brk_handle_write_txn_markers(brk_request *req)
 	if (WriteTxnMarkersRequest_decode(&req->body, req->arena, req->api_version, &m) != 0)
 		return BRK_CLOSE;
 
+	markers_state *st = proto_arena_alloc(req->arena, sizeof(*st));
+	if (!st)
+		return BRK_CLOSE;
 	WriteTxnMarkersResponse resp;
 	WriteTxnMarkersResponse_init(&resp);
 	int32_t nm = m.markers_count > 0 ? m.markers_count : 0;
+	int32_t total = 0;
+	for (int32_t i = 0; i < nm; i++)
+		for (int32_t j = 0; j < m.markers[i].topics_count; j++)
+			total += m.markers[i].topics[j].partition_indexes_count > 0
+					 ? m.markers[i].topics[j].partition_indexes_count
+					 : 0;
+	brk_hw_mark *marks = proto_arena_alloc(req->arena, (size_t)(total ? total : 1) * sizeof(*marks));
+	int16_t **written = proto_arena_alloc(req->arena, (size_t)(total ? total : 1) * sizeof(*written));
+	if (!marks || !written)
+		return BRK_CLOSE;
+	int32_t nw = 0;
 	resp.markers_count = nm;
 	resp.markers = proto_arena_alloc(req->arena, (size_t)(nm ? nm : 1) * sizeof(*resp.markers));
 	if (!resp.markers)
@@ -105,11 +150,16 @@ int brk_handle_write_txn_markers(brk_request *req)
 				WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *rp = &rt->partitions[k];
 				WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_init(rp);
 				rp->partition_index = qt->partition_indexes[k];
-				rp->error_code = write_one(mk, t, rp->partition_index, req->now_ms);
+				rp->error_code = write_one(mk, t, rp->partition_index, req->now_ms, &marks[nw]);
+				if (rp->error_code == KERR_NONE)
+					written[nw++] = &rp->error_code;
 			}
 		}
 	}
-	if (WriteTxnMarkersResponse_encode(req->out, req->api_version, &resp) != 0)
+	st->resp = resp;
+	st->written = written;
+	st->n = nw;
+	if (WriteTxnMarkersResponse_encode(req->out, req->api_version, &st->resp) != 0)
 		return BRK_CLOSE;
-	return BRK_RESPOND;
+	return brk_hw_answer(req, marks, nw, MARKER_TIMEOUT_MS, KERR_REQUEST_TIMED_OUT, fail, st);
 }

@@ -13,13 +13,17 @@
  * grp_txn_completed, which of a plain and a transactional commit wins,
  * tombstones.
  *
- * The store is replaced by counters (store.c has its own tests), and
- * brk_request_complete / brk_conn_client_host by recorders.
+ * Each test has its own grp_coordinator, whose store (gc.write_group) is
+ * a counter; brk_request_complete / brk_conn_client_host are recorders.
+ * Ownership: with __consumer_offsets unknown every group is served; a
+ * group of a partition not loaded answers NOT_COORDINATOR, and unloading a
+ * partition answers its members' waiting requests NOT_COORDINATOR.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -29,20 +33,17 @@
 #include "protocol/gen/messages.h"
 
 brk_server server;
+static grp_coordinator gc;
+static brk_config cfg;
 
 /* ---- fakes ---- */
 
-static int store_writes, store_deletes;
-int grp_store_write_group(grp_group *g)
+static int store_writes;
+static int write_group(grp_coordinator *c, grp_group *g)
 {
 	(void)g;
+	ck_assert_ptr_eq(c, &gc);
 	store_writes++;
-	return KERR_NONE;
-}
-int grp_store_delete_group(grp_group *g)
-{
-	(void)g;
-	store_deletes++;
 	return KERR_NONE;
 }
 
@@ -97,24 +98,26 @@ static void stop_loop(brk_loop *loop, void *arg)
 /* Run the loop for ms milliseconds. */
 static void run_for(int64_t ms)
 {
-	brk_timer_add(server.loop, ms, stop_loop, NULL);
-	brk_loop_run(server.loop);
+	brk_timer_add(gc.loop, ms, stop_loop, NULL);
+	brk_loop_run(gc.loop);
 }
 
 static void setup(void)
 {
 	memset(&server, 0, sizeof(server));
-	brk_config_defaults(&server.cfg);
-	server.cfg.group_initial_rebalance_delay_ms = 0;
-	server.cfg.group_min_session_timeout_ms = 10;
-	server.loop = brk_loop_new();
+	brk_config_defaults(&cfg);
+	cfg.group_initial_rebalance_delay_ms = 0;
+	cfg.group_min_session_timeout_ms = 10;
+	server.loop = brk_loop_new(); /* the purgatory's */
 	ck_assert_ptr_nonnull(server.loop);
-	store_writes = store_deletes = 0;
+	grp_coordinator_init(&gc, server.loop, &cfg);
+	gc.write_group = write_group;
+	store_writes = 0;
 }
 
 static void teardown(void)
 {
-	grp_shutdown();
+	grp_coordinator_free(&gc);
 	brk_loop_free(server.loop);
 	server.loop = NULL;
 	for (int i = 0; i < MAXREQ; i++) {
@@ -211,9 +214,9 @@ START_TEST(test_partition_for)
 		{ "", 0 },
 	};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		ck_assert_msg(grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50) == v[i].p,
-			      "%s: %d", v[i].id, grp_partition_for(v[i].id, (int32_t)strlen(v[i].id), 50));
-	ck_assert_int_eq(grp_partition_for("foo", 3, 1), 0);
+		ck_assert_msg(brk_coordinator_partition(v[i].id, (int32_t)strlen(v[i].id), 50) == v[i].p,
+			      "%s: %d", v[i].id, brk_coordinator_partition(v[i].id, (int32_t)strlen(v[i].id), 50));
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 1), 0);
 }
 END_TEST
 
@@ -232,7 +235,7 @@ static grp_member *member_with(const char *id, const char *p1, const char *p2)
 
 START_TEST(test_select_protocol)
 {
-	grp_group *g = grp_get_or_create("sel", 3);
+	grp_group *g = grp_get_or_create(&gc, "sel", 3);
 	ck_assert_ptr_null(grp_select_protocol(g));
 	/* range is not supported by the third member: roundrobin. */
 	grp_member_add(g, member_with("a", "range", "roundrobin"));
@@ -241,14 +244,14 @@ START_TEST(test_select_protocol)
 	ck_assert_str_eq(grp_select_protocol(g), "roundrobin");
 
 	/* Two of three prefer range: range wins the vote. */
-	grp_group *h = grp_get_or_create("sel2", 4);
+	grp_group *h = grp_get_or_create(&gc, "sel2", 4);
 	grp_member_add(h, member_with("a", "range", "roundrobin"));
 	grp_member_add(h, member_with("b", "roundrobin", "range"));
 	grp_member_add(h, member_with("c", "range", "roundrobin"));
 	ck_assert_str_eq(grp_select_protocol(h), "range");
 
 	/* No common protocol. */
-	grp_group *k = grp_get_or_create("sel3", 4);
+	grp_group *k = grp_get_or_create(&gc, "sel3", 4);
 	grp_member_add(k, member_with("a", "range", NULL));
 	grp_member_add(k, member_with("b", "sticky", NULL));
 	ck_assert_ptr_null(grp_select_protocol(k));
@@ -258,7 +261,7 @@ END_TEST
 START_TEST(test_validate_commit)
 {
 	proto_str none = proto_str_of(NULL, -1);
-	grp_group *g = grp_get_or_create("c", 1);
+	grp_group *g = grp_get_or_create(&gc, "c", 1);
 	/* Empty group: a simple commit (generation -1, no member) is fine. */
 	ck_assert_int_eq(grp_validate_commit(g, proto_cstr(""), -1, none), KERR_NONE);
 	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("x"), 1, none), KERR_UNKNOWN_MEMBER_ID);
@@ -292,7 +295,7 @@ END_TEST
 START_TEST(test_validate_txn_commit)
 {
 	proto_str none = proto_str_of(NULL, -1);
-	grp_group *g = grp_get_or_create("t", 1);
+	grp_group *g = grp_get_or_create(&gc, "t", 1);
 	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr(""), -1, none), KERR_NONE);
 	ck_assert_int_eq(grp_validate_txn_commit(g, proto_cstr("x"), 1, none),
 			 KERR_UNKNOWN_MEMBER_ID);
@@ -340,9 +343,9 @@ static int64_t committed(grp_group *g, const char *topic, int32_t partition)
 
 START_TEST(test_txn_commit_and_abort)
 {
-	grp_group *g = grp_get_or_create("g1", 2);
-	grp_group *h = grp_get_or_create("g2", 2);
-	grp_group *other = grp_get_or_create("g3", 2);
+	grp_group *g = grp_get_or_create(&gc, "g1", 2);
+	grp_group *h = grp_get_or_create(&gc, "g2", 2);
+	grp_group *other = grp_get_or_create(&gc, "g3", 2);
 	grp_offset v;
 	v = off_at(10, 50);
 	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 0, &v), 0);
@@ -368,13 +371,13 @@ START_TEST(test_txn_commit_and_abort)
 	ck_assert_ptr_null(grp_txn_get(g->txns, 300, "t", 1, 0));
 
 	/* A marker in another partition, or of another producer: nothing. */
-	grp_txn_completed(4, 100, true);
-	grp_txn_completed(5, 999, true);
+	grp_txn_completed(&gc, 4, 100, true);
+	grp_txn_completed(&gc, 5, 999, true);
 	ck_assert_int_eq(grp_offsets_count(g->offsets), 0);
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
 
 	/* Commit of producer 100 in partition 5: every group of it there. */
-	grp_txn_completed(5, 100, true);
+	grp_txn_completed(&gc, 5, 100, true);
 	ck_assert_int_eq(committed(g, "t", 0), 10);
 	ck_assert_int_eq(committed(g, "t", 1), 11);
 	ck_assert_str_eq(grp_offsets_get(g->offsets, "t", 1, 0)->metadata, "md");
@@ -389,15 +392,15 @@ START_TEST(test_txn_commit_and_abort)
 	ck_assert_int_eq(grp_txn_set_count(other->txns), 1);
 
 	/* Abort of producer 200: dropped, committed unchanged. */
-	grp_txn_completed(5, 200, false);
+	grp_txn_completed(&gc, 5, 200, false);
 	ck_assert_int_eq(committed(g, "t", 0), 10);
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 0);
 	/* A second marker for the same producer: ignored. */
-	grp_txn_completed(5, 200, true);
+	grp_txn_completed(&gc, 5, 200, true);
 	ck_assert_int_eq(committed(g, "t", 0), 10);
 
-	grp_txn_completed(9, 100, false);
+	grp_txn_completed(&gc, 9, 100, false);
 	ck_assert_int_eq(grp_offsets_count(other->offsets), 0);
 	ck_assert_int_eq(grp_txn_set_count(other->txns), 0);
 }
@@ -407,7 +410,7 @@ END_TEST
  * offset whose record came later in __consumer_offsets wins. */
 START_TEST(test_txn_commit_record_order)
 {
-	grp_group *g = grp_get_or_create("ord", 3);
+	grp_group *g = grp_get_or_create(&gc, "ord", 3);
 	grp_offset v = off_at(100, 10); /* transactional, record 10 */
 	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
 	v = off_at(200, 20); /* transactional, record 20 */
@@ -418,7 +421,7 @@ START_TEST(test_txn_commit_record_order)
 	ck_assert_int_eq(grp_offsets_put(g->offsets, "t", 1, 0, &v), 0);
 	v = off_at(50, 5);
 	ck_assert_int_eq(grp_offsets_put(g->offsets, "t", 1, 1, &v), 0);
-	grp_txn_completed(0, 7, true);
+	grp_txn_completed(&gc, 0, 7, true);
 	ck_assert_int_eq(committed(g, "t", 0), 150);
 	ck_assert_int_eq(committed(g, "t", 1), 200);
 	ck_assert_int_eq(grp_offsets_get(g->offsets, "t", 1, 1)->record_offset, 20);
@@ -429,7 +432,7 @@ START_TEST(test_txn_commit_record_order)
 	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
 	v = off_at(301, 31);
 	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
-	grp_txn_completed(0, 7, true);
+	grp_txn_completed(&gc, 0, 7, true);
 	ck_assert_int_eq(committed(g, "t", 0), 301);
 }
 END_TEST
@@ -438,7 +441,7 @@ END_TEST
  * offsets of every producer; the transactions stay open. */
 START_TEST(test_txn_tombstone)
 {
-	grp_group *g = grp_get_or_create("tomb", 4);
+	grp_group *g = grp_get_or_create(&gc, "tomb", 4);
 	grp_offset v = off_at(1, 1);
 	ck_assert_int_eq(grp_txn_put(g->txns, 1, 0, "t", 1, 0, &v), 0);
 	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 0, &v), 0);
@@ -447,8 +450,8 @@ START_TEST(test_txn_tombstone)
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 1));
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
-	grp_txn_completed(0, 1, true);
-	grp_txn_completed(0, 2, true);
+	grp_txn_completed(&gc, 0, 1, true);
+	grp_txn_completed(&gc, 0, 2, true);
 	ck_assert_int_eq(committed(g, "t", 0), -1);
 	ck_assert_int_eq(committed(g, "t", 1), 1);
 
@@ -461,9 +464,9 @@ START_TEST(test_txn_tombstone)
 	ck_assert_ptr_nonnull(grp_txn_at(g->txns, 0, &pid));
 	ck_assert_int_eq(pid, 3);
 	ck_assert_ptr_null(grp_txn_at(g->txns, 1, &pid));
-	/* grp_remove frees what is left (the fixture's grp_shutdown too). */
+	/* grp_remove frees what is left (the fixture's grp_coordinator_free too). */
 	grp_remove(g);
-	ck_assert_ptr_null(grp_find("tomb", 4));
+	ck_assert_ptr_null(grp_find(&gc, "tomb", 4));
 }
 END_TEST
 
@@ -475,7 +478,7 @@ static char *join_two_step(int slot, const char *group, const char *client, cons
 {
 	fake_req *f = new_req(slot, 11, 5, client);
 	JoinGroupRequest m = join_msg(group, "", NULL, 10000, "consumer", "range", "roundrobin", meta);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	JoinGroupResponse r = join_resp(f);
 	ck_assert_int_eq(r.error_code, KERR_MEMBER_ID_REQUIRED);
 	char *id = str_copy(r.member_id);
@@ -484,7 +487,7 @@ static char *join_two_step(int slot, const char *group, const char *client, cons
 		      "member id %s", id);
 	f = new_req(slot, 11, 5, client);
 	m = join_msg(group, id, NULL, 10000, "consumer", "range", "roundrobin", meta);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
 	return id;
 }
 
@@ -492,7 +495,7 @@ START_TEST(test_rebalance_two_members)
 {
 	char *a = join_two_step(0, "g", "ca", META_A);
 	ck_assert_int_eq(reqs[0].completed, 0);
-	grp_group *g = grp_find("g", 1);
+	grp_group *g = grp_find(&gc, "g", 1);
 	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
 	run_for(30); /* the initial delay (0 ms) completes the join */
 	ck_assert_int_eq(reqs[0].completed, 1);
@@ -507,11 +510,11 @@ START_TEST(test_rebalance_two_members)
 
 	/* A heartbeat before the sync is fine; a wrong generation is not. */
 	proto_str none = proto_str_of(NULL, -1);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 1, none), KERR_NONE);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 0, none), KERR_ILLEGAL_GENERATION);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr("nobody"), 1, none),
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("g"), proto_cstr(a), 1, none), KERR_NONE);
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("g"), proto_cstr(a), 0, none), KERR_ILLEGAL_GENERATION);
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("g"), proto_cstr("nobody"), 1, none),
 			 KERR_UNKNOWN_MEMBER_ID);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("nogroup"), proto_cstr(a), 1, none),
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("nogroup"), proto_cstr(a), 1, none),
 			 KERR_UNKNOWN_MEMBER_ID);
 
 	/* The leader's sync: Stable, stored. */
@@ -521,7 +524,7 @@ START_TEST(test_rebalance_two_members)
 	fake_req *f = new_req(1, 14, 3, "ca");
 	SyncGroupRequest s = sync_msg("g", a, 1, as, 1);
 	int w0 = store_writes;
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_DELAYED);
 	ck_assert_int_eq(f->completed, 1);
 	ck_assert_int_eq(store_writes, w0 + 1);
 	SyncGroupResponse sr = sync_resp(f);
@@ -532,20 +535,20 @@ START_TEST(test_rebalance_two_members)
 	/* A second member (v3: gets its id at once) triggers a rebalance. */
 	f = new_req(2, 11, 3, "cb");
 	JoinGroupRequest jb = join_msg("g", "", NULL, 10000, "consumer", "roundrobin", "range", META_B);
-	ck_assert_int_eq(grp_join(&f->req, &jb), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &jb), BRK_DELAYED);
 	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("g"), proto_cstr(a), 1, none),
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("g"), proto_cstr(a), 1, none),
 			 KERR_REBALANCE_IN_PROGRESS);
 	/* The stale generation's sync is refused during the rebalance. */
 	f = new_req(3, 14, 3, "ca");
 	s = sync_msg("g", a, 1, NULL, 0);
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_RESPOND);
 	ck_assert_int_eq(sync_resp(f).error_code, KERR_REBALANCE_IN_PROGRESS);
 
 	/* The leader rejoins: everyone is in, generation 2 at once. */
 	f = new_req(0, 11, 5, "ca");
 	JoinGroupRequest ja = join_msg("g", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
-	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &ja), BRK_DELAYED);
 	ck_assert_int_eq(reqs[0].completed, 1);
 	ck_assert_int_eq(reqs[2].completed, 1);
 	r = join_resp(&reqs[0]);
@@ -565,18 +568,18 @@ START_TEST(test_rebalance_two_members)
 	s = sync_msg("g", b, 2, NULL, 0);
 	s.protocol_type = proto_cstr("consumer");
 	s.protocol_name = proto_cstr("range");
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_DELAYED);
 	ck_assert_int_eq(f->completed, 0);
 	/* v5: a different protocol name is refused. */
 	f = new_req(5, 14, 5, "ca");
 	s = sync_msg("g", a, 2, NULL, 0);
 	s.protocol_name = proto_cstr("roundrobin");
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_RESPOND);
 	ck_assert_int_eq(sync_resp(f).error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
 	/* The leader assigns only itself: b gets an empty assignment. */
 	f = new_req(5, 14, 5, "ca");
 	s = sync_msg("g", a, 2, as, 1);
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_DELAYED);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_DELAYED);
 	ck_assert_int_eq(reqs[4].completed, 1);
 	sr = sync_resp(&reqs[4]);
 	ck_assert_int_eq(sr.error_code, 0);
@@ -592,7 +595,7 @@ START_TEST(test_rebalance_two_members)
 	ck_assert_int_eq(g->state, GRP_PREPARING_REBALANCE);
 	f = new_req(0, 11, 5, "ca");
 	ja = join_msg("g", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
-	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &ja), BRK_DELAYED);
 	ck_assert_int_eq(join_resp(f).generation_id, 3);
 
 	/* a leaves too: Empty, the generation still moves, stored. */
@@ -613,7 +616,7 @@ START_TEST(test_static_member_rejoin)
 	fake_req *f = new_req(0, 11, 5, "cs");
 	JoinGroupRequest m = join_msg("s", "", "inst-1", 10000, "consumer", "range", NULL, META_A);
 	/* A static member gets an id at once, even with v5. */
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
 	run_for(30);
 	JoinGroupResponse r = join_resp(f);
 	ck_assert_int_eq(r.error_code, 0);
@@ -623,14 +626,14 @@ START_TEST(test_static_member_rejoin)
 	f = new_req(1, 14, 3, "cs");
 	SyncGroupRequest s = sync_msg("s", old, 1, as, 1);
 	s.group_instance_id = proto_cstr("inst-1");
-	grp_sync(&f->req, &s);
-	grp_group *g = grp_find("s", 1);
+	grp_sync(&gc, &f->req, &s);
+	grp_group *g = grp_find(&gc, "s", 1);
 	ck_assert_int_eq(g->state, GRP_STABLE);
 
 	/* Restart: unknown member id, same instance id and protocols. */
 	f = new_req(2, 11, 5, "cs");
 	m = join_msg("s", "", "inst-1", 10000, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
 	ck_assert_int_eq(f->completed, 1);
 	r = join_resp(f);
 	ck_assert_int_eq(r.error_code, 0);
@@ -640,14 +643,14 @@ START_TEST(test_static_member_rejoin)
 	char *new_id = str_copy(r.member_id);
 	ck_assert_int_eq(g->state, GRP_STABLE);
 	/* The old id is fenced; the new one gets the kept assignment. */
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("s"), proto_cstr(old), 1, proto_cstr("inst-1")),
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("s"), proto_cstr(old), 1, proto_cstr("inst-1")),
 			 KERR_FENCED_INSTANCE_ID);
-	ck_assert_int_eq(grp_heartbeat(proto_cstr("s"), proto_cstr(new_id), 1, proto_cstr("inst-1")),
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr("s"), proto_cstr(new_id), 1, proto_cstr("inst-1")),
 			 KERR_NONE);
 	f = new_req(3, 14, 3, "cs");
 	s = sync_msg("s", new_id, 1, NULL, 0);
 	s.group_instance_id = proto_cstr("inst-1");
-	ck_assert_int_eq(grp_sync(&f->req, &s), BRK_RESPOND);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &s), BRK_RESPOND);
 	SyncGroupResponse sr = sync_resp(f);
 	ck_assert_int_eq(sr.error_code, 0);
 	ck_assert_int_eq(sr.assignment.len, 2);
@@ -668,11 +671,11 @@ START_TEST(test_session_expiry)
 {
 	fake_req *f = new_req(0, 11, 2, "ce");
 	JoinGroupRequest m = join_msg("e", "", NULL, 50, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
 	run_for(20);
 	JoinGroupResponse r = join_resp(f);
 	ck_assert_int_eq(r.error_code, 0);
-	grp_group *g = grp_find("e", 1);
+	grp_group *g = grp_find(&gc, "e", 1);
 	ck_assert_int_eq(g->nmembers, 1);
 	/* No heartbeat for longer than the session timeout (50 ms). */
 	run_for(200);
@@ -688,7 +691,7 @@ START_TEST(test_commit_counts_as_heartbeat)
 {
 	fake_req *f = new_req(0, 11, 2, "ch");
 	JoinGroupRequest m = join_msg("hc", "", NULL, 300, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
 	run_for(20);
 	JoinGroupResponse r = join_resp(f);
 	ck_assert_int_eq(r.error_code, 0);
@@ -698,8 +701,8 @@ START_TEST(test_commit_counts_as_heartbeat)
 	};
 	fake_req *fs = new_req(1, 14, 3, "ch");
 	SyncGroupRequest s = sync_msg("hc", id, r.generation_id, as, 1);
-	ck_assert_int_eq(grp_sync(&fs->req, &s), BRK_DELAYED);
-	grp_group *g = grp_find("hc", 2);
+	ck_assert_int_eq(grp_sync(&gc, &fs->req, &s), BRK_DELAYED);
+	grp_group *g = grp_find(&gc, "hc", 2);
 	ck_assert_int_eq(g->state, GRP_STABLE);
 	proto_str none = proto_str_of(NULL, -1);
 	/* 12 x 40 ms = 480 ms, well past the 300 ms session, with commits only
@@ -725,15 +728,15 @@ START_TEST(test_closed_connection_join)
 	run_for(20);
 	fake_req *f = new_req(1, 14, 3, "ca");
 	SyncGroupRequest s = sync_msg("k", a, 1, NULL, 0);
-	grp_sync(&f->req, &s);
+	grp_sync(&gc, &f->req, &s);
 	f = new_req(2, 11, 3, "cb");
 	JoinGroupRequest jb = join_msg("k", "", NULL, 10000, "consumer", "range", NULL, META_B);
-	ck_assert_int_eq(grp_join(&f->req, &jb), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &jb), BRK_DELAYED);
 	ck_assert_ptr_nonnull(f->req.cancel);
 	f->req.cancel(&f->req);
 	f = new_req(0, 11, 5, "ca");
 	JoinGroupRequest ja = join_msg("k", a, NULL, 10000, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &ja), BRK_DELAYED);
 	ck_assert_int_eq(reqs[0].completed, 1);
 	ck_assert_int_eq(reqs[2].completed, 0);
 	JoinGroupResponse r = join_resp(&reqs[0]);
@@ -750,33 +753,33 @@ START_TEST(test_join_errors)
 	run_for(20);
 	fake_req *f = new_req(1, 11, 7, "cx");
 	JoinGroupRequest m = join_msg("p", "", NULL, 10000, "other", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	JoinGroupResponse r = join_resp(f);
 	ck_assert_int_eq(r.error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
 	ck_assert_int_eq(r.protocol_name.len, -1); /* v7+: null */
 	/* No common protocol. */
 	f = new_req(1, 11, 3, "cx");
 	m = join_msg("p", "", NULL, 10000, "consumer", "sticky", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	r = join_resp(f);
 	ck_assert_int_eq(r.error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
 	ck_assert_int_eq(r.protocol_name.len, 0); /* v3: "" */
 	/* A member id for a group that does not exist. */
 	f = new_req(1, 11, 5, "cx");
 	m = join_msg("nosuch", "someone", NULL, 10000, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	ck_assert_int_eq(join_resp(f).error_code, KERR_UNKNOWN_MEMBER_ID);
-	ck_assert_ptr_null(grp_find("nosuch", 6));
+	ck_assert_ptr_null(grp_find(&gc, "nosuch", 6));
 	/* group.max.size = 1: a second member is refused. */
-	server.cfg.group_max_size = 1;
+	cfg.group_max_size = 1;
 	f = new_req(1, 11, 3, "cx");
 	m = join_msg("p", "", NULL, 10000, "consumer", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	ck_assert_int_eq(join_resp(f).error_code, KERR_GROUP_MAX_SIZE_REACHED);
 	/* An empty protocol type cannot start a group. */
 	f = new_req(1, 11, 3, "cx");
 	m = join_msg("q", "", NULL, 10000, "", "range", NULL, META_A);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	ck_assert_int_eq(join_resp(f).error_code, KERR_INCONSISTENT_GROUP_PROTOCOL);
 	free(a);
 }
@@ -790,22 +793,144 @@ START_TEST(test_pending_member_expiry)
 	run_for(20);
 	fake_req *f = new_req(1, 14, 3, "ca");
 	SyncGroupRequest s = sync_msg("x", a, 1, NULL, 0);
-	grp_sync(&f->req, &s);
+	grp_sync(&gc, &f->req, &s);
 	f = new_req(2, 11, 5, "cb");
 	JoinGroupRequest m = join_msg("x", "", NULL, 60, "consumer", "range", NULL, META_B);
-	ck_assert_int_eq(grp_join(&f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
 	ck_assert_int_eq(join_resp(f).error_code, KERR_MEMBER_ID_REQUIRED);
-	grp_group *g = grp_find("x", 1);
+	grp_group *g = grp_find(&gc, "x", 1);
 	ck_assert_int_eq(g->npending, 1);
 	/* The leader asks for a rebalance (a leader's JoinGroup in Stable). */
 	f = new_req(0, 11, 5, "ca");
 	JoinGroupRequest ja = join_msg("x", a, NULL, 10000, "consumer", "range", "roundrobin", META_A);
-	ck_assert_int_eq(grp_join(&f->req, &ja), BRK_DELAYED);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &ja), BRK_DELAYED);
 	ck_assert_int_eq(f->completed, 0);
 	run_for(150);
 	ck_assert_int_eq(g->npending, 0);
 	ck_assert_int_eq(f->completed, 1);
 	ck_assert_int_eq(join_resp(f).generation_id, 2);
+	free(a);
+}
+END_TEST
+
+/* ---- ownership (onElection / onResignation) ---- */
+
+/* Two ids in different partitions of a 4-partition __consumer_offsets. */
+static void two_ids(const char **mine, const char **theirs)
+{
+	static const char *ids[] = { "a", "b", "c", "d", "e", "f" };
+	*mine = *theirs = NULL;
+	for (size_t i = 0; i < 6; i++) {
+		int32_t p = brk_coordinator_partition(ids[i], 1, 4);
+		if (p == 1 && !*mine)
+			*mine = ids[i];
+		else if (p != 1 && !*theirs)
+			*theirs = ids[i];
+	}
+	ck_assert_ptr_nonnull(*mine);
+	ck_assert_ptr_nonnull(*theirs);
+}
+
+START_TEST(test_not_coordinator)
+{
+	const char *mine, *theirs;
+	two_ids(&mine, &theirs);
+	/* Unknown topic: every group is served, as on one node before. */
+	ck_assert_int_eq(grp_coordinator_error(&gc, theirs, 1), KERR_NONE);
+	ck_assert_int_eq(grp_partitions_known(&gc, 4), 0);
+	ck_assert_int_eq(grp_coordinator_error(&gc, mine, 1), KERR_NOT_COORDINATOR);
+	grp_partition_loaded(&gc, 1, NULL, 3);
+	ck_assert_int_eq(grp_coordinator_error(&gc, mine, 1), KERR_NONE);
+	ck_assert_int_eq(grp_coordinator_error(&gc, theirs, 1), KERR_NOT_COORDINATOR);
+
+	fake_req *f = new_req(0, 11, 5, "c");
+	JoinGroupRequest m = join_msg(theirs, "", NULL, 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_NOT_COORDINATOR);
+	ck_assert_ptr_null(grp_find(&gc, theirs, 1)); /* nothing made */
+	ck_assert_int_eq(store_writes, 0);
+	f = new_req(1, 14, 3, "c");
+	SyncGroupRequest sm = sync_msg(theirs, "m", 1, NULL, 0);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &sm), BRK_RESPOND);
+	ck_assert_int_eq(sync_resp(f).error_code, KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(grp_heartbeat(&gc, proto_cstr(theirs), proto_cstr("m"), 1, proto_str_of(NULL, -1)),
+			 KERR_NOT_COORDINATOR);
+
+	/* Its own partition: served, in the right partition. */
+	f = new_req(2, 11, 3, "c");
+	m = join_msg(mine, "", NULL, 10000, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
+	grp_group *g = grp_find(&gc, mine, 1);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(g->partition, 1);
+	run_for(20);
+	ck_assert_int_eq(f->completed, 1);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_NONE);
+}
+END_TEST
+
+/* A group made while the topic was unknown gets its partition when the
+ * topic appears. */
+START_TEST(test_partition_assigned_later)
+{
+	grp_group *g = grp_get_or_create(&gc, "late", 4);
+	ck_assert_int_eq(g->partition, -1);
+	ck_assert_int_eq(grp_partitions_known(&gc, 50), 0);
+	ck_assert_int_eq(g->partition, brk_coordinator_partition("late", 4, 50));
+	ck_assert_int_eq(grp_partition_unload(&gc, g->partition), 1);
+	ck_assert_ptr_null(grp_find(&gc, "late", 4));
+}
+END_TEST
+
+/* Resignation: the partition's groups go, waiting JoinGroup and SyncGroup
+ * are answered NOT_COORDINATOR, their timers do not fire afterwards, and
+ * the other partitions' groups stay. */
+START_TEST(test_unload)
+{
+	const char *mine, *theirs;
+	two_ids(&mine, &theirs);
+	ck_assert_int_eq(grp_partitions_known(&gc, 4), 0);
+	int32_t other = brk_coordinator_partition(theirs, 1, 4);
+	grp_partition_loaded(&gc, 1, NULL, 3);
+	grp_partition_loaded(&gc, other, NULL, 3);
+
+	/* Two members of mine: the first waits in its SyncGroup, the second
+	 * in a JoinGroup of the next rebalance. */
+	fake_req *f = new_req(0, 11, 3, "c1");
+	JoinGroupRequest m = join_msg(mine, "", NULL, 100, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
+	run_for(20);
+	char *a = str_copy(join_resp(f).member_id);
+	f = new_req(1, 14, 3, "c1");
+	SyncGroupRequest_SyncGroupRequestAssignment as[1] = { { proto_cstr(a), { (const uint8_t *)"A", 1 } } };
+	SyncGroupRequest sm = sync_msg(mine, a, 1, as, 1);
+	ck_assert_int_eq(grp_sync(&gc, &f->req, &sm), BRK_DELAYED); /* answered at once */
+	ck_assert_int_eq(f->completed, 1);
+	f = new_req(2, 11, 3, "c2");
+	m = join_msg(mine, "", NULL, 100, "consumer", "range", NULL, META_B);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
+	ck_assert_int_eq(f->completed, 0);
+	/* A group of the other partition. */
+	f = new_req(3, 11, 3, "c3");
+	m = join_msg(theirs, "", NULL, 100, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_DELAYED);
+
+	ck_assert_int_eq(grp_partition_unload(&gc, 1), 1);
+	ck_assert_int_eq(reqs[2].completed, 1);
+	JoinGroupResponse r = join_resp(&reqs[2]);
+	ck_assert_int_eq(r.error_code, KERR_NOT_COORDINATOR);
+	ck_assert_ptr_null(grp_find(&gc, mine, 1));
+	ck_assert_ptr_nonnull(grp_find(&gc, theirs, 1));
+	ck_assert_int_eq(grp_coordinator_error(&gc, mine, 1), KERR_NOT_COORDINATOR);
+	/* Session and rebalance timers of the dropped group are gone (ASan
+	 * would see a use after free). */
+	run_for(250);
+	ck_assert_int_eq(reqs[3].completed, 1);
+	ck_assert_int_eq(join_resp(&reqs[3]).error_code, KERR_NONE);
+	f = new_req(4, 11, 3, "c1");
+	m = join_msg(mine, a, NULL, 100, "consumer", "range", NULL, META_A);
+	ck_assert_int_eq(grp_join(&gc, &f->req, &m), BRK_RESPOND);
+	ck_assert_int_eq(join_resp(f).error_code, KERR_NOT_COORDINATOR);
 	free(a);
 }
 END_TEST
@@ -829,6 +954,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_closed_connection_join);
 	tcase_add_test(tc, test_join_errors);
 	tcase_add_test(tc, test_pending_member_expiry);
+	tcase_add_test(tc, test_not_coordinator);
+	tcase_add_test(tc, test_partition_assigned_later);
+	tcase_add_test(tc, test_unload);
 	suite_add_tcase(s, tc);
 	return s;
 }

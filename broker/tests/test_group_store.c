@@ -5,13 +5,15 @@
  * GroupMetadataKey/Value definitions (every readable version, flexible v4
  * with tagged fields), the consumer subscription, the offset expiry rule,
  * the offsets map (offsets.c) against a naive model, and the partition of a
- * group (group.c's grp_partition_for) against Java String.hashCode vectors.
+ * group (coordinator_key.c's brk_coordinator_partition) against Java
+ * String.hashCode vectors.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/coordinator_key.h"
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
@@ -32,11 +34,6 @@ void brk_request_complete(brk_request *req, int no_response)
 {
 	(void)req;
 	(void)no_response;
-}
-int grp_store_write_group(grp_group *g)
-{
-	(void)g;
-	return 0;
 }
 
 /* ---- helpers ---- */
@@ -495,21 +492,21 @@ END_TEST
 START_TEST(test_partition_for)
 {
 	/* Java: "foo".hashCode() = 101574 -> 101574 % 50 = 24. */
-	ck_assert_int_eq(grp_partition_for("foo", 3, 50), 24);
-	ck_assert_int_eq(grp_partition_for("foo", 3, 7), 4);
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 50), 24);
+	ck_assert_int_eq(brk_coordinator_partition("foo", 3, 7), 4);
 	/* "polygenelubricants".hashCode() = Integer.MIN_VALUE; Kafka's
 	 * Utils.abs maps it to 0. */
-	ck_assert_int_eq(grp_partition_for("polygenelubricants", 18, 50), 0);
-	ck_assert_int_eq(grp_partition_for("polygenelubricants", 18, 7), 0);
+	ck_assert_int_eq(brk_coordinator_partition("polygenelubricants", 18, 50), 0);
+	ck_assert_int_eq(brk_coordinator_partition("polygenelubricants", 18, 7), 0);
 	/* Negative hash: "my-group".hashCode() = -1906497762. */
-	ck_assert_int_eq(grp_partition_for("my-group", 8, 50), 12);
-	ck_assert_int_eq(grp_partition_for("my-group", 8, 7), 1);
-	ck_assert_int_eq(grp_partition_for("console-consumer-40000", 22, 50), 25);
+	ck_assert_int_eq(brk_coordinator_partition("my-group", 8, 50), 12);
+	ck_assert_int_eq(brk_coordinator_partition("my-group", 8, 7), 1);
+	ck_assert_int_eq(brk_coordinator_partition("console-consumer-40000", 22, 50), 25);
 	/* UTF-16 code units: "grüppe" = -1233264812; "g" + U+1F600 (a
 	 * surrogate pair) = 1871882. */
-	ck_assert_int_eq(grp_partition_for("gr\xc3\xbcppe", 7, 50), 12);
-	ck_assert_int_eq(grp_partition_for("g\xf0\x9f\x98\x80", 5, 50), 32);
-	ck_assert_int_eq(grp_partition_for("", 0, 50), 0);
+	ck_assert_int_eq(brk_coordinator_partition("gr\xc3\xbcppe", 7, 50), 12);
+	ck_assert_int_eq(brk_coordinator_partition("g\xf0\x9f\x98\x80", 5, 50), 32);
+	ck_assert_int_eq(brk_coordinator_partition("", 0, 50), 0);
 }
 END_TEST
 

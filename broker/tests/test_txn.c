@@ -1,10 +1,12 @@
 /*
  * test_txn.c - the transaction coordinator's state machine
- * (txn/coordinator.c) without sockets or logs: __transaction_state is
- * replaced by a recorder that decodes every record appended (and can be
- * made to fail), the partition logs by a small topic table whose marker
- * writes are recorded (and can be made to fail), the controller's producer
- * ids by a counter.
+ * (txn/coordinator.c) and its markers (txn/markers.c) without sockets: the
+ * test's own txn_coordinator, whose txn_env records every record appended
+ * (decoded through the real codec; it can be made to fail, or to leave its
+ * writes uncommitted on a real log whose high watermark the test moves),
+ * and whose txn_marker_env is a small topic table: partitions led here are
+ * written at once (recorded, or failed on demand), those led by other
+ * brokers are handed to the test, which answers them later.
  *
  * Covered: InitProducerId (new id, epoch bumps, timeout bounds, epoch
  * exhaustion -> new producer id, KIP-360 expected id/epoch and retries,
@@ -15,29 +17,44 @@
  * (transaction version 2: epoch bump, retries, abort from Empty, epoch
  * overflow), the transaction timeout (the zombie fenced), expiry of idle
  * ids (tombstone), a failed log write (nothing changes), a failed marker
- * (Prepare* kept, CONCURRENT_TRANSACTIONS, completed by the timer), a
- * deleted topic (skipped), completion of prepared transactions at start-up.
+ * (Prepare* kept, CONCURRENT_TRANSACTIONS, retried after the backoff), a
+ * deleted topic (skipped), completion of prepared transactions when a
+ * partition is loaded; ownership (NOT_COORDINATOR, unload); markers to
+ * other brokers (one request per broker, retries after errors with the
+ * leader looked up again, a job cancelled by an unload); markers only once
+ * the Prepare record is committed.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "broker/partitions.h"
+#include "broker/coordinator_key.h"
 #include "broker/server.h"
-#include "broker/txn/store.h"
 #include "broker/txn/store_codec.h"
 #include "broker/txn/txn.h"
-#include "controller/ctl.h"
 #include "protocol/err.h"
+#include "protocol/records.h"
+#include "storage/log.h"
 
-brk_server server;
+brk_server server; /* the purgatory's loop */
+static txn_coordinator tc;
+static brk_config cfg;
+
+/* hw_wait.c answers requests; none here. */
+void brk_request_complete(brk_request *req, int how)
+{
+	(void)req;
+	(void)how;
+}
 
 /* ---- fakes: __transaction_state ---- */
 
 #define MAXREC 1024
 typedef struct rec {
 	char id[64];
+	int32_t partition;
 	bool tombstone;
 	int16_t version;
 	int status;
@@ -54,15 +71,49 @@ static rec recs[MAXREC];
 static int nrecs;
 static int16_t store_fail; /* returned by the next appends when set */
 
-int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
+/* Uncommitted writes: with hold_hw set, each record is also appended to
+ * log_part's real log and its mark returned, the high watermark left where
+ * it is (followers that have not fetched yet). */
+static bool hold_hw;
+static char hw_log_dir[64];
+static brk_partition log_part;
+
+static brk_hw_mark append_to_log(void)
+{
+	proto_writer w;
+	proto_writer_init(&w);
+	proto_batch_builder b;
+	proto_batch_builder_begin(&b, &w);
+	proto_batch_builder_add(&b, 1, "k", 1, "v", 1);
+	int32_t size = proto_batch_builder_finish(&b);
+	int64_t base;
+	ck_assert_int_eq(log_append(log_part.log, w.buf + b.start, (size_t)size, log_part.leader_epoch,
+				    1, &base),
+			 0);
+	proto_writer_free(&w);
+	return (brk_hw_mark){ &log_part, log_part.leader_epoch, log_end_offset(log_part.log) };
+}
+
+static void commit_log(void)
+{
+	log_set_high_watermark(log_part.log, log_end_offset(log_part.log));
+	brk_watchlist_notify(&log_part.hw_waiters, 0);
+}
+
+static int16_t fake_append(void *arg, int32_t partition, proto_str id, const txn_log_value *v,
+			   int64_t now_ms, brk_hw_mark *mark)
 {
 	(void)now_ms;
+	ck_assert_ptr_eq(arg, &tc);
 	if (store_fail)
 		return store_fail;
+	ck_assert_int_eq(partition, txn_partition_of(&tc, id));
 	ck_assert_int_lt(nrecs, MAXREC);
 	rec *r = &recs[nrecs++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->id, sizeof(r->id), "%.*s", (int)id.len, id.ptr);
+	r->partition = partition;
+	*mark = hold_hw ? append_to_log() : (brk_hw_mark){ 0 };
 	if (!v) {
 		r->tombstone = true;
 		return KERR_NONE;
@@ -96,40 +147,41 @@ int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms)
 	return KERR_NONE;
 }
 
-int32_t txn_store_coordinator_epoch(proto_str id)
+static int64_t next_pid;
+
+static int16_t fake_next_producer_id(void *arg, int64_t *out)
 {
-	(void)id;
-	return 5;
+	(void)arg;
+	*out = next_pid++;
+	return KERR_NONE;
 }
 
-/* ---- fakes: partitions and markers ---- */
+static int32_t fake_offsets_partitions(void *arg)
+{
+	(void)arg;
+	return 4;
+}
 
-#define NTOPICS 3
-static const char *const topic_names[NTOPICS] = { "t", "u", "__consumer_offsets" };
-static brk_topic topics[NTOPICS];
-static brk_partition parts[NTOPICS][4];
-static brk_partition *part_ptrs[NTOPICS][4]; /* brk_topic.partitions holds pointers */
+/* ---- fakes: where partitions are, markers ---- */
+
+/* Topics and their leaders: "t", "u", "__consumer_offsets" here, "r" on
+ * another broker (leader per partition in r_leader). */
+#define NTOPICS 4
+static const char *const topic_names[NTOPICS] = { "t", "u", "__consumer_offsets", "r" };
 static bool topic_deleted[NTOPICS];
+static int32_t r_leader[4];
 
-brk_topic *brk_topic_find(const brk_partitions *reg, const char *name, int32_t len)
+static int32_t fake_locate(void *arg, const char *topic, int32_t tlen, int32_t partition)
 {
-	(void)reg;
-	for (int i = 0; i < NTOPICS; i++)
-		if (!topic_deleted[i] && (int32_t)strlen(topic_names[i]) == len &&
-		    memcmp(topic_names[i], name, (size_t)len) == 0)
-			return &topics[i];
-	return NULL;
-}
-
-/* The group store's __consumer_offsets (already there in these tests). */
-brk_topic *grp_store_topic(void)
-{
-	return brk_topic_find(NULL, "__consumer_offsets", (int32_t)strlen("__consumer_offsets"));
-}
-
-brk_partition *brk_topic_partition(brk_topic *t, int32_t index)
-{
-	return index >= 0 && index < t->npartitions ? t->partitions[index] : NULL;
+	(void)arg;
+	for (int i = 0; i < NTOPICS; i++) {
+		if ((int32_t)strlen(topic_names[i]) != tlen || memcmp(topic_names[i], topic, (size_t)tlen))
+			continue;
+		if (topic_deleted[i] || partition < 0 || partition >= 4)
+			return TXN_MARKER_GONE;
+		return i == 3 ? r_leader[partition] : TXN_MARKER_HERE;
+	}
+	return TXN_MARKER_GONE;
 }
 
 typedef struct marker {
@@ -145,75 +197,128 @@ static int nmarkers;
 static char marker_fail_tp[64]; /* "t-1": that partition's marker fails */
 static int16_t marker_fail_err;
 
-static const char *tp_name(const brk_partition *p, char *buf, size_t n)
-{
-	snprintf(buf, n, "%s-%d", topic_names[p->topic - topics], (int)p->index);
-	return buf;
-}
+/* Deliveries to other brokers, waiting for the test's answer. */
+typedef struct remote {
+	txn_marker_batch *b;
+	txn_marker_done_fn done;
+	void *arg;
+	char tps[128]; /* "r-0,r-1" */
+} remote;
+static remote remotes[64];
+static int nremotes;
+static bool remote_refuse; /* deliver returns -1 (no connection) */
 
-int16_t brk_partition_write_txn_marker(brk_partitions *reg, brk_partition *p, int64_t producer_id,
-				       int16_t producer_epoch, int32_t coordinator_epoch, bool commit,
-				       int64_t now_ms)
+static int fake_deliver(void *arg, txn_marker_batch *b, txn_marker_done_fn done, void *done_arg)
 {
-	(void)reg;
-	(void)now_ms;
+	(void)arg;
+	if (b->leader != TXN_MARKER_HERE) {
+		if (remote_refuse)
+			return -1;
+		ck_assert_int_lt(nremotes, 64);
+		remote *r = &remotes[nremotes++];
+		*r = (remote){ b, done, done_arg, "" };
+		for (int32_t i = 0; i < b->ntargets; i++) {
+			size_t l = strlen(r->tps);
+			snprintf(r->tps + l, sizeof(r->tps) - l, "%s%s-%d", i ? "," : "",
+				 b->targets[i].topic, (int)b->targets[i].partition);
+		}
+		return 0;
+	}
+	ck_assert_int_eq(b->ntargets, 1); /* one delivery per local partition */
+	txn_marker_target *t = &b->targets[0];
 	char name[64];
-	tp_name(p, name, sizeof(name));
-	if (marker_fail_tp[0] && strcmp(name, marker_fail_tp) == 0)
-		return marker_fail_err;
-	ck_assert_int_lt(nmarkers, MAXREC);
-	marker *m = &markers[nmarkers++];
-	snprintf(m->tp, sizeof(m->tp), "%s", name);
-	m->pid = producer_id;
-	m->epoch = producer_epoch;
-	m->coordinator_epoch = coordinator_epoch;
-	m->commit = commit;
-	return KERR_NONE;
+	snprintf(name, sizeof(name), "%s-%d", t->topic, (int)t->partition);
+	if (marker_fail_tp[0] && strcmp(name, marker_fail_tp) == 0) {
+		t->error = marker_fail_err;
+	} else {
+		ck_assert_int_lt(nmarkers, MAXREC);
+		marker *m = &markers[nmarkers++];
+		snprintf(m->tp, sizeof(m->tp), "%s", name);
+		m->pid = b->producer_id;
+		m->epoch = b->producer_epoch;
+		m->coordinator_epoch = b->coordinator_epoch;
+		m->commit = b->commit;
+		t->error = KERR_NONE;
+	}
+	done(done_arg, b); /* written here, committed at once */
+	return 0;
 }
 
-/* ---- fakes: controller and groups ---- */
-
-static int64_t next_pid;
-
-int16_t brk_producer_ids_next(brk_producer_ids *pm, int64_t *out)
+/* Answer remote delivery i: err for every partition, or errs[] when not
+ * NULL. */
+static void answer_remote(int i, int16_t err, const int16_t *errs)
 {
-	(void)pm;
-	*out = next_pid++;
-	return KERR_NONE;
+	remote *r = &remotes[i];
+	ck_assert_ptr_nonnull(r->b);
+	for (int32_t k = 0; k < r->b->ntargets; k++)
+		r->b->targets[k].error = errs ? errs[k] : err;
+	txn_marker_batch *b = r->b;
+	r->b = NULL;
+	r->done(r->arg, b);
 }
 
-int32_t grp_partition_for(const char *group_id, int32_t len, int32_t npartitions)
+static void stop_loop(brk_loop *loop, void *arg)
 {
-	(void)group_id;
-	return len % npartitions;
+	(void)arg;
+	brk_loop_stop(loop);
+}
+
+static void run_for(int64_t ms)
+{
+	brk_timer_add(server.loop, ms, stop_loop, NULL);
+	brk_loop_run(server.loop);
 }
 
 /* ---- helpers ---- */
 
+/* The coordinator leads every partition of a 4-partition
+ * __transaction_state, loaded at leader epoch 5 (the coordinator epoch). */
 static void setup(void)
 {
-	txn_shutdown();
 	memset(&server, 0, sizeof(server));
-	brk_config_defaults(&server.cfg);
-	for (int i = 0; i < NTOPICS; i++) {
-		topics[i].npartitions = 4;
-		topics[i].partitions = part_ptrs[i];
+	server.loop = brk_loop_new();
+	ck_assert_ptr_nonnull(server.loop);
+	brk_config_defaults(&cfg);
+	txn_coordinator_init(&tc, server.loop, &cfg);
+	tc.env = (txn_env){ &tc, fake_append, fake_next_producer_id, fake_offsets_partitions };
+	tc.markers = (txn_marker_env){ NULL, fake_locate, fake_deliver, 30 };
+	ck_assert_int_eq(txn_partitions_known(&tc, 4), 0);
+	for (int32_t i = 0; i < 4; i++)
+		txn_partition_loaded(&tc, i, NULL, 5, 0);
+	for (int i = 0; i < NTOPICS; i++)
 		topic_deleted[i] = false;
-		for (int k = 0; k < 4; k++) {
-			part_ptrs[i][k] = &parts[i][k];
-			parts[i][k].topic = &topics[i];
-			parts[i][k].index = k;
-		}
-	}
-	nrecs = nmarkers = 0;
+	for (int i = 0; i < 4; i++)
+		r_leader[i] = 2;
+	nrecs = nmarkers = nremotes = 0;
 	store_fail = 0;
+	remote_refuse = false;
+	hold_hw = false;
 	marker_fail_tp[0] = '\0';
 	next_pid = 1000;
+	/* The log behind uncommitted writes. */
+	snprintf(hw_log_dir, sizeof(hw_log_dir), "/tmp/samsa-txn-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(hw_log_dir));
+	log_config lc;
+	log_config_defaults(&lc);
+	memset(&log_part, 0, sizeof(log_part));
+	ck_assert_int_eq(log_open(hw_log_dir, &lc, true, -1, -1, 0, &log_part.log), 0);
+	log_part.role = BRK_ROLE_LEADER;
+	log_part.leader_epoch = 5;
 }
 
 static void teardown(void)
 {
-	txn_shutdown();
+	txn_coordinator_free(&tc);
+	/* Deliveries the test never answered: their jobs are gone; the
+	 * answers free them. */
+	for (int i = 0; i < nremotes; i++)
+		if (remotes[i].b)
+			answer_remote(i, KERR_NETWORK_EXCEPTION, NULL);
+	log_delete(log_part.log);
+	log_part.log = NULL;
+	rmdir(hw_log_dir);
+	brk_loop_free(server.loop);
+	server.loop = NULL;
 }
 
 static proto_str S(const char *s)
@@ -230,7 +335,7 @@ static const rec *last_rec(void)
 /* InitProducerId without KIP-360 fields; fails the test unless NONE. */
 static void init_ok(const char *id, int32_t timeout_ms, int64_t now, int64_t *pid, int16_t *epoch)
 {
-	int16_t err = txn_init_producer_id(S(id), timeout_ms, -1, -1, now, pid, epoch);
+	int16_t err = txn_init_producer_id(&tc, S(id), timeout_ms, -1, -1, now, pid, epoch);
 	ck_assert_msg(err == KERR_NONE, "init %s: error %d", id, err);
 }
 
@@ -238,14 +343,14 @@ static int16_t add(const char *id, int64_t pid, int16_t epoch, const char *topic
 		   int64_t now)
 {
 	txn_tp_ref r = { S(topic), part };
-	return txn_add_partitions(S(id), pid, epoch, &r, 1, TXN_TV0, now);
+	return txn_add_partitions(&tc, S(id), pid, epoch, &r, 1, TXN_TV0, now);
 }
 
 static int16_t end(const char *id, int64_t pid, int16_t epoch, bool commit, int64_t now)
 {
 	int64_t np;
 	int16_t ne;
-	int16_t err = txn_end(S(id), pid, epoch, commit, false, now, &np, &ne);
+	int16_t err = txn_end(&tc, S(id), pid, epoch, commit, false, now, &np, &ne);
 	ck_assert_int_eq(np, -1);
 	ck_assert_int_eq(ne, -1);
 	return err;
@@ -253,7 +358,7 @@ static int16_t end(const char *id, int64_t pid, int16_t epoch, bool commit, int6
 
 static txn_meta *meta(const char *id)
 {
-	txn_meta *m = txn_find(id, (int32_t)strlen(id));
+	txn_meta *m = txn_find(&tc, id, (int32_t)strlen(id));
 	ck_assert_ptr_nonnull(m);
 	return m;
 }
@@ -301,26 +406,26 @@ START_TEST(test_init)
 	ck_assert_int_eq(nrecs, 2);
 
 	/* Timeout bounds: 1..transaction.max.timeout.ms (900000). */
-	ck_assert_int_eq(txn_init_producer_id(S("a"), 0, -1, -1, 300, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("a"), 0, -1, -1, 300, &pid, &epoch),
 			 KERR_INVALID_TRANSACTION_TIMEOUT);
 	ck_assert_int_eq(pid, -1);
 	ck_assert_int_eq(epoch, -1);
-	ck_assert_int_eq(txn_init_producer_id(S("a"), 900001, -1, -1, 300, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("a"), 900001, -1, -1, 300, &pid, &epoch),
 			 KERR_INVALID_TRANSACTION_TIMEOUT);
 	init_ok("a", 900000, 300, &pid, &epoch);
-	ck_assert_int_eq(txn_init_producer_id(S(""), 1000, -1, -1, 300, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S(""), 1000, -1, -1, 300, &pid, &epoch),
 			 KERR_INVALID_REQUEST);
 
 	/* A failed write: nothing is kept of a new id. */
 	store_fail = KERR_NOT_COORDINATOR;
-	ck_assert_int_eq(txn_init_producer_id(S("b"), 1000, -1, -1, 300, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("b"), 1000, -1, -1, 300, &pid, &epoch),
 			 KERR_NOT_COORDINATOR);
-	ck_assert_ptr_null(txn_find("b", 1));
+	ck_assert_ptr_null(txn_find(&tc, "b", 1));
 	ck_assert_int_eq(meta("a")->producer_epoch, 2);
 	store_fail = 0;
 	init_ok("b", 1000, 300, &pid, &epoch);
 	ck_assert_int_eq(epoch, 0);
-	ck_assert_int_eq(txn_count(), 2);
+	ck_assert_int_eq(txn_count(&tc), 2);
 }
 END_TEST
 
@@ -335,7 +440,7 @@ START_TEST(test_epoch_exhaustion)
 	ck_assert_int_eq(epoch, 32766);
 	/* 32766 is exhausted: a new producer id at epoch 0 (here asked with
 	 * KIP-360's expected id and epoch, which become the last epoch). */
-	ck_assert_int_eq(txn_init_producer_id(S("x"), 1000, 1000, 32766, 3, &pid, &epoch), KERR_NONE);
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("x"), 1000, 1000, 32766, 3, &pid, &epoch), KERR_NONE);
 	ck_assert_int_eq(pid, 1001);
 	ck_assert_int_eq(epoch, 0);
 	ck_assert_int_eq(meta("x")->prev_producer_id, 1000);
@@ -345,12 +450,12 @@ START_TEST(test_epoch_exhaustion)
 	/* Its retry (the old id with the exhausted epoch) is recognized and
 	 * answered with the new id, unbumped. */
 	int n = nrecs;
-	ck_assert_int_eq(txn_init_producer_id(S("x"), 1000, 1000, 32766, 4, &pid, &epoch), KERR_NONE);
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("x"), 1000, 1000, 32766, 4, &pid, &epoch), KERR_NONE);
 	ck_assert_int_eq(pid, 1001);
 	ck_assert_int_eq(epoch, 0);
 	ck_assert_int_eq(nrecs, n + 1);
 	/* The old id with an epoch that is not exhausted: fenced. */
-	ck_assert_int_eq(txn_init_producer_id(S("x"), 1000, 1000, 32765, 5, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("x"), 1000, 1000, 32765, 5, &pid, &epoch),
 			 KERR_PRODUCER_FENCED);
 
 	/* Without KIP-360 fields the rotation keeps no last epoch. */
@@ -370,21 +475,21 @@ START_TEST(test_kip360)
 	init_ok("k", 1000, 1, &pid, &epoch);      /* epoch 0 */
 	init_ok("k", 1000, 2, &pid, &epoch);      /* epoch 1 */
 	/* The producer bumps its own epoch (expected = current). */
-	ck_assert_int_eq(txn_init_producer_id(S("k"), 1000, pid, 1, 3, &pid, &epoch), KERR_NONE);
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("k"), 1000, pid, 1, 3, &pid, &epoch), KERR_NONE);
 	ck_assert_int_eq(epoch, 2);
 	ck_assert_int_eq(meta("k")->last_producer_epoch, 1);
 	/* Its retry (expected = the last epoch) gets the same epoch. */
 	int n = nrecs;
-	ck_assert_int_eq(txn_init_producer_id(S("k"), 1000, pid, 1, 4, &pid, &epoch), KERR_NONE);
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("k"), 1000, pid, 1, 4, &pid, &epoch), KERR_NONE);
 	ck_assert_int_eq(epoch, 2);
 	ck_assert_int_eq(nrecs, n + 1);
 	/* An older epoch, or another producer id: fenced. */
-	ck_assert_int_eq(txn_init_producer_id(S("k"), 1000, pid, 0, 5, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("k"), 1000, pid, 0, 5, &pid, &epoch),
 			 KERR_PRODUCER_FENCED);
-	ck_assert_int_eq(txn_init_producer_id(S("k"), 1000, 4242, 2, 5, &pid, &epoch),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("k"), 1000, 4242, 2, 5, &pid, &epoch),
 			 KERR_PRODUCER_FENCED);
 	/* A new transactional id accepts any (its state was lost). */
-	ck_assert_int_eq(txn_init_producer_id(S("new"), 1000, 77, 3, 6, &pid, &epoch), KERR_NONE);
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("new"), 1000, 77, 3, 6, &pid, &epoch), KERR_NONE);
 	ck_assert_int_eq(epoch, 0);
 }
 END_TEST
@@ -400,13 +505,13 @@ START_TEST(test_commit)
 	ck_assert_str_eq(last_rec()->tps, "u-1");
 	/* More partitions, unsorted and repeated: one sorted set. */
 	txn_tp_ref more[] = { { S("t"), 2 }, { S("u"), 1 }, { S("t"), 0 }, { S("t"), 2 } };
-	ck_assert_int_eq(txn_add_partitions(S("c"), pid, epoch, more, 4, TXN_TV0, 30), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("c"), pid, epoch, more, 4, TXN_TV0, 30), KERR_NONE);
 	ck_assert_str_eq(last_rec()->tps, "t-0,t-2,u-1");
 	ck_assert_int_eq(last_rec()->start_ms, 20);
 	ck_assert_int_eq(last_rec()->last_update_ms, 30);
 	/* All already in: NONE without a record. */
 	int n = nrecs;
-	ck_assert_int_eq(txn_add_partitions(S("c"), pid, epoch, more, 2, TXN_TV0, 40), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("c"), pid, epoch, more, 2, TXN_TV0, 40), KERR_NONE);
 	ck_assert_int_eq(nrecs, n);
 	ck_assert_int_eq(meta("c")->ntps, 3);
 
@@ -486,7 +591,7 @@ START_TEST(test_fence)
 	/* The zombie is fenced everywhere. */
 	ck_assert_int_eq(add("f", pid, epoch, "t", 2, 40), KERR_PRODUCER_FENCED);
 	ck_assert_int_eq(end("f", pid, epoch, true, 40), KERR_PRODUCER_FENCED);
-	ck_assert_int_eq(txn_add_offsets(S("f"), pid, epoch, S("g"), 40), KERR_PRODUCER_FENCED);
+	ck_assert_int_eq(txn_add_offsets(&tc, S("f"), pid, epoch, S("g"), 40), KERR_PRODUCER_FENCED);
 	ck_assert_int_eq(add("f", pid2, epoch2, "t", 2, 40), KERR_NONE);
 }
 END_TEST
@@ -499,31 +604,31 @@ START_TEST(test_verify_partition)
 	int16_t epoch;
 	init_ok("vp", 60000, 10, &pid, &epoch);
 	/* Empty: nothing added yet */
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
 	ck_assert_int_eq(add("vp", pid, epoch, "t", 0, 20), KERR_NONE);
 	int n = nrecs;
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_NONE);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "t", 0), KERR_NONE);
 	ck_assert_int_eq(nrecs, n); /* nothing written */
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 1), KERR_TRANSACTION_ABORTABLE);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "u", 0), KERR_TRANSACTION_ABORTABLE);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid + 1, epoch, "t", 0),
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "t", 1), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "u", 0), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid + 1, epoch, "t", 0),
 			 KERR_INVALID_PRODUCER_ID_MAPPING);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), -1, -1, "t", 0),
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), -1, -1, "t", 0),
 			 KERR_INVALID_PRODUCER_ID_MAPPING);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, (int16_t)(epoch - 1), "t", 0),
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, (int16_t)(epoch - 1), "t", 0),
 			 KERR_PRODUCER_FENCED);
-	ck_assert_int_eq(txn_verify_partition(S("nope"), pid, epoch, "t", 0),
+	ck_assert_int_eq(txn_verify_partition(&tc, S("nope"), pid, epoch, "t", 0),
 			 KERR_INVALID_PRODUCER_ID_MAPPING);
-	ck_assert_int_eq(txn_verify_partition(S(""), pid, epoch, "t", 0), KERR_INVALID_REQUEST);
+	ck_assert_int_eq(txn_verify_partition(&tc, S(""), pid, epoch, "t", 0), KERR_INVALID_REQUEST);
 	/* committed: the partition is no longer in an ongoing transaction */
 	ck_assert_int_eq(end("vp", pid, epoch, true, 30), KERR_NONE);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "t", 0), KERR_TRANSACTION_ABORTABLE);
 	/* a failed marker keeps Prepare*: CONCURRENT_TRANSACTIONS */
 	ck_assert_int_eq(add("vp", pid, epoch, "t", 0, 40), KERR_NONE);
 	snprintf(marker_fail_tp, sizeof(marker_fail_tp), "t-0");
 	marker_fail_err = KERR_KAFKA_STORAGE_ERROR;
 	ck_assert_int_eq(end("vp", pid, epoch, false, 50), KERR_NONE);
-	ck_assert_int_eq(txn_verify_partition(S("vp"), pid, epoch, "t", 0),
+	ck_assert_int_eq(txn_verify_partition(&tc, S("vp"), pid, epoch, "t", 0),
 			 KERR_CONCURRENT_TRANSACTIONS);
 	marker_fail_tp[0] = 0;
 }
@@ -534,34 +639,34 @@ START_TEST(test_offsets_and_verify)
 	int64_t pid;
 	int16_t epoch;
 	init_ok("o", 60000, 10, &pid, &epoch);
-	/* grp_partition_for is faked as len % partitions: "grp" -> 3. */
-	ck_assert_int_eq(txn_add_offsets(S("o"), pid, epoch, S("grp"), 20), KERR_NONE);
-	ck_assert_str_eq(last_rec()->tps, "__consumer_offsets-3");
+	/* "grp": Java hashCode 102629, partition 1 of 4. */
+	ck_assert_int_eq(txn_add_offsets(&tc, S("o"), pid, epoch, S("grp"), 20), KERR_NONE);
+	ck_assert_str_eq(last_rec()->tps, "__consumer_offsets-1");
 	ck_assert_int_eq(add("o", pid, epoch, "t", 0, 30), KERR_NONE);
 
-	txn_tp_ref tps[] = { { S("t"), 0 }, { S("t"), 1 }, { S("__consumer_offsets"), 3 } };
+	txn_tp_ref tps[] = { { S("t"), 0 }, { S("t"), 1 }, { S("__consumer_offsets"), 1 } };
 	int16_t errs[3];
 	int n = nrecs;
-	ck_assert_int_eq(txn_verify_partitions(S("o"), pid, epoch, tps, 3,
+	ck_assert_int_eq(txn_verify_partitions(&tc, S("o"), pid, epoch, tps, 3,
 					       KERR_TRANSACTION_ABORTABLE, errs),
 			 KERR_NONE);
 	ck_assert_int_eq(errs[0], KERR_NONE);
 	ck_assert_int_eq(errs[1], KERR_TRANSACTION_ABORTABLE);
 	ck_assert_int_eq(errs[2], KERR_NONE);
 	ck_assert_int_eq(nrecs, n);
-	ck_assert_int_eq(txn_verify_partitions(S("o"), pid, (int16_t)(epoch + 1), tps, 3,
+	ck_assert_int_eq(txn_verify_partitions(&tc, S("o"), pid, (int16_t)(epoch + 1), tps, 3,
 					       KERR_TRANSACTION_ABORTABLE, errs),
 			 KERR_PRODUCER_FENCED);
-	ck_assert_int_eq(txn_verify_partitions(S("o"), pid + 5, epoch, tps, 3,
+	ck_assert_int_eq(txn_verify_partitions(&tc, S("o"), pid + 5, epoch, tps, 3,
 					       KERR_TRANSACTION_ABORTABLE, errs),
 			 KERR_INVALID_PRODUCER_ID_MAPPING);
-	ck_assert_int_eq(txn_verify_partitions(S(""), pid, epoch, tps, 3,
+	ck_assert_int_eq(txn_verify_partitions(&tc, S(""), pid, epoch, tps, 3,
 					       KERR_TRANSACTION_ABORTABLE, errs),
 			 KERR_INVALID_REQUEST);
 
 	ck_assert_int_eq(end("o", pid, epoch, true, 40), KERR_NONE);
 	ck_assert_int_eq(nmarkers, 2);
-	ck_assert_str_eq(markers[0].tp, "__consumer_offsets-3");
+	ck_assert_str_eq(markers[0].tp, "__consumer_offsets-1");
 }
 END_TEST
 
@@ -574,10 +679,10 @@ START_TEST(test_timeout)
 	init_ok("idle", 5000, 10, &pid, &epoch);
 	/* Not yet: start + timeout must be passed (strictly). */
 	int n = nrecs;
-	txn_abort_timed_out(6000);
+	txn_abort_timed_out(&tc, 6000);
 	ck_assert_int_eq(nrecs, n);
 	ck_assert_int_eq(meta("slow")->state, TXN_ONGOING);
-	txn_abort_timed_out(6001);
+	txn_abort_timed_out(&tc, 6001);
 	ck_assert_int_eq(nrecs, n + 2);
 	ck_assert_int_eq(recs[n].status, TXN_PREPARE_ABORT);
 	ck_assert_int_eq(recs[n + 1].status, TXN_COMPLETE_ABORT);
@@ -598,28 +703,28 @@ START_TEST(test_expire)
 {
 	int64_t pid;
 	int16_t epoch;
-	int64_t exp = server.cfg.transactional_id_expiration_ms;
+	int64_t exp = cfg.transactional_id_expiration_ms;
 	ck_assert_int_eq(exp, 604800000);
 	init_ok("old", 1000, 100, &pid, &epoch);
 	init_ok("open", 1000, 100, &pid, &epoch);
 	ck_assert_int_eq(add("open", pid, epoch, "t", 0, 100), KERR_NONE);
 	int n = nrecs;
-	txn_expire_ids(100 + exp - 1);
+	txn_expire_ids(&tc, 100 + exp - 1);
 	ck_assert_int_eq(nrecs, n);
-	ck_assert_int_eq(txn_count(), 2);
+	ck_assert_int_eq(txn_count(&tc), 2);
 	/* A failed tombstone keeps the id. */
 	store_fail = KERR_NOT_COORDINATOR;
-	txn_expire_ids(100 + exp);
-	ck_assert_int_eq(txn_count(), 2);
+	txn_expire_ids(&tc, 100 + exp);
+	ck_assert_int_eq(txn_count(&tc), 2);
 	store_fail = 0;
-	txn_expire_ids(100 + exp);
+	txn_expire_ids(&tc, 100 + exp);
 	ck_assert_int_eq(nrecs, n + 1);
 	ck_assert(last_rec()->tombstone);
 	ck_assert_str_eq(last_rec()->id, "old");
-	ck_assert_ptr_null(txn_find("old", 3));
+	ck_assert_ptr_null(txn_find(&tc, "old", 3));
 	/* An ongoing transaction never expires (it times out instead). */
-	ck_assert_ptr_nonnull(txn_find("open", 4));
-	ck_assert_int_eq(txn_count(), 1);
+	ck_assert_ptr_nonnull(txn_find(&tc, "open", 4));
+	ck_assert_int_eq(txn_count(&tc), 1);
 }
 END_TEST
 
@@ -652,7 +757,7 @@ START_TEST(test_marker_failure)
 	int16_t epoch;
 	init_ok("m", 60000, 10, &pid, &epoch);
 	txn_tp_ref tps[] = { { S("t"), 1 }, { S("u"), 0 } };
-	ck_assert_int_eq(txn_add_partitions(S("m"), pid, epoch, tps, 2, TXN_TV0, 20), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("m"), pid, epoch, tps, 2, TXN_TV0, 20), KERR_NONE);
 	snprintf(marker_fail_tp, sizeof(marker_fail_tp), "t-1");
 	marker_fail_err = KERR_KAFKA_STORAGE_ERROR;
 	/* Answered once PrepareCommit is written; t-1 stays pending. */
@@ -669,18 +774,21 @@ START_TEST(test_marker_failure)
 	ck_assert_int_eq(add("m", pid, epoch, "t", 2, 40), KERR_CONCURRENT_TRANSACTIONS);
 	int64_t p2;
 	int16_t e2;
-	ck_assert_int_eq(txn_init_producer_id(S("m"), 1000, -1, -1, 40, &p2, &e2),
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("m"), 1000, -1, -1, 40, &p2, &e2),
 			 KERR_CONCURRENT_TRANSACTIONS);
-	/* The partition is back: the timer completes the commit. */
+	/* The abort timer leaves a transaction whose markers are in progress
+	 * alone; the partition is back: the job's retry completes it. */
+	txn_abort_timed_out(&tc, 50);
+	ck_assert_int_eq(m->state, TXN_PREPARE_COMMIT);
 	marker_fail_tp[0] = '\0';
-	txn_abort_timed_out(50);
+	run_for(60);
 	ck_assert_int_eq(m->state, TXN_COMPLETE_COMMIT);
 	ck_assert_int_eq(nmarkers, 2);
 	ck_assert_str_eq(markers[1].tp, "t-1");
 	ck_assert(markers[1].commit);
 
 	/* A partition that refuses the epoch is given up, not retried. */
-	ck_assert_int_eq(txn_add_partitions(S("m"), pid, epoch, tps, 2, TXN_TV0, 60), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("m"), pid, epoch, tps, 2, TXN_TV0, 60), KERR_NONE);
 	snprintf(marker_fail_tp, sizeof(marker_fail_tp), "u-0");
 	marker_fail_err = KERR_INVALID_PRODUCER_EPOCH;
 	ck_assert_int_eq(end("m", pid, epoch, false, 70), KERR_NONE);
@@ -688,7 +796,7 @@ START_TEST(test_marker_failure)
 
 	/* A deleted topic is skipped (Kafka: no leader, likely deleted). */
 	marker_fail_tp[0] = '\0';
-	ck_assert_int_eq(txn_add_partitions(S("m"), pid, epoch, tps, 2, TXN_TV0, 80), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("m"), pid, epoch, tps, 2, TXN_TV0, 80), KERR_NONE);
 	topic_deleted[1] = true;
 	int nm = nmarkers;
 	ck_assert_int_eq(end("m", pid, epoch, true, 90), KERR_NONE);
@@ -704,11 +812,11 @@ START_TEST(test_tv2)
 	int16_t epoch, ne;
 	init_ok("v2", 60000, 10, &pid, &epoch); /* epoch 0 */
 	txn_tp_ref r = { S("t"), 0 };
-	ck_assert_int_eq(txn_add_partitions(S("v2"), pid, epoch, &r, 1, TXN_TV2, 20), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("v2"), pid, epoch, &r, 1, TXN_TV2, 20), KERR_NONE);
 	ck_assert_int_eq(last_rec()->version, 1); /* TV2 writes value v1 */
 	ck_assert_int_eq(last_rec()->client_tv, 2);
 	int n = nrecs;
-	ck_assert_int_eq(txn_end(S("v2"), pid, epoch, true, true, 30, &np, &ne), KERR_NONE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, epoch, true, true, 30, &np, &ne), KERR_NONE);
 	/* The epoch is bumped at PrepareCommit, and the markers carry it. */
 	ck_assert_int_eq(recs[n].status, TXN_PREPARE_COMMIT);
 	ck_assert_int_eq(recs[n].epoch, 1);
@@ -719,23 +827,23 @@ START_TEST(test_tv2)
 	ck_assert_int_eq(meta("v2")->last_producer_epoch, 0);
 	/* The retry with the old epoch: NONE, same answer, nothing written. */
 	n = nrecs;
-	ck_assert_int_eq(txn_end(S("v2"), pid, 0, true, true, 40, &np, &ne), KERR_NONE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 0, true, true, 40, &np, &ne), KERR_NONE);
 	ck_assert_int_eq(ne, 1);
 	ck_assert_int_eq(nrecs, n);
-	ck_assert_int_eq(txn_end(S("v2"), pid, 0, false, true, 40, &np, &ne), KERR_INVALID_TXN_STATE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 0, false, true, 40, &np, &ne), KERR_INVALID_TXN_STATE);
 	ck_assert_int_eq(np, -1);
 	/* An abort without a transaction bumps the epoch (TV2 allows it). */
-	ck_assert_int_eq(txn_end(S("v2"), pid, 1, false, true, 50, &np, &ne), KERR_NONE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 1, false, true, 50, &np, &ne), KERR_NONE);
 	ck_assert_int_eq(ne, 2);
 	ck_assert_int_eq(meta("v2")->state, TXN_COMPLETE_ABORT);
-	ck_assert_int_eq(txn_end(S("v2"), pid, 2, true, true, 60, &np, &ne), KERR_INVALID_TXN_STATE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 2, true, true, 60, &np, &ne), KERR_INVALID_TXN_STATE);
 	/* An old epoch that is not the last one: fenced. */
-	ck_assert_int_eq(txn_end(S("v2"), pid, 0, false, true, 60, &np, &ne), KERR_PRODUCER_FENCED);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 0, false, true, 60, &np, &ne), KERR_PRODUCER_FENCED);
 
 	/* Epoch overflow: at 32766 the end rotates to a new producer id. */
 	meta("v2")->producer_epoch = 32766;
-	ck_assert_int_eq(txn_add_partitions(S("v2"), pid, 32766, &r, 1, TXN_TV2, 70), KERR_NONE);
-	ck_assert_int_eq(txn_end(S("v2"), pid, 32766, true, true, 80, &np, &ne), KERR_NONE);
+	ck_assert_int_eq(txn_add_partitions(&tc, S("v2"), pid, 32766, &r, 1, TXN_TV2, 70), KERR_NONE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 32766, true, true, 80, &np, &ne), KERR_NONE);
 	ck_assert_int_ne(np, pid);
 	ck_assert_int_eq(ne, 0);
 	txn_meta *m = meta("v2");
@@ -747,7 +855,7 @@ START_TEST(test_tv2)
 	ck_assert_int_eq(markers[nmarkers - 1].pid, pid);
 	/* Its retry with the old id and epoch is recognized. */
 	int64_t np2;
-	ck_assert_int_eq(txn_end(S("v2"), pid, 32766, true, true, 90, &np2, &ne), KERR_NONE);
+	ck_assert_int_eq(txn_end(&tc, S("v2"), pid, 32766, true, true, 90, &np2, &ne), KERR_NONE);
 	ck_assert_int_eq(np2, np);
 	ck_assert_int_eq(ne, 0);
 }
@@ -772,7 +880,8 @@ START_TEST(test_start_completes_prepared)
 	m->tps[0] = (txn_tp){ strdup("t"), 1, 0 };
 	m->tps[1] = (txn_tp){ strdup("u"), 1, 3 };
 	m->ntps = m->tps_cap = 2;
-	ck_assert_int_eq(txn_restore(m), 0);
+	m->partition = txn_partition_of(&tc, S("loaded"));
+	ck_assert_int_eq(txn_restore(&tc, m), 0);
 	txn_meta *o = calloc(1, sizeof(*o));
 	*o = *m;
 	o->id = strdup("open");
@@ -781,9 +890,13 @@ START_TEST(test_start_completes_prepared)
 	o->tps = calloc(1, sizeof(*o->tps));
 	o->tps[0] = (txn_tp){ strdup("t"), 1, 2 };
 	o->ntps = o->tps_cap = 1;
-	ck_assert_int_eq(txn_restore(o), 0);
+	o->partition = txn_partition_of(&tc, S("open"));
+	ck_assert_int_eq(txn_restore(&tc, o), 0);
 
-	txn_coordinator_start(200);
+	/* Both partitions are (re)loaded: the prepared one completes. */
+	txn_partition_loaded(&tc, o->partition, NULL, 5, 200);
+	ck_assert_int_eq(nmarkers, 0);
+	ck_assert_int_eq(txn_partition_loaded(&tc, m->partition, NULL, 5, 200), 1);
 	m = meta("loaded");
 	ck_assert_int_eq(m->state, TXN_COMPLETE_ABORT);
 	ck_assert_int_eq(m->producer_epoch, 3);
@@ -794,7 +907,7 @@ START_TEST(test_start_completes_prepared)
 	ck_assert_int_eq(markers[0].epoch, 3);
 	ck_assert_int_eq(meta("open")->state, TXN_ONGOING);
 	/* The loaded Ongoing one times out as usual. */
-	txn_abort_timed_out(1101);
+	txn_abort_timed_out(&tc, 1101);
 	ck_assert_int_eq(meta("open")->state, TXN_COMPLETE_ABORT);
 	ck_assert_int_eq(meta("open")->producer_epoch, 4);
 
@@ -803,12 +916,13 @@ START_TEST(test_start_completes_prepared)
 	again->id = strdup("open");
 	again->id_len = 4;
 	again->state = TXN_EMPTY;
-	ck_assert_int_eq(txn_restore(again), 0);
-	ck_assert_int_eq(txn_count(), 2);
+	again->partition = txn_partition_of(&tc, S("open"));
+	ck_assert_int_eq(txn_restore(&tc, again), 0);
+	ck_assert_int_eq(txn_count(&tc), 2);
 	ck_assert_int_eq(meta("open")->state, TXN_EMPTY);
-	txn_forget("open", 4);
-	txn_forget("open", 4);
-	ck_assert_int_eq(txn_count(), 1);
+	txn_forget(&tc, "open", 4);
+	txn_forget(&tc, "open", 4);
+	ck_assert_int_eq(txn_count(&tc), 1);
 }
 END_TEST
 
@@ -822,19 +936,19 @@ START_TEST(test_many_ids)
 		snprintf(id, sizeof(id), "id-%d", i);
 		init_ok(id, 1000, 1, &pid, &epoch);
 	}
-	ck_assert_int_eq(txn_count(), 500);
+	ck_assert_int_eq(txn_count(&tc), 500);
 	int seen = 0;
-	for (int32_t i = 0; txn_at(i); i++)
+	for (int32_t i = 0; txn_at(&tc, i); i++)
 		seen++;
 	ck_assert_int_eq(seen, 500);
 	for (int i = 0; i < 500; i += 2) {
 		snprintf(id, sizeof(id), "id-%d", i);
-		txn_forget(id, (int32_t)strlen(id));
+		txn_forget(&tc, id, (int32_t)strlen(id));
 	}
-	ck_assert_int_eq(txn_count(), 250);
+	ck_assert_int_eq(txn_count(&tc), 250);
 	for (int i = 0; i < 500; i++) {
 		snprintf(id, sizeof(id), "id-%d", i);
-		ck_assert((txn_find(id, (int32_t)strlen(id)) != NULL) == (i % 2 == 1));
+		ck_assert((txn_find(&tc, id, (int32_t)strlen(id)) != NULL) == (i % 2 == 1));
 	}
 }
 END_TEST
@@ -876,28 +990,251 @@ START_TEST(test_config_keys)
 }
 END_TEST
 
+/* ---- ownership ---- */
+
+START_TEST(test_not_coordinator)
+{
+	int64_t pid;
+	int16_t epoch;
+	/* "a" and "e" live in partition 1, "b" in 2. */
+	init_ok("a", 60000, 10, &pid, &epoch);
+	ck_assert_int_eq(add("a", pid, epoch, "t", 0, 20), KERR_NONE);
+	init_ok("e", 60000, 10, &pid, &epoch);
+	int64_t bpid;
+	int16_t bepoch;
+	init_ok("b", 60000, 10, &bpid, &bepoch);
+	ck_assert_int_eq(txn_partition_unload(&tc, 1), 2);
+	ck_assert_ptr_null(txn_find(&tc, "a", 1));
+	ck_assert_ptr_null(txn_find(&tc, "e", 1));
+	ck_assert_ptr_nonnull(txn_find(&tc, "b", 1));
+	ck_assert_int_eq(txn_coordinator_error(&tc, S("a")), KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(txn_coordinator_error(&tc, S("b")), KERR_NONE);
+	int n = nrecs;
+	int64_t p2;
+	int16_t e2;
+	ck_assert_int_eq(txn_init_producer_id(&tc, S("a"), 1000, -1, -1, 30, &p2, &e2),
+			 KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(add("a", pid, epoch, "t", 1, 30), KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(end("a", pid, epoch, true, 30), KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(txn_add_offsets(&tc, S("a"), pid, epoch, S("g"), 30), KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(txn_verify_partition(&tc, S("a"), pid, epoch, "t", 0), KERR_NOT_COORDINATOR);
+	int16_t errs[1];
+	txn_tp_ref r = { S("t"), 0 };
+	ck_assert_int_eq(txn_verify_partitions(&tc, S("a"), pid, epoch, &r, 1,
+					       KERR_TRANSACTION_ABORTABLE, errs),
+			 KERR_NOT_COORDINATOR);
+	ck_assert_int_eq(nrecs, n); /* nothing written */
+	/* The timers leave the other partitions' ids alone. */
+	txn_abort_timed_out(&tc, 10 + 60001);
+	ck_assert_int_eq(nrecs, n);
+	ck_assert_ptr_null(txn_find(&tc, "a", 1));
+	/* The partition comes back (loaded again at a new epoch). */
+	txn_partition_loaded(&tc, 1, NULL, 6, 40);
+	init_ok("a", 60000, 50, &pid, &epoch);
+	ck_assert_int_eq(pid, next_pid - 1); /* unknown here: a new producer id */
+	/* Without __transaction_state every id is served. */
+	txn_coordinator_free(&tc);
+	txn_coordinator_init(&tc, server.loop, &cfg);
+	tc.env = (txn_env){ &tc, fake_append, fake_next_producer_id, fake_offsets_partitions };
+	tc.markers = (txn_marker_env){ NULL, fake_locate, fake_deliver, 30 };
+	ck_assert_int_eq(txn_coordinator_error(&tc, S("a")), KERR_NONE);
+	ck_assert_int_eq(txn_partition_of(&tc, S("a")), -1);
+}
+END_TEST
+
+/* An unload cancels the markers in progress; the delivery that comes back
+ * afterwards finds nothing (ASan would see a use after free). */
+START_TEST(test_unload_cancels_markers)
+{
+	int64_t pid;
+	int16_t epoch;
+	init_ok("rm", 60000, 10, &pid, &epoch); /* partition 3 */
+	ck_assert_int_eq(add("rm", pid, epoch, "r", 0, 20), KERR_NONE);
+	ck_assert_int_eq(end("rm", pid, epoch, true, 30), KERR_NONE);
+	ck_assert_int_eq(nremotes, 1);
+	ck_assert_ptr_nonnull(meta("rm")->markers);
+	ck_assert_int_eq(txn_partition_unload(&tc, 3), 1);
+	int n = nrecs;
+	answer_remote(0, KERR_NONE, NULL);
+	run_for(50);
+	ck_assert_int_eq(nrecs, n);
+	ck_assert_int_eq(nremotes, 1);
+}
+END_TEST
+
+/* ---- markers to other brokers ---- */
+
+START_TEST(test_remote_markers)
+{
+	int64_t pid;
+	int16_t epoch;
+	init_ok("r1", 60000, 10, &pid, &epoch);
+	txn_tp_ref tps[] = { { S("t"), 0 }, { S("r"), 0 }, { S("r"), 1 }, { S("r"), 2 } };
+	r_leader[2] = 3;
+	ck_assert_int_eq(txn_add_partitions(&tc, S("r1"), pid, epoch, tps, 4, TXN_TV0, 20), KERR_NONE);
+	int n = nrecs;
+	ck_assert_int_eq(end("r1", pid, epoch, true, 30), KERR_NONE);
+	/* PrepareCommit written, t-0 done here, r-0 and r-1 in one request to
+	 * broker 2, r-2 in one to broker 3. */
+	ck_assert_int_eq(nrecs, n + 1);
+	ck_assert_int_eq(recs[n].status, TXN_PREPARE_COMMIT);
+	ck_assert_int_eq(nmarkers, 1);
+	ck_assert_str_eq(markers[0].tp, "t-0");
+	ck_assert_int_eq(nremotes, 2);
+	ck_assert_int_eq(remotes[0].b->leader, 2);
+	ck_assert_str_eq(remotes[0].tps, "r-0,r-1");
+	ck_assert_int_eq(remotes[1].b->leader, 3);
+	ck_assert_str_eq(remotes[1].tps, "r-2");
+	ck_assert_int_eq(remotes[0].b->producer_id, pid);
+	ck_assert_int_eq(remotes[0].b->producer_epoch, epoch);
+	ck_assert_int_eq(remotes[0].b->coordinator_epoch, 5);
+	ck_assert(remotes[0].b->commit);
+	txn_meta *m = meta("r1");
+	ck_assert_int_eq(m->state, TXN_PREPARE_COMMIT);
+	ck_assert_int_eq(m->ntps, 3); /* the pending ones */
+	/* Meanwhile the transaction is busy. */
+	ck_assert_int_eq(end("r1", pid, epoch, true, 40), KERR_CONCURRENT_TRANSACTIONS);
+	ck_assert_int_eq(add("r1", pid, epoch, "t", 1, 40), KERR_CONCURRENT_TRANSACTIONS);
+
+	/* Broker 2: r-0 written, r-1 no longer led there; broker 3 down. */
+	int16_t errs[2] = { KERR_NONE, KERR_NOT_LEADER_OR_FOLLOWER };
+	answer_remote(0, 0, errs);
+	answer_remote(1, KERR_NETWORK_EXCEPTION, NULL);
+	ck_assert_int_eq(m->ntps, 2);
+	ck_assert_int_eq(m->state, TXN_PREPARE_COMMIT);
+	/* Retried after the backoff (30 ms), the leaders looked up again:
+	 * r-1 moved to broker 3 too, so one request carries both. */
+	r_leader[1] = 3;
+	run_for(10);
+	ck_assert_int_eq(nremotes, 2);
+	run_for(40);
+	ck_assert_int_eq(nremotes, 3);
+	ck_assert_int_eq(remotes[2].b->leader, 3);
+	ck_assert_str_eq(remotes[2].tps, "r-1,r-2");
+	/* No connection at the next try: backed off again. */
+	errs[0] = KERR_NONE;
+	errs[1] = KERR_REQUEST_TIMED_OUT;
+	answer_remote(2, 0, errs);
+	remote_refuse = true;
+	run_for(50);
+	ck_assert_int_eq(nremotes, 3);
+	ck_assert_int_eq(m->ntps, 1);
+	remote_refuse = false;
+	run_for(50);
+	ck_assert_int_eq(nremotes, 4);
+	ck_assert_str_eq(remotes[3].tps, "r-2");
+	/* Done: CompleteCommit follows. */
+	n = nrecs;
+	answer_remote(3, KERR_NONE, NULL);
+	ck_assert_int_eq(nrecs, n + 1);
+	ck_assert_int_eq(recs[n].status, TXN_COMPLETE_COMMIT);
+	ck_assert_int_eq(m->state, TXN_COMPLETE_COMMIT);
+	ck_assert_int_eq(m->ntps, 0);
+	ck_assert_ptr_null(m->markers);
+	run_for(50);
+	ck_assert_int_eq(nremotes, 4);
+}
+END_TEST
+
+/* A refused epoch gives the partition up; a deleted topic is skipped at
+ * the next look-up; an abort marker goes the same way. */
+START_TEST(test_remote_markers_refused_and_gone)
+{
+	int64_t pid;
+	int16_t epoch;
+	init_ok("r1", 60000, 10, &pid, &epoch);
+	txn_tp_ref tps[] = { { S("r"), 0 }, { S("r"), 1 } };
+	ck_assert_int_eq(txn_add_partitions(&tc, S("r1"), pid, epoch, tps, 2, TXN_TV0, 20), KERR_NONE);
+	ck_assert_int_eq(end("r1", pid, epoch, false, 30), KERR_NONE);
+	ck_assert_int_eq(nremotes, 1);
+	ck_assert(!remotes[0].b->commit);
+	int16_t errs[2] = { KERR_TRANSACTION_COORDINATOR_FENCED, KERR_UNKNOWN_TOPIC_OR_PARTITION };
+	answer_remote(0, 0, errs);
+	txn_meta *m = meta("r1");
+	ck_assert_int_eq(m->ntps, 1);
+	topic_deleted[3] = true;
+	int n = nrecs;
+	run_for(50);
+	ck_assert_int_eq(nremotes, 1);
+	ck_assert_int_eq(nrecs, n + 1);
+	ck_assert_int_eq(m->state, TXN_COMPLETE_ABORT);
+}
+END_TEST
+
+/* ---- replicated writes ---- */
+
+/* The markers wait until the Prepare record is committed; the abort timer
+ * does not start them earlier. */
+START_TEST(test_markers_after_prepare_committed)
+{
+	int64_t pid;
+	int16_t epoch;
+	init_ok("q", 60000, 10, &pid, &epoch);
+	ck_assert_int_eq(add("q", pid, epoch, "t", 0, 20), KERR_NONE);
+	hold_hw = true;
+	ck_assert_int_eq(end("q", pid, epoch, true, 30), KERR_NONE);
+	txn_meta *m = meta("q");
+	ck_assert_int_eq(m->state, TXN_PREPARE_COMMIT);
+	ck_assert_ptr_nonnull(m->prepare_wait);
+	ck_assert_int_eq(nmarkers, 0);
+	txn_abort_timed_out(&tc, 40);
+	run_for(20);
+	ck_assert_int_eq(nmarkers, 0);
+	ck_assert_int_eq(end("q", pid, epoch, true, 50), KERR_CONCURRENT_TRANSACTIONS);
+	/* The followers caught up: markers, then CompleteCommit. */
+	commit_log();
+	run_for(20);
+	ck_assert_int_eq(nmarkers, 1);
+	ck_assert_str_eq(markers[0].tp, "t-0");
+	ck_assert_int_eq(m->state, TXN_COMPLETE_COMMIT);
+	ck_assert_ptr_null(m->prepare_wait);
+
+	/* A leadership lost while waiting: nothing is sent. */
+	ck_assert_int_eq(add("q", pid, epoch, "t", 1, 60), KERR_NONE);
+	commit_log();
+	ck_assert_int_eq(end("q", pid, epoch, false, 70), KERR_NONE);
+	ck_assert_ptr_nonnull(m->prepare_wait);
+	log_part.role = BRK_ROLE_FOLLOWER;
+	brk_watchlist_notify(&log_part.hw_waiters, 0);
+	run_for(20);
+	ck_assert_ptr_null(m->prepare_wait);
+	ck_assert_int_eq(nmarkers, 1);
+	ck_assert_int_eq(m->state, TXN_PREPARE_ABORT);
+	ck_assert_int_eq(end("q", pid, epoch, false, 80), KERR_CONCURRENT_TRANSACTIONS);
+	/* Then the role observer drops the partition. */
+	ck_assert_int_eq(txn_partition_unload(&tc, txn_partition_of(&tc, S("q"))), 1);
+	ck_assert_int_eq(end("q", pid, epoch, false, 90), KERR_NOT_COORDINATOR);
+	log_part.role = BRK_ROLE_LEADER;
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("txn");
-	TCase *tc = tcase_create("coordinator");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_state_names);
-	tcase_add_test(tc, test_init);
-	tcase_add_test(tc, test_epoch_exhaustion);
-	tcase_add_test(tc, test_kip360);
-	tcase_add_test(tc, test_commit);
-	tcase_add_test(tc, test_fence);
-	tcase_add_test(tc, test_offsets_and_verify);
-	tcase_add_test(tc, test_timeout);
-	tcase_add_test(tc, test_expire);
-	tcase_add_test(tc, test_store_failure);
-	tcase_add_test(tc, test_marker_failure);
-	tcase_add_test(tc, test_tv2);
-	tcase_add_test(tc, test_start_completes_prepared);
-	tcase_add_test(tc, test_many_ids);
-	tcase_add_test(tc, test_config_keys);
-	tcase_add_test(tc, test_verify_partition);
-	suite_add_tcase(s, tc);
+	TCase *tcase = tcase_create("coordinator");
+	tcase_add_checked_fixture(tcase, setup, teardown);
+	tcase_add_test(tcase, test_state_names);
+	tcase_add_test(tcase, test_init);
+	tcase_add_test(tcase, test_epoch_exhaustion);
+	tcase_add_test(tcase, test_kip360);
+	tcase_add_test(tcase, test_commit);
+	tcase_add_test(tcase, test_fence);
+	tcase_add_test(tcase, test_offsets_and_verify);
+	tcase_add_test(tcase, test_timeout);
+	tcase_add_test(tcase, test_expire);
+	tcase_add_test(tcase, test_store_failure);
+	tcase_add_test(tcase, test_marker_failure);
+	tcase_add_test(tcase, test_tv2);
+	tcase_add_test(tcase, test_start_completes_prepared);
+	tcase_add_test(tcase, test_many_ids);
+	tcase_add_test(tcase, test_config_keys);
+	tcase_add_test(tcase, test_verify_partition);
+	tcase_add_test(tcase, test_not_coordinator);
+	tcase_add_test(tcase, test_unload_cancels_markers);
+	tcase_add_test(tcase, test_remote_markers);
+	tcase_add_test(tcase, test_remote_markers_refused_and_gone);
+	tcase_add_test(tcase, test_markers_after_prepare_committed);
+	suite_add_tcase(s, tcase);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

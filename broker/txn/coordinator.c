@@ -1,13 +1,15 @@
 /*
  * coordinator.c - the transaction coordinator (txn.h): the registry of
- * transactional ids, the state machine of Kafka's TransactionCoordinator /
- * TransactionMetadata, the markers, and the two timers of Kafka's
+ * transactional ids and the partitions of __transaction_state it serves,
+ * the state machine of Kafka's TransactionCoordinator /
+ * TransactionMetadata, the markers (a job per transaction, markers.h, once
+ * its Prepare record is committed), and the two timers of Kafka's
  * TransactionStateManager (abort of timed-out transactions, expiry of idle
  * transactional ids).
  *
  * A change is computed as a "transit" (Kafka's TxnTransitMetadata) from
- * the current metadata, appended to __transaction_state (txn_store_append)
- * and applied only when that append succeeded.
+ * the current metadata, appended to __transaction_state (env.append) and
+ * applied only when that append succeeded.
  */
 #include "broker/txn/txn.h"
 
@@ -16,14 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/group/group.h"
-#include "broker/group/store.h"
+#include "broker/coordinator_key.h"
+#include "broker/internal_topic.h"
 #include "broker/loop.h"
-#include "broker/partitions.h"
 #include "broker/ratelog.h"
-#include "broker/server.h"
-#include "broker/txn/store.h"
-#include "controller/ctl.h"
 #include "protocol/err.h"
 
 /* Kafka's TransactionMetadata.isEpochExhausted: epochs at or above
@@ -50,15 +48,65 @@ int txn_state_from_name(proto_str name)
 	return -1;
 }
 
-/* ---- registry ---- */
+/* ---- the coordinator and its partitions ---- */
 
-static struct {
-	txn_meta **all;       /* dense, for iteration */
-	int32_t n, cap;
-	txn_meta **buckets;   /* hash chains; nbuckets is a power of two */
-	uint32_t nbuckets;
-	uint64_t abort_timer, expire_timer;
-} reg;
+void txn_coordinator_init(txn_coordinator *tc, brk_loop *loop, const brk_config *cfg)
+{
+	memset(tc, 0, sizeof(*tc));
+	tc->loop = loop;
+	tc->cfg = cfg;
+	proto_writer_init(&tc->batch_buf);
+	proto_writer_init(&tc->kv_buf);
+}
+
+int txn_partitions_known(txn_coordinator *tc, int32_t npartitions)
+{
+	if (npartitions > tc->npartitions) {
+		txn_partition *n = realloc(tc->parts, (size_t)npartitions * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + tc->npartitions, 0, (size_t)(npartitions - tc->npartitions) * sizeof(*n));
+		tc->parts = n;
+	}
+	if (npartitions > 0)
+		tc->npartitions = npartitions;
+	return 0;
+}
+
+int32_t txn_partition_of(const txn_coordinator *tc, proto_str id)
+{
+	if (tc->npartitions <= 0)
+		return -1;
+	return brk_coordinator_partition(id.ptr, id.len > 0 ? id.len : 0, tc->npartitions);
+}
+
+txn_partition *txn_partition_state(txn_coordinator *tc, int32_t index)
+{
+	return index >= 0 && index < tc->npartitions ? &tc->parts[index] : NULL;
+}
+
+int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id)
+{
+	int32_t i = txn_partition_of(tc, id);
+	if (i < 0)
+		return KERR_NONE; /* no __transaction_state yet: its writes answer */
+	return tc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+}
+
+brk_hw_mark txn_last_write(txn_coordinator *tc, proto_str id)
+{
+	txn_partition *ps = txn_partition_state(tc, txn_partition_of(tc, id));
+	return ps && ps->loaded ? ps->last_write : (brk_hw_mark){ 0 };
+}
+
+int txn_answer(txn_coordinator *tc, brk_request *req, proto_str id, brk_hw_fail_fn fail, void *arg)
+{
+	brk_hw_mark m = txn_last_write(tc, id);
+	return brk_hw_answer(req, &m, 1, TXN_WRITE_TIMEOUT_MS, KERR_COORDINATOR_NOT_AVAILABLE, fail,
+			     arg);
+}
+
+/* ---- registry ---- */
 
 static uint32_t id_hash(const char *s, int32_t len)
 {
@@ -68,25 +116,25 @@ static uint32_t id_hash(const char *s, int32_t len)
 	return h;
 }
 
-txn_meta *txn_find(const char *id, int32_t len)
+txn_meta *txn_find(txn_coordinator *tc, const char *id, int32_t len)
 {
-	if (!reg.nbuckets || len < 0)
+	if (!tc->nbuckets || len < 0)
 		return NULL;
 	uint32_t h = id_hash(id, len);
-	for (txn_meta *m = reg.buckets[h & (reg.nbuckets - 1)]; m; m = m->next)
+	for (txn_meta *m = tc->buckets[h & (tc->nbuckets - 1)]; m; m = m->next)
 		if (m->hash == h && m->id_len == len && memcmp(m->id, id, (size_t)len) == 0)
 			return m;
 	return NULL;
 }
 
-txn_meta *txn_at(int32_t i)
+txn_meta *txn_at(txn_coordinator *tc, int32_t i)
 {
-	return i >= 0 && i < reg.n ? reg.all[i] : NULL;
+	return i >= 0 && i < tc->n ? tc->all[i] : NULL;
 }
 
-int32_t txn_count(void)
+int32_t txn_count(const txn_coordinator *tc)
 {
-	return reg.n;
+	return tc->n;
 }
 
 void txn_meta_free(txn_meta *m)
@@ -100,99 +148,125 @@ void txn_meta_free(txn_meta *m)
 	free(m);
 }
 
-static int grow(void)
+static int grow(txn_coordinator *tc)
 {
-	if (reg.n == reg.cap) {
-		int32_t cap = reg.cap ? reg.cap * 2 : 64;
-		txn_meta **na = realloc(reg.all, (size_t)cap * sizeof(*na));
+	if (tc->n == tc->cap) {
+		int32_t cap = tc->cap ? tc->cap * 2 : 64;
+		txn_meta **na = realloc(tc->all, (size_t)cap * sizeof(*na));
 		if (!na)
 			return -ENOMEM;
-		reg.all = na;
-		reg.cap = cap;
+		tc->all = na;
+		tc->cap = cap;
 	}
-	if ((uint32_t)(reg.n + 1) > reg.nbuckets) {
-		uint32_t nb = reg.nbuckets ? reg.nbuckets * 2 : 64;
+	if ((uint32_t)(tc->n + 1) > tc->nbuckets) {
+		uint32_t nb = tc->nbuckets ? tc->nbuckets * 2 : 64;
 		txn_meta **b = calloc(nb, sizeof(*b));
 		if (!b)
 			return -ENOMEM;
-		for (int32_t i = 0; i < reg.n; i++) {
-			txn_meta *m = reg.all[i];
+		for (int32_t i = 0; i < tc->n; i++) {
+			txn_meta *m = tc->all[i];
 			m->next = b[m->hash & (nb - 1)];
 			b[m->hash & (nb - 1)] = m;
 		}
-		free(reg.buckets);
-		reg.buckets = b;
-		reg.nbuckets = nb;
+		free(tc->buckets);
+		tc->buckets = b;
+		tc->nbuckets = nb;
 	}
 	return 0;
 }
 
 /* Add m (not known yet). Returns 0 or -ENOMEM. */
-static int insert(txn_meta *m)
+static int insert(txn_coordinator *tc, txn_meta *m)
 {
-	if (grow() < 0)
+	if (grow(tc) < 0)
 		return -ENOMEM;
+	m->coord = tc;
 	m->hash = id_hash(m->id, m->id_len);
-	m->pos = reg.n;
-	reg.all[reg.n++] = m;
-	txn_meta **b = &reg.buckets[m->hash & (reg.nbuckets - 1)];
+	m->pos = tc->n;
+	tc->all[tc->n++] = m;
+	txn_meta **b = &tc->buckets[m->hash & (tc->nbuckets - 1)];
 	m->next = *b;
 	*b = m;
 	return 0;
 }
 
-/* Take m out of the registry and free it. */
-static void remove_meta(txn_meta *m)
+/* Stop m's work in flight: its markers and the wait for its Prepare
+ * record. */
+static void stop_work(txn_meta *m)
 {
-	for (txn_meta **pp = &reg.buckets[m->hash & (reg.nbuckets - 1)]; *pp; pp = &(*pp)->next) {
+	txn_markers_cancel(m->markers);
+	m->markers = NULL;
+	brk_hw_wait_cancel(m->prepare_wait);
+	m->prepare_wait = NULL;
+}
+
+/* Take m out of the registry and free it. */
+static void remove_meta(txn_coordinator *tc, txn_meta *m)
+{
+	stop_work(m);
+	for (txn_meta **pp = &tc->buckets[m->hash & (tc->nbuckets - 1)]; *pp; pp = &(*pp)->next) {
 		if (*pp == m) {
 			*pp = m->next;
 			break;
 		}
 	}
-	txn_meta *last = reg.all[--reg.n];
-	reg.all[m->pos] = last;
+	txn_meta *last = tc->all[--tc->n];
+	tc->all[m->pos] = last;
 	last->pos = m->pos;
 	txn_meta_free(m);
 }
 
-int txn_restore(txn_meta *m)
+int txn_restore(txn_coordinator *tc, txn_meta *m)
 {
-	txn_meta *old = txn_find(m->id, m->id_len);
+	txn_meta *old = txn_find(tc, m->id, m->id_len);
 	if (old)
-		remove_meta(old);
-	if (insert(m) < 0) {
+		remove_meta(tc, old);
+	if (insert(tc, m) < 0) {
 		txn_meta_free(m);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void txn_forget(const char *id, int32_t len)
+void txn_forget(txn_coordinator *tc, const char *id, int32_t len)
 {
-	txn_meta *m = txn_find(id, len);
+	txn_meta *m = txn_find(tc, id, len);
 	if (m)
-		remove_meta(m);
+		remove_meta(tc, m);
 }
 
-void txn_shutdown(void)
+void txn_coordinator_free(txn_coordinator *tc)
 {
-	if (server.loop) {
-		if (reg.abort_timer)
-			brk_timer_cancel(server.loop, reg.abort_timer);
-		if (reg.expire_timer)
-			brk_timer_cancel(server.loop, reg.expire_timer);
+	if (tc->loop) {
+		if (tc->abort_timer)
+			brk_timer_cancel(tc->loop, tc->abort_timer);
+		if (tc->expire_timer)
+			brk_timer_cancel(tc->loop, tc->expire_timer);
 	}
-	for (int32_t i = 0; i < reg.n; i++)
-		txn_meta_free(reg.all[i]);
-	free(reg.all);
-	free(reg.buckets);
-	memset(&reg, 0, sizeof(reg));
+	for (int32_t i = 0; i < tc->n; i++) {
+		stop_work(tc->all[i]);
+		txn_meta_free(tc->all[i]);
+	}
+	free(tc->all);
+	free(tc->buckets);
+	free(tc->parts);
+	free(tc->log_tps);
+	free(tc->refs);
+	proto_writer_free(&tc->batch_buf);
+	proto_writer_free(&tc->kv_buf);
+	tc->all = tc->buckets = NULL;
+	tc->parts = NULL;
+	tc->log_tps = NULL;
+	tc->refs = NULL;
+	tc->n = tc->cap = tc->npartitions = tc->log_tps_cap = tc->refs_cap = 0;
+	tc->nbuckets = 0;
+	tc->abort_timer = tc->expire_timer = 0;
 }
 
 /* A new metadata for id (Kafka's handleInitProducerId for an unknown id):
  * Empty, epoch -1, not in the registry yet. NULL on ENOMEM. */
-static txn_meta *meta_new(proto_str id, int64_t producer_id, int32_t timeout_ms, int64_t now_ms)
+static txn_meta *meta_new(txn_coordinator *tc, proto_str id, int64_t producer_id,
+			  int32_t timeout_ms, int64_t now_ms)
 {
 	txn_meta *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -215,6 +289,7 @@ static txn_meta *meta_new(proto_str id, int64_t producer_id, int32_t timeout_ms,
 	m->start_ms = -1;
 	m->last_update_ms = now_ms;
 	m->client_tv = TXN_TV0;
+	m->partition = txn_partition_of(tc, id);
 	return m;
 }
 
@@ -311,28 +386,33 @@ static void transit_drop(transit *t)
 	t->fresh = NULL;
 }
 
-/* Scratch for the flattened partitions of a record (loop thread only). */
-static txn_log_tp *log_tps;
-static int32_t log_tps_cap;
+static bool is_prepare(const txn_meta *m)
+{
+	return m->state == TXN_PREPARE_COMMIT || m->state == TXN_PREPARE_ABORT;
+}
 
 /*
  * Append the record of t for m, then apply t to m (Kafka's
- * appendTransactionToLog + completeTransitionTo). Returns a Kafka error;
- * on error m is unchanged and t's own allocations are freed.
+ * appendTransactionToLog + completeTransitionTo, the transition applied
+ * at the append: txn.h, "Writes"). The write becomes the partition's last
+ * write, and a Prepare* record also m's prepare_mark. Returns a Kafka
+ * error; on error m is unchanged and t's own allocations are freed.
  */
 static int16_t apply(txn_meta *m, transit *t, int64_t now_ms)
 {
+	txn_coordinator *tc = m->coord;
 	const txn_tp *tps = t->tps_mode == TPS_SET ? t->tps : m->tps;
 	int32_t ntps = t->tps_mode == TPS_SET ? t->ntps : t->tps_mode == TPS_CLEAR ? 0 : m->ntps;
-	if (ntps > log_tps_cap) {
-		txn_log_tp *n = realloc(log_tps, (size_t)ntps * sizeof(*n));
+	if (ntps > tc->log_tps_cap) {
+		txn_log_tp *n = realloc(tc->log_tps, (size_t)ntps * sizeof(*n));
 		if (!n) {
 			transit_drop(t);
 			return KERR_UNKNOWN_SERVER_ERROR;
 		}
-		log_tps = n;
-		log_tps_cap = ntps;
+		tc->log_tps = n;
+		tc->log_tps_cap = ntps;
 	}
+	txn_log_tp *log_tps = tc->log_tps;
 	for (int32_t i = 0; i < ntps; i++) {
 		log_tps[i].topic = proto_str_of(tps[i].topic, tps[i].topic_len);
 		log_tps[i].partition = tps[i].partition;
@@ -354,11 +434,19 @@ static int16_t apply(txn_meta *m, transit *t, int64_t now_ms)
 		.start_ms = t->start_ms,
 		.client_tv = t->client_tv,
 	};
-	int16_t err = txn_store_append(proto_str_of(m->id, m->id_len), &v, now_ms);
+	brk_hw_mark mark = { 0 };
+	int16_t err = tc->env.append(tc->env.arg, m->partition, proto_str_of(m->id, m->id_len), &v,
+				     now_ms, &mark);
 	if (err) {
 		transit_drop(t);
 		return err;
 	}
+	txn_partition *ps = txn_partition_state(tc, m->partition);
+	if (ps && ps->loaded)
+		ps->last_write = mark;
+	m->prepare_mark = t->state == TXN_PREPARE_COMMIT || t->state == TXN_PREPARE_ABORT
+				  ? mark
+				  : (brk_hw_mark){ 0 };
 	m->producer_id = t->producer_id;
 	m->prev_producer_id = t->prev_producer_id;
 	m->next_producer_id = t->next_producer_id;
@@ -387,59 +475,12 @@ static int16_t apply(txn_meta *m, transit *t, int64_t now_ms)
 /* ---- markers ---- */
 
 /*
- * Write the markers of m (PrepareCommit/PrepareAbort) to its partitions
- * at its producer id and epoch and the coordinator epoch; partitions done
- * (or gone) leave m->tps, as Kafka's TransactionMetadata.removePartition.
- * Returns true when none is left.
+ * The Complete* record of m, whose markers are all written (Kafka's
+ * prepareComplete: with transaction version 2 and a next producer id, the
+ * producer id rotates to it at epoch 0). Returns its error.
  */
-static bool write_markers(txn_meta *m, int64_t now_ms)
+static int16_t write_complete(txn_meta *m, int64_t now_ms)
 {
-	bool commit = m->state == TXN_PREPARE_COMMIT;
-	int32_t coordinator_epoch = txn_store_coordinator_epoch(proto_str_of(m->id, m->id_len));
-	int32_t k = 0;
-	for (int32_t i = 0; i < m->ntps; i++) {
-		txn_tp *tp = &m->tps[i];
-		brk_topic *t = brk_topic_find(&server.partitions, tp->topic, tp->topic_len);
-		brk_partition *p = t ? brk_topic_partition(t, tp->partition) : NULL;
-		bool done = true;
-		if (p) {
-			int16_t err = brk_partition_write_txn_marker(&server.partitions, p, m->producer_id, m->producer_epoch,
-								     coordinator_epoch, commit, now_ms);
-			if (err == KERR_INVALID_PRODUCER_EPOCH ||
-			    err == KERR_TRANSACTION_COORDINATOR_FENCED) {
-				/* Kafka stops sending this transaction's markers
-				 * (the partition knows a newer epoch); here the
-				 * partition is given up so the transaction still
-				 * completes. */
-				fprintf(stderr,
-					"samsa: transactional id %s: the %s marker for %s-%d was refused "
-					"(error %d): skipped\n",
-					m->id, commit ? "commit" : "abort", tp->topic, (int)tp->partition,
-					err);
-			} else if (err != KERR_NONE) {
-				done = false; /* offline or I/O error: retried by the timer */
-			}
-		}
-		if (done)
-			free(tp->topic);
-		else
-			m->tps[k++] = *tp;
-	}
-	m->ntps = k;
-	return k == 0;
-}
-
-/*
- * Finish a transaction in Prepare*: markers, then the Complete* record
- * (Kafka's TransactionMarkerChannelManager then prepareComplete: with
- * transaction version 2 and a next producer id, the producer id rotates to
- * it at epoch 0). Returns NONE when complete, CONCURRENT_TRANSACTIONS while
- * a marker is pending, or the error of the record.
- */
-static int16_t complete(txn_meta *m, int64_t now_ms)
-{
-	if (!write_markers(m, now_ms))
-		return KERR_CONCURRENT_TRANSACTIONS;
 	transit t;
 	transit_init(&t, m);
 	t.state = m->state == TXN_PREPARE_COMMIT ? TXN_COMPLETE_COMMIT : TXN_COMPLETE_ABORT;
@@ -458,9 +499,100 @@ static int16_t complete(txn_meta *m, int64_t now_ms)
 	return err;
 }
 
-static bool is_prepare(const txn_meta *m)
+/* A partition's marker is done: it leaves m->tps (Kafka's
+ * TransactionMetadata.removePartition), so DescribeTransactions shows
+ * those still pending. */
+static void on_marker_done(void *arg, const char *topic, int32_t tlen, int32_t partition)
 {
-	return m->state == TXN_PREPARE_COMMIT || m->state == TXN_PREPARE_ABORT;
+	txn_meta *m = arg;
+	for (int32_t i = 0; i < m->ntps; i++) {
+		txn_tp *tp = &m->tps[i];
+		if (tp->partition != partition || tp->topic_len != tlen ||
+		    memcmp(tp->topic, topic, (size_t)tlen) != 0)
+			continue;
+		free(tp->topic);
+		memmove(tp, tp + 1, (size_t)(m->ntps - i - 1) * sizeof(*tp));
+		m->ntps--;
+		return;
+	}
+}
+
+/* Every marker of m is done (the job is over): Complete*. A failure of
+ * that record is retried by the abort timer (txn_abort_timed_out). */
+static void on_markers_complete(void *arg)
+{
+	txn_meta *m = arg;
+	m->markers = NULL;
+	(void)write_complete(m, brk_wall_ms());
+}
+
+/* Start m's markers (its Prepare* record committed). Returns
+ * TXN_MARKERS_DONE, TXN_MARKERS_PENDING (m->markers set) or -ENOMEM. */
+static int start_markers(txn_meta *m)
+{
+	txn_coordinator *tc = m->coord;
+	txn_partition *ps = txn_partition_state(tc, m->partition);
+	txn_marker_target *targets = calloc((size_t)(m->ntps ? m->ntps : 1), sizeof(*targets));
+	if (!targets)
+		return -ENOMEM;
+	for (int32_t i = 0; i < m->ntps; i++)
+		targets[i] = (txn_marker_target){ m->tps[i].topic, m->tps[i].topic_len,
+						  m->tps[i].partition, 0 };
+	txn_marker_batch mk = {
+		.producer_id = m->producer_id,
+		.producer_epoch = m->producer_epoch,
+		.coordinator_epoch = ps ? ps->leader_epoch : -1,
+		.commit = m->state == TXN_PREPARE_COMMIT,
+		.transaction_version = (int8_t)(m->client_tv >= TXN_TV2 ? TXN_TV2 : TXN_TV0),
+	};
+	txn_marker_cb cb = { m, on_marker_done, on_markers_complete };
+	int rc = txn_markers_start(tc->loop, &tc->markers, m->id, &mk, targets, m->ntps, &cb,
+				   &m->markers);
+	free(targets);
+	return rc;
+}
+
+static int16_t complete(txn_meta *m, int64_t now_ms);
+
+/* m's Prepare* record is committed (or the wait for it ended). */
+static void on_prepare_committed(void *arg, int16_t err)
+{
+	txn_meta *m = arg;
+	m->prepare_wait = NULL;
+	if (err == KERR_NOT_COORDINATOR)
+		return; /* the partition moved: it is being unloaded */
+	/* committed: the markers; timed out: wait again (the record is in
+	 * this leader's log, committed or gone with the leadership) */
+	(void)complete(m, brk_wall_ms());
+}
+
+/*
+ * Finish a transaction in Prepare*: once its Prepare* record is committed,
+ * the markers (markers.h), then the Complete* record. Returns NONE when
+ * complete now, CONCURRENT_TRANSACTIONS while the record or a marker is
+ * pending (it goes on by itself), NOT_COORDINATOR when the partition moved,
+ * or the error of the Complete* record.
+ */
+static int16_t complete(txn_meta *m, int64_t now_ms)
+{
+	if (m->markers || m->prepare_wait)
+		return KERR_CONCURRENT_TRANSACTIONS;
+	switch (brk_hw_mark_state(&m->prepare_mark)) {
+	case BRK_HW_LOST:
+		return KERR_NOT_COORDINATOR;
+	case BRK_HW_PENDING:
+		/* Without memory for the wait the abort timer tries again. */
+		m->prepare_wait = brk_hw_wait_start(&m->prepare_mark, TXN_WRITE_TIMEOUT_MS,
+						    KERR_REQUEST_TIMED_OUT, on_prepare_committed, m);
+		return KERR_CONCURRENT_TRANSACTIONS;
+	default:
+		break;
+	}
+	m->prepare_mark = (brk_hw_mark){ 0 };
+	int rc = start_markers(m);
+	if (rc != TXN_MARKERS_DONE)
+		return KERR_CONCURRENT_TRANSACTIONS; /* pending, or no memory: the timer */
+	return write_complete(m, now_ms);
 }
 
 /*
@@ -505,7 +637,8 @@ static int16_t init_transit(txn_meta *m, bool expected, int16_t exp_epoch, int32
 	transit_init(t, m);
 	if (epoch_exhausted(m->producer_epoch) && (!expected || exp_epoch == m->producer_epoch)) {
 		int64_t pid;
-		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &pid);
+		txn_coordinator *tc = m->coord;
+		int16_t err = tc->env.next_producer_id(tc->env.arg, &pid);
 		if (err)
 			return err;
 		t->producer_id = pid;
@@ -531,26 +664,31 @@ static int16_t init_transit(txn_meta *m, bool expected, int16_t exp_epoch, int32
 	return KERR_NONE;
 }
 
-int16_t txn_init_producer_id(proto_str id, int32_t timeout_ms, int64_t expected_pid,
-			     int16_t expected_epoch, int64_t now_ms, int64_t *pid, int16_t *epoch)
+int16_t txn_init_producer_id(txn_coordinator *tc, proto_str id, int32_t timeout_ms,
+			     int64_t expected_pid, int16_t expected_epoch, int64_t now_ms, int64_t *pid,
+			     int16_t *epoch)
 {
 	*pid = -1;
 	*epoch = -1;
 	if (id.len <= 0)
 		return KERR_INVALID_REQUEST;
-	if (timeout_ms <= 0 || timeout_ms > server.cfg.transaction_max_timeout_ms)
+	if (timeout_ms <= 0 || timeout_ms > tc->cfg->transaction_max_timeout_ms)
 		return KERR_INVALID_TRANSACTION_TIMEOUT;
+	int16_t cerr = txn_coordinator_error(tc, id);
+	if (cerr)
+		return cerr;
 	bool expected = expected_pid != -1;
-	txn_meta *m = txn_find(id.ptr, id.len);
+	txn_meta *m = txn_find(tc, id.ptr, id.len);
 	txn_meta *fresh = NULL;
 	if (!m) {
 		int64_t np;
-		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &np);
+		int16_t err = tc->env.next_producer_id(tc->env.arg, &np);
 		if (err)
 			return err;
-		fresh = m = meta_new(id, np, timeout_ms, now_ms);
+		fresh = m = meta_new(tc, id, np, timeout_ms, now_ms);
 		if (!m)
 			return KERR_UNKNOWN_SERVER_ERROR;
+		m->coord = tc; /* not in the registry until its record is written */
 	}
 	int16_t err = KERR_NONE;
 	for (int round = 0;; round++) {
@@ -567,8 +705,9 @@ int16_t txn_init_producer_id(proto_str id, int32_t timeout_ms, int64_t expected_
 		}
 		if (m->state == TXN_ONGOING) {
 			/* Kafka fences and aborts, answers CONCURRENT_TRANSACTIONS
-			 * and bumps again on the client's retry; the markers
-			 * are local, so the retry happens here at once. */
+			 * and bumps again on the client's retry; when the
+			 * markers are all written at once (a single node) the
+			 * retry happens here at once. */
 			if (round > 0) {
 				err = KERR_CONCURRENT_TRANSACTIONS;
 				break;
@@ -589,7 +728,7 @@ int16_t txn_init_producer_id(proto_str id, int32_t timeout_ms, int64_t expected_
 			err = apply(m, &t, now_ms);
 		break;
 	}
-	if (err == KERR_NONE && fresh && insert(fresh) < 0)
+	if (err == KERR_NONE && fresh && insert(tc, fresh) < 0)
 		err = KERR_UNKNOWN_SERVER_ERROR; /* written, but forgotten: the next init redoes it */
 	else if (err == KERR_NONE)
 		fresh = NULL;
@@ -617,29 +756,29 @@ static int16_t check_producer(txn_meta *m, int64_t pid, int16_t epoch, int64_t n
 	return KERR_NONE;
 }
 
-/* Scratch for sorted request partitions (loop thread only). */
-static txn_tp_ref *refs;
-static int32_t refs_cap;
-
-int16_t txn_add_partitions(proto_str id, int64_t pid, int16_t epoch, const txn_tp_ref *tps,
-			   int32_t n, int16_t client_tv, int64_t now_ms)
+int16_t txn_add_partitions(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch,
+			   const txn_tp_ref *tps, int32_t n, int16_t client_tv, int64_t now_ms)
 {
 	if (id.len <= 0)
 		return KERR_INVALID_REQUEST;
-	txn_meta *m = txn_find(id.ptr, id.len);
-	int16_t err = check_producer(m, pid, epoch, now_ms);
+	int16_t err = txn_coordinator_error(tc, id);
+	if (err)
+		return err;
+	txn_meta *m = txn_find(tc, id.ptr, id.len);
+	err = check_producer(m, pid, epoch, now_ms);
 	if (err)
 		return err;
 	if (m->state != TXN_EMPTY && m->state != TXN_ONGOING && m->state != TXN_COMPLETE_COMMIT &&
 	    m->state != TXN_COMPLETE_ABORT)
 		return KERR_UNKNOWN_SERVER_ERROR;
-	if (n > refs_cap) {
-		txn_tp_ref *r = realloc(refs, (size_t)n * sizeof(*r));
+	if (n > tc->refs_cap) {
+		txn_tp_ref *r = realloc(tc->refs, (size_t)n * sizeof(*r));
 		if (!r)
 			return KERR_UNKNOWN_SERVER_ERROR;
-		refs = r;
-		refs_cap = n;
+		tc->refs = r;
+		tc->refs_cap = n;
 	}
+	txn_tp_ref *refs = tc->refs;
 	/* The partitions not in the transaction yet, sorted, once each. */
 	int32_t nnew = 0;
 	if (n > 0) {
@@ -700,13 +839,16 @@ int16_t txn_add_partitions(proto_str id, int64_t pid, int16_t epoch, const txn_t
 	return apply(m, &t, now_ms);
 }
 
-int16_t txn_verify_partitions(proto_str id, int64_t pid, int16_t epoch, const txn_tp_ref *tps,
-			      int32_t n, int16_t missing, int16_t *errs)
+int16_t txn_verify_partitions(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch,
+			      const txn_tp_ref *tps, int32_t n, int16_t missing, int16_t *errs)
 {
 	if (id.len <= 0)
 		return KERR_INVALID_REQUEST;
-	txn_meta *m = txn_find(id.ptr, id.len);
-	int16_t err = check_producer(m, pid, epoch, brk_wall_ms());
+	int16_t err = txn_coordinator_error(tc, id);
+	if (err)
+		return err;
+	txn_meta *m = txn_find(tc, id.ptr, id.len);
+	err = check_producer(m, pid, epoch, brk_wall_ms());
 	if (err)
 		return err;
 	for (int32_t i = 0; i < n; i++)
@@ -714,13 +856,16 @@ int16_t txn_verify_partitions(proto_str id, int64_t pid, int16_t epoch, const tx
 	return KERR_NONE;
 }
 
-int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const char *topic,
-			     int32_t partition)
+int16_t txn_verify_partition(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch,
+			     const char *topic, int32_t partition)
 {
 	if (id.len <= 0)
 		return KERR_INVALID_REQUEST;
-	txn_meta *m = txn_find(id.ptr, id.len);
-	int16_t err = check_producer(m, pid, epoch, brk_wall_ms());
+	int16_t err = txn_coordinator_error(tc, id);
+	if (err)
+		return err;
+	txn_meta *m = txn_find(tc, id.ptr, id.len);
+	err = check_producer(m, pid, epoch, brk_wall_ms());
 	if (err)
 		return err;
 	txn_tp_ref r = { proto_cstr(topic), partition };
@@ -729,16 +874,17 @@ int16_t txn_verify_partition(proto_str id, int64_t pid, int16_t epoch, const cha
 	return KERR_NONE;
 }
 
-int16_t txn_add_offsets(proto_str id, int64_t pid, int16_t epoch, proto_str group, int64_t now_ms)
+int16_t txn_add_offsets(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch,
+			proto_str group, int64_t now_ms)
 {
-	brk_topic *t = grp_store_topic();
-	if (!t)
+	int32_t np = tc->env.offsets_partitions(tc->env.arg);
+	if (np <= 0)
 		return KERR_COORDINATOR_NOT_AVAILABLE;
 	txn_tp_ref r = {
-		proto_cstr(GRP_OFFSETS_TOPIC),
-		grp_partition_for(group.ptr, group.len > 0 ? group.len : 0, t->npartitions),
+		proto_cstr(BRK_OFFSETS_TOPIC),
+		brk_coordinator_partition(group.ptr, group.len > 0 ? group.len : 0, np),
 	};
-	return txn_add_partitions(id, pid, epoch, &r, 1, TXN_TV0, now_ms);
+	return txn_add_partitions(tc, id, pid, epoch, &r, 1, TXN_TV0, now_ms);
 }
 
 /* ---- EndTxn ---- */
@@ -790,7 +936,8 @@ static int16_t end_tv2_prepare(txn_meta *m, bool commit, bool no_partition_added
 {
 	int64_t next_pid = -1;
 	if (epoch_exhausted(m->producer_epoch)) {
-		int16_t err = (int16_t)brk_producer_ids_next(&server.producer_ids, &next_pid);
+		txn_coordinator *tc = m->coord;
+		int16_t err = tc->env.next_producer_id(tc->env.arg, &next_pid);
 		if (err)
 			return err;
 	}
@@ -855,14 +1002,17 @@ static int16_t end_tv2(txn_meta *m, int64_t pid, int16_t epoch, bool commit, int
 	}
 }
 
-int16_t txn_end(proto_str id, int64_t pid, int16_t epoch, bool commit, bool tv2, int64_t now_ms,
-		int64_t *next_pid, int16_t *next_epoch)
+int16_t txn_end(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch, bool commit,
+		bool tv2, int64_t now_ms, int64_t *next_pid, int16_t *next_epoch)
 {
 	*next_pid = -1;
 	*next_epoch = -1;
 	if (id.len <= 0)
 		return KERR_INVALID_REQUEST;
-	txn_meta *m = txn_find(id.ptr, id.len);
+	int16_t cerr = txn_coordinator_error(tc, id);
+	if (cerr)
+		return cerr;
+	txn_meta *m = txn_find(tc, id.ptr, id.len);
 	if (!m)
 		return KERR_INVALID_PRODUCER_ID_MAPPING;
 	/* Markers left from an earlier end: try them again first. */
@@ -886,12 +1036,12 @@ int16_t txn_end(proto_str id, int64_t pid, int16_t epoch, bool commit, bool tv2,
 
 /* ---- timers ---- */
 
-void txn_abort_timed_out(int64_t now_ms)
+void txn_abort_timed_out(txn_coordinator *tc, int64_t now_ms)
 {
-	for (int32_t i = 0; i < reg.n; i++) {
-		txn_meta *m = reg.all[i];
+	for (int32_t i = 0; i < tc->n; i++) {
+		txn_meta *m = tc->all[i];
 		if (is_prepare(m)) {
-			(void)complete(m, now_ms);
+			(void)complete(m, now_ms); /* nothing when its work is in flight */
 		} else if (m->state == TXN_ONGOING && m->start_ms + m->timeout_ms < now_ms) {
 			int16_t err = fence_and_abort(m, now_ms);
 			if (err)
@@ -909,61 +1059,109 @@ void txn_abort_timed_out(int64_t now_ms)
 	}
 }
 
-void txn_expire_ids(int64_t now_ms)
+void txn_expire_ids(txn_coordinator *tc, int64_t now_ms)
 {
-	int64_t horizon = now_ms - server.cfg.transactional_id_expiration_ms;
+	int64_t horizon = now_ms - tc->cfg->transactional_id_expiration_ms;
 	/* Backwards: removal moves the last entry into the freed slot. */
-	for (int32_t i = reg.n - 1; i >= 0; i--) {
-		txn_meta *m = reg.all[i];
+	for (int32_t i = tc->n - 1; i >= 0; i--) {
+		txn_meta *m = tc->all[i];
 		bool idle = m->state == TXN_EMPTY || m->state == TXN_COMPLETE_COMMIT ||
 			    m->state == TXN_COMPLETE_ABORT;
 		if (!idle || m->last_update_ms > horizon)
 			continue;
-		int16_t err = txn_store_append(proto_str_of(m->id, m->id_len), NULL, now_ms);
+		brk_hw_mark mark = { 0 };
+		int16_t err = tc->env.append(tc->env.arg, m->partition, proto_str_of(m->id, m->id_len),
+					     NULL, now_ms, &mark);
 		static brk_ratelog rl = BRK_RATELOG_INIT;
-		if (err)
+		if (err) {
 			brk_ratelog_printf(&rl, "samsa: transactional id %s: writing its tombstone failed "
 					   "(error %d)\n", m->id, err);
-		else
-			remove_meta(m);
+			continue;
+		}
+		txn_partition *ps = txn_partition_state(tc, m->partition);
+		if (ps && ps->loaded)
+			ps->last_write = mark;
+		remove_meta(tc, m);
 	}
 }
 
 static void on_abort_timer(brk_loop *loop, void *arg)
 {
-	(void)arg;
-	txn_abort_timed_out(brk_wall_ms());
-	reg.abort_timer = brk_timer_add(loop,
-					server.cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-					on_abort_timer, NULL);
+	txn_coordinator *tc = arg;
+	tc->abort_timer = 0;
+	txn_abort_timed_out(tc, brk_wall_ms());
+	tc->abort_timer = brk_timer_add(
+		loop, tc->cfg->transaction_abort_timed_out_transaction_cleanup_interval_ms,
+		on_abort_timer, tc);
 }
 
 static void on_expire_timer(brk_loop *loop, void *arg)
 {
-	(void)arg;
-	txn_expire_ids(brk_wall_ms());
-	reg.expire_timer = brk_timer_add(
-		loop, server.cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
-		on_expire_timer, NULL);
+	txn_coordinator *tc = arg;
+	tc->expire_timer = 0;
+	txn_expire_ids(tc, brk_wall_ms());
+	tc->expire_timer = brk_timer_add(
+		loop, tc->cfg->transaction_remove_expired_transaction_cleanup_interval_ms,
+		on_expire_timer, tc);
 }
 
-void txn_coordinator_start(int64_t now_ms)
+void txn_coordinator_start(txn_coordinator *tc)
 {
+	if (!tc->loop || tc->abort_timer)
+		return;
+	tc->abort_timer = brk_timer_add(
+		tc->loop, tc->cfg->transaction_abort_timed_out_transaction_cleanup_interval_ms,
+		on_abort_timer, tc);
+	tc->expire_timer = brk_timer_add(
+		tc->loop, tc->cfg->transaction_remove_expired_transaction_cleanup_interval_ms,
+		on_expire_timer, tc);
+}
+
+/* ---- loading and unloading partitions ---- */
+
+int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_partition *p,
+			     int32_t leader_epoch, int64_t now_ms)
+{
+	txn_partition *ps = txn_partition_state(tc, index);
+	if (!ps)
+		return 0;
+	/* What was loaded reaches the log end offset, maybe above the high
+	 * watermark: the markers of a Prepare* record loaded wait for it to
+	 * be committed, as those of one written here. */
+	brk_hw_mark loaded = { 0 };
+	if (p && p->log)
+		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	*ps = (txn_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
+			       .last_write = loaded };
+	/* Kafka's loadTransactionsForTxnTopicPartition: the transactions
+	 * found ending are completed. Backwards: completion does not remove
+	 * ids, but keep to one order everywhere. */
 	int32_t completed = 0;
-	for (int32_t i = 0; i < reg.n; i++) {
-		txn_meta *m = reg.all[i];
-		if (is_prepare(m) && complete(m, now_ms) == KERR_NONE)
+	for (int32_t i = tc->n - 1; i >= 0; i--) {
+		txn_meta *m = tc->all[i];
+		if (m->partition != index || !is_prepare(m))
+			continue;
+		m->prepare_mark = loaded;
+		if (complete(m, now_ms) == KERR_NONE)
 			completed++;
 	}
-	if (completed > 0)
-		fprintf(stderr, "samsa: completed %d transaction(s) found prepared in %s\n",
-			(int)completed, TXN_STATE_TOPIC);
-	if (!server.loop)
-		return;
-	reg.abort_timer = brk_timer_add(
-		server.loop, server.cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-		on_abort_timer, NULL);
-	reg.expire_timer = brk_timer_add(
-		server.loop, server.cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
-		on_expire_timer, NULL);
+	return completed;
+}
+
+int32_t txn_partition_unload(txn_coordinator *tc, int32_t index)
+{
+	txn_partition *ps = txn_partition_state(tc, index);
+	if (ps)
+		*ps = (txn_partition){ 0 };
+	int32_t n = 0;
+	for (int32_t i = tc->n - 1; i >= 0; i--) {
+		if (i >= tc->n)
+			continue;
+		txn_meta *m = tc->all[i];
+		if (m->partition != index)
+			continue;
+		remove_meta(tc, m);
+		n++;
+	}
+	return n;
 }

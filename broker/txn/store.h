@@ -2,14 +2,26 @@
  * store.h - durability of the transaction coordinator's state in the
  * compacted internal topic __transaction_state (DESIGN.md decision 6), with
  * Kafka's key and value layouts (store_codec.h): creation of the topic,
- * loading at start-up, and one record per state change, appended to
- * partition abs(String.hashCode(transactional id)) % partitions (Kafka's
- * TransactionStateManager.partitionFor) through the same path as Produce.
+ * loading a partition's transactional ids when this broker becomes its
+ * leader and dropping them when it stops (the role observer; Kafka's
+ * TransactionStateManager.loadTransactionsForTxnTopicPartition /
+ * removeTransactionsForTxnTopicPartition), and one record per state change,
+ * appended to partition brk_coordinator_partition(transactional id)
+ * (Kafka's TransactionStateManager.partitionFor) through the same path as
+ * Produce. store.c is the coordinator's txn_env (txn.h): appends, the
+ * broker's producer ids, the partitions of __consumer_offsets.
  *
  * Everything runs on the event loop thread. As for __consumer_offsets, a
- * record is appended (and the high watermark moved) before the in-memory
- * state changes and before the request is answered; it is not fsynced
- * (the log's flush policy applies, as Kafka with acks=-1 on one node).
+ * record is appended before the in-memory state changes; it is not
+ * fsynced (the log's flush policy applies), and answers wait until it is
+ * committed (txn.h, "Writes").
+ *
+ * Log lines, one per partition, when a partition is loaded after start-up
+ * ("samsa: __transaction_state-4: loaded 2 transactional id(s) at leader
+ * epoch 3, 1 prepared transaction(s) completed"; not for the empty
+ * partitions of a topic just made, at leader epoch 0) and when it is
+ * dropped ("... unloaded 2 transactional id(s): now a follower"); the
+ * partitions loaded at start-up are summed up in one line.
  */
 #ifndef SAMSA_BROKER_TXN_STORE_H
 #define SAMSA_BROKER_TXN_STORE_H
@@ -19,13 +31,15 @@
 #include "broker/internal_topic.h"
 #include "broker/request.h"
 #include "broker/txn/store_codec.h"
+#include "broker/txn/txn.h"
 #include "protocol/buf.h"
 
-#define TXN_STATE_TOPIC "__transaction_state"
+#define TXN_STATE_TOPIC BRK_TXN_STATE_TOPIC
 
-/* __transaction_state, or NULL when it does not exist (yet): callers answer
+/* __transaction_state in tc's partition registry, or NULL when it does not
+ * exist (yet) or no store is attached: callers answer
  * COORDINATOR_NOT_AVAILABLE. The topic is owned by the partition registry. */
-struct brk_topic *txn_store_topic(void);
+struct brk_topic *txn_store_topic(const txn_coordinator *tc);
 
 /*
  * The controller operation that creates __transaction_state
@@ -41,40 +55,57 @@ void txn_store_topic_op(brk_internal_topic_op *o);
 
 /* As grp_store_await_topic, for __transaction_state (InitProducerId with a
  * transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn). */
-int txn_store_await_topic(brk_request *req);
+int txn_store_await_topic(txn_coordinator *tc, brk_request *req);
 
 /*
- * At start-up, after grp_store_open and before the listeners open: when
- * __transaction_state exists (it is not created here, see txn_store_topic),
- * load every transactional id from it
- * (each partition from its log start offset to its high watermark, records
- * applied in order, a tombstone removes the id), then txn_coordinator_start
- * (Prepare* transactions completed, timers started).
- * Loading is synchronous, so COORDINATOR_LOAD_IN_PROGRESS is never
- * answered. Malformed records are skipped with a warning.
- * Returns 0, or -errno when the topic cannot be created or a log cannot be
- * read (the broker should not start then).
+ * Attach the store to tc (tc->env: appends to partitions of reg, the
+ * server's producer ids, gc's __consumer_offsets) and follow the leadership
+ * of __transaction_state: a role observer is registered on reg, every
+ * partition this broker leads now is loaded (at start-up: after the
+ * controller's initial events and grp_store_open, before the listeners
+ * open), and the timers start (txn_coordinator_start).
+ *
+ * Loading a partition (on each new leader epoch where this broker leads
+ * it, its log online): its log is read from the log start offset to the
+ * log end offset (brk_internal_topic_read), records applied in order (a
+ * tombstone removes the id),
+ * then txn_partition_loaded (Prepare* transactions completed). Malformed
+ * records are skipped with a warning. A partition that cannot be read
+ * stays unloaded (NOT_COORDINATOR) with a message. When this broker stops
+ * leading it (follower, no replica, topic removed) or a new leader epoch
+ * starts, its ids are dropped first (txn_partition_unload).
+ *
+ * After the start-up loads, when this broker coordinates every
+ * transactional id (it leads every partition of __transaction_state, or
+ * the topic does not exist) and transaction.partition.verification.enable
+ * is set: pending transactional offsets in gc of a producer that no loaded
+ * transaction has open are aborted (an abort marker in the group's
+ * __consumer_offsets partition, when led here): no coordinator would ever
+ * end them. On a cluster where ids live on other brokers this cannot be
+ * known, and they are left alone.
+ * Returns 0, or -errno when a partition led now cannot be read (the broker
+ * should not start then), -ENOSPC when the observer cannot be registered.
  */
-int txn_store_open(void);
+int txn_store_open(txn_coordinator *tc, struct brk_partitions *reg, struct grp_coordinator *gc);
+
+/* The role observer txn_store_open registers (a brk_role_fn whose arg is
+ * the txn_coordinator). Exposed for tests. */
+void txn_store_on_role(void *tc, struct brk_partition *p);
 
 /*
- * Append one record for transactional id `id`: value v, or a tombstone
- * when v is NULL (Kafka's transactional id expiration), at timestamp now_ms.
- * Returns a Kafka error code, as Kafka's TransactionStateManager
+ * txn_env.append (arg: the txn_coordinator): one record for transactional
+ * id `id` in partition `partition`: value v, or a tombstone when v is NULL
+ * (Kafka's transactional id expiration), at timestamp now_ms; *mark names
+ * the write. Returns a Kafka error code, as Kafka's TransactionStateManager
  * .appendTransactionToLog maps append errors: NONE;
  * COORDINATOR_NOT_AVAILABLE when __transaction_state or the partition does
- * not exist; NOT_COORDINATOR when the log is offline or the append failed
- * (KAFKA_STORAGE_ERROR); UNKNOWN_SERVER_ERROR for a record above the topic's
- * max.message.bytes or segment.bytes (MESSAGE_TOO_LARGE /
- * RECORD_LIST_TOO_LARGE) or out of memory. Nothing is written on error.
+ * not exist; NOT_COORDINATOR when the partition is not loaded here, its log
+ * is offline or the append failed (KAFKA_STORAGE_ERROR); UNKNOWN_SERVER_ERROR
+ * for a record above the topic's max.message.bytes or segment.bytes
+ * (MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE) or out of memory. Nothing is
+ * written on error.
  */
-int16_t txn_store_append(proto_str id, const txn_log_value *v, int64_t now_ms);
-
-/*
- * The coordinator epoch of transactional id `id`: the leader epoch of its
- * __transaction_state partition (Kafka's coordinatorEpoch, written into
- * every marker), or -1 when the topic does not exist.
- */
-int32_t txn_store_coordinator_epoch(proto_str id);
+int16_t txn_store_append(void *tc, int32_t partition, proto_str id, const txn_log_value *v,
+			 int64_t now_ms, brk_hw_mark *mark);
 
 #endif

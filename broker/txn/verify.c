@@ -36,13 +36,16 @@ int16_t txn_verify_write(proto_str id, int64_t pid, int16_t epoch, brk_partition
 		return KERR_NONE;
 	if (p->log && has_ongoing_txn(p, pid, epoch))
 		return KERR_NONE;
+	txn_coordinator *tc = &server.txns;
+	if (id.len > 0 && txn_coordinator_error(tc, id) == KERR_NOT_COORDINATOR)
+		return op == TXN_WRITE_ADD_PARTITION ? KERR_COORDINATOR_NOT_AVAILABLE : KERR_NONE;
 	const char *topic = p->topic->name;
 	int16_t err;
 	if (op == TXN_WRITE_ADD_PARTITION) {
 		txn_tp_ref r = { proto_cstr(topic), p->index };
-		err = txn_add_partitions(id, pid, epoch, &r, 1, TXN_TV2, now_ms);
+		err = txn_add_partitions(tc, id, pid, epoch, &r, 1, TXN_TV2, now_ms);
 	} else {
-		err = txn_verify_partition(id, pid, epoch, topic, p->index);
+		err = txn_verify_partition(tc, id, pid, epoch, topic, p->index);
 	}
 	if (err == KERR_PRODUCER_FENCED)
 		return KERR_INVALID_PRODUCER_EPOCH;

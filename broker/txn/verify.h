@@ -12,8 +12,19 @@
  * transaction in the partition that no coordinator ever ends, and the
  * last stable offset would stop there for good. Requests of transaction
  * version 2 (Produce v12+, TxnOffsetCommit v5+) add the partition instead
- * of verifying it, as Kafka does. The coordinator runs in this process
- * (txn.h), so the answer is immediate.
+ * of verifying it, as Kafka does.
+ *
+ * Only the coordinator of this process is asked, and its answer is
+ * immediate. When the transactional id's coordinator is another broker
+ * (this broker does not lead its partition of __transaction_state), the
+ * write is NOT verified: it goes on as if
+ * transaction.partition.verification.enable were false (Kafka would send a
+ * verify-only AddPartitionsToTxn v4+ to that coordinator and make the
+ * write wait for its answer; not done yet). For transaction version 2
+ * writes, which must add the partition, the answer is then
+ * COORDINATOR_NOT_AVAILABLE (retriable): the partition cannot be added
+ * from here. While __transaction_state does not exist the local registry
+ * (empty) answers, as before.
  *
  * Everything runs on the event loop thread.
  */
@@ -42,12 +53,14 @@ txn_write_op txn_write_op_for_txn_offset_commit(int16_t version);
 
 /*
  * Check that producer pid/epoch of transactional id `id` may write a
- * transactional batch to partition p (online: p->log not NULL). NONE
- * without asking the coordinator when the producer already has an ongoing
- * transaction at that epoch in p's log (Kafka's
- * UnifiedLog.hasOngoingTransaction: the first batch was verified), or when
- * transaction.partition.verification.enable is false and op is not
- * TXN_WRITE_ADD_PARTITION. Otherwise txn_verify_partition, or
+ * transactional batch to partition p (online: p->log not NULL), with the
+ * server's coordinator. NONE without asking the coordinator when the
+ * producer already has an ongoing transaction at that epoch in p's log
+ * (Kafka's UnifiedLog.hasOngoingTransaction: the first batch was
+ * verified), when transaction.partition.verification.enable is false and
+ * op is not TXN_WRITE_ADD_PARTITION, or when the id's coordinator is
+ * another broker (above; COORDINATOR_NOT_AVAILABLE for
+ * TXN_WRITE_ADD_PARTITION). Otherwise txn_verify_partition, or
  * txn_add_partitions (transaction version 2) for TXN_WRITE_ADD_PARTITION,
  * with AddPartitionsToTxnManager's mapping of the answer:
  * PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE ->

@@ -1,0 +1,1328 @@
+/*
+ * test_zk_backend.c - the ZooKeeper back end of the controller (ctl.h with
+ * zookeeper_connect set) against a real ZooKeeper (Debian's 3.8, started by
+ * compat-tests/harness.h on a free 127.0.0.1 port, stopped and removed with
+ * its files at exit). Several ctl instances in one process act as brokers
+ * 1, 2 and 3; each test works under its own chroot, so tests do not see each
+ * other's znodes. Session timeout 4000 ms (CLUSTER.md 6.4).
+ *
+ * Each broker's events are applied to a mirror, as the broker's loop would
+ * (brokers, controller, topics with their states, deletions, broker
+ * configs), and the tests wait on the mirrors; znodes are read with a
+ * session of the test's own.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compat-tests/harness.h"
+#include "controller/ctl.h"
+#include "controller/zk.h"
+#include "controller/zk_backend.h"
+#include "controller/zk_json.h"
+#include "protocol/err.h"
+#include "storage/logdir.h"
+
+#define SESSION_MS 4000
+#define WAIT_MS 15000
+#define MAXB 4 /* brokers 1..3 (index = id) */
+#define MAXT 16
+
+static char zk_hosts[64];
+
+/* ---- a broker's mirror of the events ---- */
+
+typedef struct mirror {
+	ctl *c;
+	int32_t id;
+	char connect[256];
+	ctl_broker brokers[8];
+	int nbrokers;
+	int32_t controller, controller_epoch;
+	int controller_events;
+	ctl_topic *topics[MAXT];
+	int ntopics;
+	char deleted[MAXT][CTL_TOPIC_NAME_MAX + 1];
+	int ndeleted;
+	ctl_config_entry *bconf[MAXB + 1]; /* [0] default, [id] broker id */
+	int32_t nbconf[MAXB + 1];
+	int bconf_events;
+	ctl_result results[32];
+	int nresults;
+	int partition_events;
+	long long last_partition_ms;
+} mirror;
+
+static mirror mirrors[MAXB];
+static char chroot_path[128];
+
+static const ctl_topic *m_topic(const mirror *m, const char *name)
+{
+	for (int i = 0; i < m->ntopics; i++)
+		if (strcmp(m->topics[i]->name, name) == 0)
+			return m->topics[i];
+	return NULL;
+}
+
+static const ctl_partition *m_part(const mirror *m, const char *name, int32_t p)
+{
+	const ctl_topic *t = m_topic(m, name);
+	return t && p < t->npartitions ? &t->partitions[p] : NULL;
+}
+
+static void apply(mirror *m, ctl_event *e)
+{
+	switch (e->type) {
+	case CTL_EV_BROKERS:
+		ck_assert_int_le(e->u.brokers.n, 8);
+		m->nbrokers = e->u.brokers.n;
+		memcpy(m->brokers, e->u.brokers.v, (size_t)e->u.brokers.n * sizeof(ctl_broker));
+		break;
+	case CTL_EV_CONTROLLER:
+		m->controller = e->u.controller.id;
+		m->controller_epoch = e->u.controller.epoch;
+		m->controller_events++;
+		break;
+	case CTL_EV_TOPIC: {
+		int i;
+		for (i = 0; i < m->ntopics; i++)
+			if (strcmp(m->topics[i]->name, e->u.topic->name) == 0)
+				break;
+		ck_assert_int_lt(i, MAXT);
+		if (i < m->ntopics)
+			ctl_topic_free(m->topics[i]);
+		else
+			m->ntopics++;
+		m->topics[i] = e->u.topic;
+		e->u.topic = NULL;
+		break;
+	}
+	case CTL_EV_TOPIC_DELETED:
+		if (m->ndeleted < MAXT)
+			snprintf(m->deleted[m->ndeleted++], CTL_TOPIC_NAME_MAX + 1, "%s",
+				 e->u.deleted.name);
+		for (int i = 0; i < m->ntopics; i++)
+			if (strcmp(m->topics[i]->name, e->u.deleted.name) == 0) {
+				ck_assert(memcmp(m->topics[i]->id, e->u.deleted.id, 16) == 0);
+				ctl_topic_free(m->topics[i]);
+				m->topics[i] = m->topics[--m->ntopics];
+				break;
+			}
+		break;
+	case CTL_EV_PARTITION: {
+		m->partition_events++;
+		m->last_partition_ms = h_now_ms();
+		for (int i = 0; i < m->ntopics; i++) {
+			ctl_topic *t = m->topics[i];
+			if (memcmp(t->id, e->u.partition.topic_id, 16) != 0)
+				continue;
+			int32_t p = e->u.partition.state.partition;
+			ck_assert_int_lt(p, t->npartitions);
+			ctl_partition_clear(&t->partitions[p]);
+			t->partitions[p] = e->u.partition.state;
+			memset(&e->u.partition.state, 0, sizeof(e->u.partition.state));
+		}
+		break;
+	}
+	case CTL_EV_BROKER_CONFIGS: {
+		int32_t id = e->u.broker_configs.broker_id;
+		int k = id == CTL_BROKER_DEFAULT ? 0 : id;
+		ck_assert(k >= 0 && k <= MAXB);
+		ctl_configs_free(m->bconf[k], m->nbconf[k]);
+		m->bconf[k] = e->u.broker_configs.configs;
+		m->nbconf[k] = e->u.broker_configs.nconfigs;
+		e->u.broker_configs.configs = NULL;
+		e->u.broker_configs.nconfigs = 0;
+		m->bconf_events++;
+		break;
+	}
+	case CTL_EV_RESULT:
+		ck_assert_int_lt(m->nresults, 32);
+		m->results[m->nresults++] = e->u.result;
+		break;
+	}
+}
+
+static void pump(mirror *m)
+{
+	if (!m->c)
+		return;
+	ctl_event *e;
+	while ((e = ctl_next_event(m->c))) {
+		apply(m, e);
+		ctl_event_free(e);
+	}
+}
+
+static void pump_all(void)
+{
+	for (int i = 0; i < MAXB; i++)
+		pump(&mirrors[i]);
+}
+
+static void mirror_clear(mirror *m)
+{
+	for (int i = 0; i < m->ntopics; i++)
+		ctl_topic_free(m->topics[i]);
+	for (int i = 0; i <= MAXB; i++)
+		ctl_configs_free(m->bconf[i], m->nbconf[i]);
+	memset(m, 0, sizeof(*m));
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* What every mirror holds (to stderr, when a wait fails). */
+static void dump_mirrors(void)
+{
+	for (int b = 1; b < MAXB; b++) {
+		const mirror *m = &mirrors[b];
+		if (!m->c)
+			continue;
+		fprintf(stderr, "broker %d: controller %d epoch %d; brokers", b, (int)m->controller,
+			(int)m->controller_epoch);
+		for (int i = 0; i < m->nbrokers; i++)
+			fprintf(stderr, " %d@%lld", (int)m->brokers[i].id,
+				(long long)m->brokers[i].epoch);
+		fprintf(stderr, "\n");
+		for (int i = 0; i < m->ntopics; i++) {
+			const ctl_topic *t = m->topics[i];
+			for (int p = 0; p < t->npartitions; p++) {
+				const ctl_partition *cp = &t->partitions[p];
+				fprintf(stderr, "  %s-%d leader %d epoch %d version %d isr", t->name, p,
+					(int)cp->leader, (int)cp->leader_epoch, (int)cp->partition_epoch);
+				for (int k = 0; k < cp->nisr; k++)
+					fprintf(stderr, " %d", (int)cp->isr[k]);
+				fprintf(stderr, "\n");
+			}
+		}
+	}
+}
+
+/* Pump every mirror until cond holds, at most ms. */
+#define WAIT_UNTIL(cond, ms, ...)                                               \
+	do {                                                                    \
+		long long dl_ = h_now_ms() + h_scaled_ms(ms);                   \
+		for (;;) {                                                      \
+			pump_all();                                             \
+			if (cond)                                               \
+				break;                                          \
+			if (h_now_ms() >= dl_)                                  \
+				dump_mirrors();                                 \
+			ck_assert_msg(h_now_ms() < dl_, __VA_ARGS__);           \
+			sleep_ms(5);                                            \
+		}                                                               \
+	} while (0)
+
+static void set_chroot(const char *name)
+{
+	snprintf(chroot_path, sizeof(chroot_path), "/t-%s", name);
+}
+
+static ctl_options broker_options(int32_t id, const char *rack, bool unclean)
+{
+	mirror *m = &mirrors[id];
+	snprintf(m->connect, sizeof(m->connect), "%s%s", zk_hosts, chroot_path);
+	ctl_options o = { .broker_id = id, .zookeeper_connect = m->connect,
+			  .zookeeper_session_timeout_ms = SESSION_MS,
+			  .zookeeper_connection_timeout_ms = h_scaled_ms(10000),
+			  .unclean_leader_election_enable = unclean };
+	o.self.id = id;
+	snprintf(o.self.host, sizeof(o.self.host), "127.0.0.1");
+	o.self.port = 9000 + id;
+	if (rack)
+		snprintf(o.self.rack, sizeof(o.self.rack), "%s", rack);
+	return o;
+}
+
+static void open_broker_opts(int32_t id, const ctl_options *o)
+{
+	mirror *m = &mirrors[id];
+	char connect[256];
+	snprintf(connect, sizeof(connect), "%s", m->connect);
+	mirror_clear(m);
+	snprintf(m->connect, sizeof(m->connect), "%s", connect);
+	m->id = id;
+	m->controller = -2;
+	ctl_options copy = *o;
+	copy.zookeeper_connect = m->connect;
+	int rc = ctl_open(&copy, &m->c);
+	ck_assert_msg(rc == 0, "broker %d: ctl_open: %d", id, rc);
+	pump(m);
+}
+
+static void open_broker(int32_t id)
+{
+	ctl_options o = broker_options(id, NULL, false);
+	open_broker_opts(id, &o);
+}
+
+static void close_broker(int32_t id)
+{
+	mirror *m = &mirrors[id];
+	ctl_close(m->c);
+	m->c = NULL;
+}
+
+static void close_all(void)
+{
+	for (int i = 0; i < MAXB; i++) {
+		close_broker(i);
+		mirror_clear(&mirrors[i]);
+	}
+}
+
+/* Submit op on broker id's ctl and wait for its result. */
+static ctl_result call(int32_t id, const ctl_op *op)
+{
+	mirror *m = &mirrors[id];
+	uint64_t rid = ctl_submit(m->c, op);
+	ck_assert_uint_gt(rid, 0);
+	long long dl = h_now_ms() + h_scaled_ms(WAIT_MS);
+	for (;;) {
+		pump_all();
+		for (int i = 0; i < m->nresults; i++)
+			if (m->results[i].id == rid) {
+				ctl_result r = m->results[i];
+				m->results[i] = m->results[--m->nresults];
+				return r;
+			}
+		ck_assert_msg(h_now_ms() < dl, "no result for op %d on broker %d", (int)op->type,
+			      (int)id);
+		ctl_wait_event(m->c, 5);
+	}
+}
+
+static ctl_result create_topic(int32_t on, const char *name, int32_t partitions, int16_t rf,
+			       const ctl_replica_list *as, int32_t nas, const ctl_config_entry *cfg,
+			       int32_t ncfg)
+{
+	ctl_op op = { .type = CTL_OP_CREATE_TOPIC, .partitions = partitions,
+		      .replication_factor = rf, .assignments = as, .nassignments = nas,
+		      .configs = cfg, .nconfigs = ncfg };
+	snprintf(op.topic, sizeof(op.topic), "%s", name);
+	return call(on, &op);
+}
+
+/* Create name with one partition per row of ids (rows of n). */
+static void create_manual(int32_t on, const char *name, const int32_t *ids, int32_t rows,
+			  int32_t n, const ctl_config_entry *cfg, int32_t ncfg)
+{
+	ctl_replica_list as[16];
+	for (int32_t i = 0; i < rows; i++)
+		as[i] = (ctl_replica_list){ &ids[i * n], n };
+	ctl_result r = create_topic(on, name, 0, 0, as, rows, cfg, ncfg);
+	ck_assert_msg(r.error == 0, "create %s: %d %s", name, r.error, r.msg);
+}
+
+static bool ids_are(const int32_t *v, int32_t n, const int32_t *want, int32_t nwant)
+{
+	return n == nwant && (n == 0 || memcmp(v, want, (size_t)n * sizeof(*v)) == 0);
+}
+
+/* Partition p of name, as broker id's mirror has it, is (leader, epoch,
+ * isr). */
+static bool state_is(int32_t id, const char *name, int32_t p, int32_t leader, int32_t epoch,
+		     const int32_t *isr, int32_t nisr)
+{
+	const ctl_partition *cp = m_part(&mirrors[id], name, p);
+	return cp && cp->leader == leader && cp->leader_epoch == epoch &&
+	       ids_are(cp->isr, cp->nisr, isr, nisr);
+}
+
+static bool all_state_is(const int32_t *on, int non, const char *name, int32_t p, int32_t leader,
+			 int32_t epoch, const int32_t *isr, int32_t nisr)
+{
+	for (int i = 0; i < non; i++)
+		if (!state_is(on[i], name, p, leader, epoch, isr, nisr))
+			return false;
+	return true;
+}
+
+/* ---- the test's own session ---- */
+
+static ctl_zk *raw_open(void)
+{
+	char connect[256];
+	snprintf(connect, sizeof(connect), "%s%s", zk_hosts, chroot_path);
+	ctl_zk_config cfg = { .connect = connect, .session_timeout_ms = SESSION_MS,
+			      .connection_timeout_ms = h_scaled_ms(10000) };
+	ctl_zk *zk = NULL;
+	int rc = ctl_zk_open(&cfg, &zk);
+	ck_assert_msg(rc == CTL_ZK_OK, "open %s: %s", connect, ctl_zk_strerror(rc));
+	return zk;
+}
+
+/* Data of path (caller frees), NULL when absent. */
+static char *raw_get(ctl_zk *zk, const char *path, ctl_zk_stat *st)
+{
+	char *data;
+	int len;
+	int rc = ctl_zk_get(zk, path, false, &data, &len, st);
+	if (rc == CTL_ZK_NONODE)
+		return NULL;
+	ck_assert_msg(rc == CTL_ZK_OK, "get %s: %s", path, ctl_zk_strerror(rc));
+	return data ? data : strdup("");
+}
+
+static bool raw_exists(ctl_zk *zk, const char *path)
+{
+	int rc = ctl_zk_exists(zk, path, false, NULL);
+	ck_assert(rc == CTL_ZK_OK || rc == CTL_ZK_NONODE);
+	return rc == CTL_ZK_OK;
+}
+
+static int32_t raw_controller_epoch(ctl_zk *zk)
+{
+	char *d = raw_get(zk, "/controller_epoch", NULL);
+	ck_assert_ptr_nonnull(d);
+	int32_t e = atoi(d);
+	free(d);
+	return e;
+}
+
+static int32_t raw_controller(ctl_zk *zk)
+{
+	char *d = raw_get(zk, "/controller", NULL);
+	if (!d)
+		return -1;
+	const char *p = strstr(d, "\"brokerid\":");
+	ck_assert_ptr_nonnull(p);
+	int32_t id = atoi(p + 11);
+	free(d);
+	return id;
+}
+
+/* The timestamp member of a JSON text ("timestamp":"<digits>"). */
+static long long json_timestamp(const char *json)
+{
+	const char *p = strstr(json, "\"timestamp\":\"");
+	ck_assert_ptr_nonnull(p);
+	return atoll(p + 13);
+}
+
+/* ---- tests ---- */
+
+/* The znodes after three brokers start and a topic is created, byte for
+ * byte as Kafka writes them (CLUSTER.md 6.5 test 1). */
+START_TEST(test_layout)
+{
+	set_chroot("layout");
+	ctl_options o = broker_options(1, "r1", false);
+	open_broker_opts(1, &o);
+	open_broker(2);
+	open_broker(3);
+	ctl_zk *zk = raw_open();
+	static const char *const paths[] = {
+		"/consumers", "/brokers/ids", "/brokers/topics", "/config/changes",
+		"/admin/delete_topics", "/brokers/seqid", "/isr_change_notification",
+		"/latest_producer_id_block", "/log_dir_event_notification", "/config/topics",
+		"/config/clients", "/config/users", "/config/brokers", "/config/ips",
+	};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++)
+		ck_assert_msg(raw_exists(zk, paths[i]), "%s", paths[i]);
+
+	/* registration v5 (rack after endpoints), epoch = czxid */
+	ctl_zk_stat st;
+	char *d = raw_get(zk, "/brokers/ids/1", &st);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":\"PLAINTEXT\"},"
+		 "\"endpoints\":[\"PLAINTEXT://127.0.0.1:9001\"],\"rack\":\"r1\",\"jmx_port\":-1,"
+		 "\"port\":9001,\"host\":\"127.0.0.1\",\"version\":5,\"timestamp\":\"%lld\"}",
+		 json_timestamp(d));
+	ck_assert_str_eq(d, want);
+	free(d);
+	ck_assert(st.ephemeral_owner != 0);
+	WAIT_UNTIL(mirrors[1].nbrokers == 3 && mirrors[2].nbrokers == 3 && mirrors[3].nbrokers == 3,
+		   WAIT_MS, "every broker sees three");
+	for (int b = 1; b <= 3; b++) {
+		ck_assert_int_eq(mirrors[b].brokers[0].id, 1);
+		ck_assert_int_eq(mirrors[b].brokers[0].epoch, st.czxid);
+		ck_assert_str_eq(mirrors[b].brokers[0].rack, "r1");
+		ck_assert_int_eq(mirrors[b].brokers[2].port, 9003);
+		ck_assert_str_eq(mirrors[b].brokers[2].rack, "");
+	}
+	d = raw_get(zk, "/brokers/ids/2", NULL);
+	ck_assert_ptr_null(strstr(d, "rack")); /* omitted when unset */
+	free(d);
+
+	/* the first broker is the controller, epoch 1 */
+	d = raw_get(zk, "/controller", &st);
+	snprintf(want, sizeof(want), "{\"version\":1,\"brokerid\":1,\"timestamp\":\"%lld\"}",
+		 json_timestamp(d));
+	ck_assert_str_eq(d, want);
+	free(d);
+	ck_assert(st.ephemeral_owner != 0);
+	d = raw_get(zk, "/controller_epoch", &st);
+	ck_assert_str_eq(d, "1");
+	free(d);
+	for (int b = 1; b <= 3; b++) {
+		ck_assert_int_eq(mirrors[b].controller, 1);
+		ck_assert_int_eq(mirrors[b].controller_epoch, 1);
+	}
+
+	/* /cluster/id: one id, the same for all */
+	d = raw_get(zk, "/cluster/id", NULL);
+	snprintf(want, sizeof(want), "{\"version\":\"1\",\"id\":\"%s\"}",
+		 ctl_cluster_id(mirrors[1].c));
+	ck_assert_str_eq(d, want);
+	free(d);
+	ck_assert_uint_eq(strlen(ctl_cluster_id(mirrors[1].c)), 22);
+	ck_assert_str_eq(ctl_cluster_id(mirrors[2].c), ctl_cluster_id(mirrors[1].c));
+	ck_assert_str_eq(ctl_cluster_id(mirrors[3].c), ctl_cluster_id(mirrors[1].c));
+
+	/* a topic with a given id, a given assignment and a config (Kafka
+	 * 3.x's "demo" topic, CLUSTER.md 1.3) */
+	int32_t rows[] = { 2, 3, 1, 3, 1, 2, 1, 2, 3 };
+	ctl_replica_list as[3] = { { &rows[0], 3 }, { &rows[3], 3 }, { &rows[6], 3 } };
+	ctl_config_entry cfg[] = { { "retention.ms", "86400000" } };
+	ctl_op op = { .type = CTL_OP_CREATE_TOPIC, .assignments = as, .nassignments = 3,
+		      .configs = cfg, .nconfigs = 1 };
+	snprintf(op.topic, sizeof(op.topic), "demo");
+	ck_assert_int_eq(logdir_uuid_from_string("cMr3GpVESX2L3byPGf93lQ", op.topic_id), 0);
+	ctl_result r = call(2, &op);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert(memcmp(r.topic_id, op.topic_id, 16) == 0);
+	d = raw_get(zk, "/brokers/topics/demo", NULL);
+	ck_assert_str_eq(d, "{\"partitions\":{\"0\":[2,3,1],\"1\":[3,1,2],\"2\":[1,2,3]},"
+			    "\"topic_id\":\"cMr3GpVESX2L3byPGf93lQ\",\"adding_replicas\":{},"
+			    "\"removing_replicas\":{},\"version\":3}");
+	free(d);
+	d = raw_get(zk, "/config/topics/demo", NULL);
+	ck_assert_str_eq(d, "{\"version\":1,\"config\":{\"retention.ms\":\"86400000\"}}");
+	free(d);
+	/* the controller makes the states: leader = first replica, ISR = all */
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "demo", 0, 2, 0, rows, 3) &&
+		   all_state_is(on, 3, "demo", 1, 3, 0, &rows[3], 3) &&
+		   all_state_is(on, 3, "demo", 2, 1, 0, &rows[6], 3),
+		   WAIT_MS, "states of demo on every broker");
+	d = raw_get(zk, "/brokers/topics/demo/partitions/1/state", &st);
+	ck_assert_str_eq(d, "{\"controller_epoch\":1,\"leader\":3,\"version\":1,\"leader_epoch\":0,"
+			    "\"isr\":[3,1,2]}");
+	free(d);
+	ck_assert_int_eq(st.version, 0);
+	d = raw_get(zk, "/brokers/topics/demo/partitions", NULL);
+	ck_assert_str_eq(d, ""); /* null data */
+	free(d);
+	const ctl_partition *cp = m_part(&mirrors[3], "demo", 1);
+	ck_assert_int_eq(cp->partition_epoch, 0);
+	ck_assert_int_eq(cp->controller_epoch, 1);
+	ck_assert(ids_are(cp->replicas, cp->nreplicas, &rows[3], 3));
+	const ctl_topic *t = m_topic(&mirrors[3], "demo");
+	ck_assert(memcmp(t->id, op.topic_id, 16) == 0);
+	ck_assert_int_eq(t->replication_factor, 3);
+	ck_assert_str_eq(ctl_topic_config(t, "retention.ms"), "86400000");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+
+/* Exactly one controller; the epoch grows by one on each failover
+ * (CLUSTER.md 6.5 test 2). */
+START_TEST(test_election)
+{
+	set_chroot("election");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	ctl_zk *zk = raw_open();
+	ck_assert_int_eq(raw_controller(zk), 1);
+	ck_assert_int_eq(raw_controller_epoch(zk), 1);
+	WAIT_UNTIL(mirrors[2].controller == 1 && mirrors[3].controller == 1, WAIT_MS,
+		   "all know the controller");
+	int32_t gone = 1;
+	for (int32_t epoch = 2; epoch <= 3; epoch++) {
+		close_broker(gone);
+		int a = gone == 1 ? 2 : 1, b = gone == 3 ? 2 : 3;
+		if (gone == 2) {
+			a = 1;
+			b = 3;
+		}
+		WAIT_UNTIL(mirrors[a].controller_epoch == epoch && mirrors[b].controller_epoch == epoch &&
+			   mirrors[a].controller >= 0 && mirrors[a].controller == mirrors[b].controller,
+			   WAIT_MS, "a new controller with epoch %d", epoch);
+		int32_t now = mirrors[a].controller;
+		ck_assert(now != gone && mirrors[now].c);
+		ck_assert_int_eq(raw_controller(zk), now);
+		ck_assert_int_eq(raw_controller_epoch(zk), epoch);
+		/* the one that went comes back: the controller stays */
+		open_broker(gone);
+		ck_assert_int_eq(mirrors[gone].controller, now);
+		ck_assert_int_eq(mirrors[gone].controller_epoch, epoch);
+		gone = now;
+	}
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* A controller that another controller's election passed by (its epoch
+ * moved) has its next write refused, resigns, and a new election follows;
+ * nothing is written with the old epoch (CLUSTER.md 6.5 test 3). */
+START_TEST(test_zombie_controller)
+{
+	set_chroot("zombie");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	ctl_zk *zk = raw_open();
+	ck_assert_int_eq(raw_controller(zk), 1);
+	/* another controller was elected meanwhile (epoch 5), as far as
+	 * /controller_epoch says */
+	ctl_zk_stat st;
+	ck_assert_int_eq(ctl_zk_set(zk, "/controller_epoch", "5", 1, CTL_ZK_ANY_VERSION, &st),
+			 CTL_ZK_OK);
+	/* the next controller write: the states of a new topic */
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(2, "z", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 2, "z", 0, 1, 0, rows, 3), WAIT_MS, "states after the new election");
+	ck_assert_int_eq(raw_controller_epoch(zk), 6);
+	char *d = raw_get(zk, "/brokers/topics/z/partitions/0/state", &st);
+	ck_assert_str_eq(d, "{\"controller_epoch\":6,\"leader\":1,\"version\":1,\"leader_epoch\":0,"
+			    "\"isr\":[1,2,3]}");
+	ck_assert_int_eq(st.version, 0); /* written once, by the new controller */
+	free(d);
+	WAIT_UNTIL(mirrors[1].controller_epoch == 6 && mirrors[2].controller_epoch == 6 &&
+		   mirrors[3].controller_epoch == 6, WAIT_MS, "everyone saw epoch 6");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* Leader election when brokers go (CLUSTER.md 2.3, 2.4): the first live ISR
+ * member in assignment order; ISR never empty; leader -1 when none is left;
+ * unclean only where configured. Also the fail-over time. */
+START_TEST(test_failure_election)
+{
+	set_chroot("failure");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t a[] = { 1, 2, 3 }, b[] = { 2 }, cd[] = { 2, 3 };
+	ctl_config_entry unclean[] = { { "unclean.leader.election.enable", "true" } };
+	create_manual(1, "a", a, 1, 3, NULL, 0);
+	create_manual(1, "b", b, 1, 1, NULL, 0);
+	create_manual(1, "c", cd, 1, 2, unclean, 1);
+	create_manual(1, "d", cd, 1, 2, NULL, 0);
+	const int32_t on[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 2, "a", 0, 1, 0, a, 3) && all_state_is(on, 2, "b", 0, 2, 0, b, 1) &&
+		   all_state_is(on, 2, "c", 0, 2, 0, cd, 2) && all_state_is(on, 2, "d", 0, 2, 0, cd, 2),
+		   WAIT_MS, "initial states");
+	/* broker 3 falls behind on c and d: their leader shrinks the ISR */
+	for (int i = 0; i < 2; i++) {
+		ctl_op op = { .type = CTL_OP_ALTER_ISR, .partition = 0, .leader_epoch = 0,
+			      .partition_epoch = 0, .isr = b, .nisr = 1 };
+		snprintf(op.topic, sizeof(op.topic), "%s", i ? "d" : "c");
+		ck_assert_int_eq(call(2, &op).error, 0);
+	}
+	/* the controller (1) goes: 2 leads a */
+	long long t0 = h_now_ms();
+	close_broker(1);
+	const int32_t a23[] = { 2, 3 };
+	WAIT_UNTIL(state_is(3, "a", 0, 2, 1, a23, 2), WAIT_MS, "2 leads a after 1 went");
+	long long failover = mirrors[3].last_partition_ms - t0;
+	fprintf(stderr, "test_zk_backend: fail-over (ctl_close of leader and controller to the "
+		"new state on another broker): %lld ms\n", failover);
+	/* 2 goes too (now the controller): 3 is left */
+	close_broker(2);
+	const int32_t i3[] = { 3 }, i2[] = { 2 };
+	WAIT_UNTIL(mirrors[3].controller == 3 && state_is(3, "a", 0, 3, 2, i3, 1) &&
+		   state_is(3, "b", 0, -1, 1, i2, 1) && state_is(3, "c", 0, 3, 1, i3, 1) &&
+		   state_is(3, "d", 0, -1, 1, i2, 1),
+		   WAIT_MS, "3 leads a; b and d have no leader, their ISR [2]; c unclean to 3");
+	/* 2 comes back (a new registration): b and d get their leader back */
+	open_broker(2);
+	const int32_t on23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "b", 0, 2, 2, i2, 1) && all_state_is(on23, 2, "d", 0, 2, 2, i2, 1) &&
+		   all_state_is(on23, 2, "a", 0, 3, 2, i3, 1) && all_state_is(on23, 2, "c", 0, 3, 1, i3, 1),
+		   WAIT_MS, "offline partitions elect 2 when it returns; the others stay");
+	close_all();
+}
+END_TEST
+
+/* RF 3 on 3 brokers, automatic placement: spread, states made, events on
+ * all three; the creation errors. */
+START_TEST(test_create_topic)
+{
+	set_chroot("create");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	ctl_result r = create_topic(2, "spread", 6, 3, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	for (int p = 0; p < 6; p++)
+		WAIT_UNTIL(m_part(&mirrors[1], "spread", p) && m_part(&mirrors[2], "spread", p) &&
+			   m_part(&mirrors[3], "spread", p) &&
+			   m_part(&mirrors[3], "spread", p)->leader >= 0 &&
+			   all_state_is(on, 3, "spread", p, m_part(&mirrors[3], "spread", p)->replicas[0],
+					0, m_part(&mirrors[3], "spread", p)->replicas, 3),
+			   WAIT_MS, "partition %d on all three", p);
+	int leaders[4] = { 0 };
+	const ctl_topic *t = m_topic(&mirrors[1], "spread");
+	ck_assert(memcmp(t->id, r.topic_id, 16) == 0);
+	for (int p = 0; p < 6; p++) {
+		const int32_t *v = t->partitions[p].replicas;
+		ck_assert_int_eq(t->partitions[p].nreplicas, 3);
+		ck_assert(v[0] != v[1] && v[1] != v[2] && v[0] != v[2]);
+		leaders[v[0]]++;
+	}
+	ck_assert(leaders[1] == 2 && leaders[2] == 2 && leaders[3] == 2);
+	/* errors */
+	r = create_topic(3, "spread", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_TOPIC_ALREADY_EXISTS);
+	r = create_topic(3, "four", 1, 4, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICATION_FACTOR);
+	ck_assert_str_eq(r.msg, "Unable to replicate the partition 4 time(s): The target "
+			       "replication factor of 4 cannot be reached because only 3 broker(s) "
+			       "are registered.");
+	int32_t nine[] = { 1, 9 };
+	ctl_replica_list as = { nine, 2 };
+	r = create_topic(3, "nine", 0, 0, &as, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	r = create_topic(3, "bad/name", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_TOPIC_EXCEPTION);
+	r = create_topic(3, "spr.ead", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, 0);
+	r = create_topic(3, "spr_ead", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_TOPIC_EXCEPTION);
+	r = create_topic(3, "zero", 0, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_PARTITIONS);
+	ctl_zk *zk = raw_open();
+	ck_assert(!raw_exists(zk, "/brokers/topics/four"));
+	ck_assert(!raw_exists(zk, "/config/topics/four"));
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* Deletion: the marker, then every znode goes and every broker hears of
+ * it (CLUSTER.md 2.9); a marker written by a tool works the same. */
+START_TEST(test_delete_topic)
+{
+	set_chroot("delete");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	ck_assert_int_eq(create_topic(1, "gone", 3, 2, NULL, 0, NULL, 0).error, 0);
+	ck_assert_int_eq(create_topic(1, "tool", 1, 3, NULL, 0, NULL, 0).error, 0);
+	WAIT_UNTIL(m_part(&mirrors[1], "gone", 2) && m_part(&mirrors[2], "gone", 2) &&
+		   m_part(&mirrors[3], "gone", 2) && m_part(&mirrors[3], "gone", 2)->leader >= 0 &&
+		   m_part(&mirrors[3], "tool", 0) && m_part(&mirrors[3], "tool", 0)->leader >= 0,
+		   WAIT_MS, "topics everywhere");
+	ctl_op op = { .type = CTL_OP_DELETE_TOPIC };
+	snprintf(op.topic, sizeof(op.topic), "gone");
+	ck_assert_int_eq(call(3, &op).error, 0);
+	WAIT_UNTIL(!m_topic(&mirrors[1], "gone") && !m_topic(&mirrors[2], "gone") &&
+		   !m_topic(&mirrors[3], "gone"), WAIT_MS, "deleted everywhere");
+	for (int b = 1; b <= 3; b++)
+		ck_assert_str_eq(mirrors[b].deleted[0], "gone");
+	ctl_zk *zk = raw_open();
+	ck_assert(!raw_exists(zk, "/brokers/topics/gone"));
+	ck_assert(!raw_exists(zk, "/config/topics/gone"));
+	ck_assert(!raw_exists(zk, "/admin/delete_topics/gone"));
+	ck_assert_int_eq(call(3, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	/* by hand, as kafka-topics.sh --delete --zookeeper does */
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/delete_topics/tool", NULL, CTL_ZK_NULL_DATA,
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	WAIT_UNTIL(!m_topic(&mirrors[1], "tool") && !m_topic(&mirrors[2], "tool") &&
+		   !m_topic(&mirrors[3], "tool"), WAIT_MS, "tool's deletion");
+	ck_assert(!raw_exists(zk, "/brokers/topics/tool"));
+	ck_assert(!raw_exists(zk, "/admin/delete_topics/tool"));
+	/* a deleted name is free again, with a new id */
+	ck_assert_int_eq(create_topic(2, "gone", 1, 1, NULL, 0, NULL, 0).error, 0);
+	WAIT_UNTIL(m_topic(&mirrors[1], "gone"), WAIT_MS, "new gone");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* CreatePartitions: the topic znode grows, the new partitions get states
+ * everywhere; Kafka's errors. */
+START_TEST(test_create_partitions)
+{
+	set_chroot("partitions");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 1, 2, 2, 3 };
+	create_manual(1, "grow", rows, 2, 2, NULL, 0);
+	ctl_op op = { .type = CTL_OP_CREATE_PARTITIONS, .partitions = 5 };
+	snprintf(op.topic, sizeof(op.topic), "grow");
+	ctl_result r = call(3, &op);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	for (int p = 0; p < 5; p++)
+		WAIT_UNTIL(m_part(&mirrors[1], "grow", p) && m_part(&mirrors[2], "grow", p) &&
+			   m_part(&mirrors[3], "grow", p) && m_part(&mirrors[1], "grow", p)->leader >= 0 &&
+			   m_part(&mirrors[2], "grow", p)->leader >= 0 &&
+			   m_part(&mirrors[3], "grow", p)->leader >= 0,
+			   WAIT_MS, "partition %d everywhere", p);
+	/* Kafka continues from the index of partition 0's first replica:
+	 * partitions 2, 3, 4 lead on brokers 3, 1, 2 */
+	const ctl_topic *t = m_topic(&mirrors[2], "grow");
+	ck_assert_int_eq(t->partitions[2].replicas[0], 3);
+	ck_assert_int_eq(t->partitions[3].replicas[0], 1);
+	ck_assert_int_eq(t->partitions[4].replicas[0], 2);
+	for (int p = 2; p < 5; p++) {
+		ck_assert_int_eq(t->partitions[p].nreplicas, 2);
+		ck_assert(t->partitions[p].replicas[0] != t->partitions[p].replicas[1]);
+		ck_assert_int_eq(t->partitions[p].leader, t->partitions[p].replicas[0]);
+	}
+	r = call(3, &op);
+	ck_assert_int_eq(r.error, KERR_INVALID_PARTITIONS);
+	ck_assert_str_eq(r.msg, "Topic already has 5 partition(s).");
+	op.partitions = 3;
+	ck_assert_int_eq(call(1, &op).error, KERR_INVALID_PARTITIONS);
+	int32_t manual[] = { 3, 1 };
+	ctl_replica_list as = { manual, 2 };
+	op.partitions = 6;
+	op.assignments = &as;
+	op.nassignments = 1;
+	ck_assert_int_eq(call(1, &op).error, 0);
+	WAIT_UNTIL(m_part(&mirrors[2], "grow", 5) && m_part(&mirrors[2], "grow", 5)->leader == 3,
+		   WAIT_MS, "manual partition 5");
+	manual[1] = 3;
+	op.partitions = 7;
+	ck_assert_int_eq(call(1, &op).error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	snprintf(op.topic, sizeof(op.topic), "nope");
+	ck_assert_int_eq(call(1, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	close_all();
+}
+END_TEST
+
+/* Configs reach the other brokers through the change notices (v2 from us,
+ * v1 from an old tool). */
+START_TEST(test_configs)
+{
+	set_chroot("configs");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	ck_assert_int_eq(create_topic(1, "cfg", 1, 3, NULL, 0, NULL, 0).error, 0);
+	WAIT_UNTIL(m_topic(&mirrors[2], "cfg") && m_topic(&mirrors[3], "cfg"), WAIT_MS, "cfg");
+	ctl_config_entry tc[] = { { "retention.ms", "5000" }, { "min.insync.replicas", "2" } };
+	ctl_op op = { .type = CTL_OP_SET_TOPIC_CONFIGS, .configs = tc, .nconfigs = 2 };
+	snprintf(op.topic, sizeof(op.topic), "cfg");
+	ck_assert_int_eq(call(1, &op).error, 0);
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(m_topic(&mirrors[b], "cfg")->nconfigs == 2 &&
+			   strcmp(ctl_topic_config(m_topic(&mirrors[b], "cfg"), "retention.ms"),
+				  "5000") == 0,
+			   WAIT_MS, "topic configs on broker %d", b);
+	snprintf(op.topic, sizeof(op.topic), "nope");
+	ck_assert_int_eq(call(1, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+
+	ctl_config_entry bc[] = { { "log.retention.ms", "1000" } };
+	ctl_op bop = { .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = CTL_BROKER_DEFAULT,
+		       .configs = bc, .nconfigs = 1 };
+	ck_assert_int_eq(call(2, &bop).error, 0);
+	bop.broker_id = 3;
+	ck_assert_int_eq(call(2, &bop).error, 0);
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(mirrors[b].nbconf[0] == 1 && mirrors[b].nbconf[3] == 1 &&
+			   strcmp(mirrors[b].bconf[0][0].value, "1000") == 0,
+			   WAIT_MS, "broker configs on broker %d", b);
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/config/brokers/<default>", NULL);
+	ck_assert_str_eq(d, "{\"version\":1,\"config\":{\"log.retention.ms\":\"1000\"}}");
+	free(d);
+	d = raw_get(zk, "/config/changes/config_change_0000000000", NULL);
+	ck_assert_str_eq(d, "{\"version\":2,\"entity_path\":\"topics/cfg\"}");
+	free(d);
+	/* an old tool: the config, then a v1 notice */
+	const char *conf = "{\"version\":1,\"config\":{\"cleanup.policy\":\"compact\"}}";
+	ck_assert_int_eq(ctl_zk_set(zk, "/config/topics/cfg", conf, (int)strlen(conf),
+				    CTL_ZK_ANY_VERSION, NULL), CTL_ZK_OK);
+	const char *v1 = "{\"version\":1,\"entity_type\":\"topics\",\"entity_name\":\"cfg\"}";
+	ck_assert_int_eq(ctl_zk_create(zk, "/config/changes/config_change_", v1, (int)strlen(v1),
+				       CTL_ZK_PERSISTENT_SEQUENTIAL, NULL, 0, NULL), CTL_ZK_OK);
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(m_topic(&mirrors[b], "cfg")->nconfigs == 1 &&
+			   strcmp(ctl_topic_config(m_topic(&mirrors[b], "cfg"), "cleanup.policy"),
+				  "compact") == 0,
+			   WAIT_MS, "v1 notice on broker %d", b);
+	/* a broker opened now reads them all at start */
+	close_broker(3);
+	open_broker(3);
+	ck_assert_int_eq(mirrors[3].nbconf[0], 1);
+	ck_assert_int_eq(mirrors[3].nbconf[3], 1);
+	ck_assert_str_eq(ctl_topic_config(m_topic(&mirrors[3], "cfg"), "cleanup.policy"), "compact");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* The result id of m as a producer id block: its start into *start. */
+static bool take_block(mirror *m, uint64_t id, int64_t *start)
+{
+	for (int i = 0; i < m->nresults; i++)
+		if (m->results[i].id == id) {
+			ck_assert_int_eq(m->results[i].error, 0);
+			ck_assert_int_eq(m->results[i].producer_id_end - m->results[i].producer_id_start,
+					 CTL_PRODUCER_ID_BLOCK);
+			*start = m->results[i].producer_id_start;
+			return true;
+		}
+	return false;
+}
+
+/* Producer id blocks from /latest_producer_id_block: disjoint across
+ * brokers, also when asked for at once. */
+START_TEST(test_producer_ids)
+{
+	set_chroot("pids");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	uint64_t ids[3][4];
+	ctl_op op = { .type = CTL_OP_PRODUCER_IDS };
+	for (int k = 0; k < 4; k++)
+		for (int b = 1; b <= 3; b++)
+			ids[b - 1][k] = ctl_submit(mirrors[b].c, &op);
+	int64_t starts[12];
+	int n = 0;
+	for (int b = 1; b <= 3; b++)
+		for (int k = 0; k < 4; k++) {
+			WAIT_UNTIL(take_block(&mirrors[b], ids[b - 1][k], &starts[n]), WAIT_MS, "producer ids");
+			n++;
+		}
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(starts[i] % CTL_PRODUCER_ID_BLOCK, 0);
+		ck_assert(starts[i] >= 0 && starts[i] < 12 * CTL_PRODUCER_ID_BLOCK);
+		for (int k = 0; k < i; k++)
+			ck_assert(starts[i] != starts[k]);
+	}
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/latest_producer_id_block", NULL);
+	ck_assert_ptr_nonnull(strstr(d, "\"block_start\":\"11000\",\"block_end\":\"11999\"}"));
+	free(d);
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* A leader's ISR change (CLUSTER.md 2.10 path 1): success, a stale
+ * version, a fenced epoch, a member that is not live. */
+START_TEST(test_alter_isr)
+{
+	set_chroot("isr");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(1, "isr", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "isr", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	int32_t i12[] = { 1, 2 }, i1[] = { 1 }, i129[] = { 1, 2, 9 };
+	ctl_op op = { .type = CTL_OP_ALTER_ISR, .partition = 0, .leader_epoch = 0,
+		      .partition_epoch = 0, .isr = i12, .nisr = 2 };
+	snprintf(op.topic, sizeof(op.topic), "isr");
+	ctl_result r = call(1, &op);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.partition_epoch, 1);
+	WAIT_UNTIL(all_state_is(on, 3, "isr", 0, 1, 0, i12, 2) &&
+		   m_part(&mirrors[3], "isr", 0)->partition_epoch == 1, WAIT_MS, "[1,2] everywhere");
+	/* the same write again (a retry after a lost answer): success */
+	r = call(1, &op);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.partition_epoch, 1);
+	/* another change at the old version */
+	op.isr = i1;
+	op.nisr = 1;
+	ck_assert_int_eq(call(1, &op).error, KERR_INVALID_UPDATE_VERSION);
+	/* a leader epoch that is not the state's, or not the leader */
+	op.partition_epoch = 1;
+	op.leader_epoch = 3;
+	ck_assert_int_eq(call(1, &op).error, KERR_FENCED_LEADER_EPOCH);
+	op.leader_epoch = 0;
+	ck_assert_int_eq(call(2, &op).error, KERR_FENCED_LEADER_EPOCH);
+	/* broker 9 is not live */
+	op.isr = i129;
+	op.nisr = 3;
+	ck_assert_int_eq(call(1, &op).error, KERR_INELIGIBLE_REPLICA);
+	op.partition = 4;
+	ck_assert_int_eq(call(1, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/brokers/topics/isr/partitions/0/state", NULL);
+	ck_assert_str_eq(d, "{\"controller_epoch\":1,\"leader\":1,\"version\":1,\"leader_epoch\":0,"
+			    "\"isr\":[1,2]}");
+	free(d);
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* Controlled shutdown (CLUSTER.md 2.6): leadership moves, the broker leaves
+ * the ISRs it follows in, and what it still leads is counted. */
+START_TEST(test_controlled_shutdown)
+{
+	set_chroot("shutdown");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 2, 1, 3, 1, 2, 3, 3, 2, 1 }, solo[] = { 2 }, stuck[] = { 2, 3 };
+	create_manual(1, "cs", rows, 3, 3, NULL, 0);
+	create_manual(1, "solo", solo, 1, 1, NULL, 0);
+	create_manual(1, "stuck", stuck, 1, 2, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "cs", 2, 3, 0, &rows[6], 3) &&
+		   all_state_is(on, 3, "stuck", 0, 2, 0, stuck, 2) &&
+		   all_state_is(on, 3, "solo", 0, 2, 0, solo, 1),
+		   WAIT_MS, "states");
+	ctl_op shrink = { .type = CTL_OP_ALTER_ISR, .partition = 0, .leader_epoch = 0,
+			  .partition_epoch = 0, .isr = solo, .nisr = 1 };
+	snprintf(shrink.topic, sizeof(shrink.topic), "stuck");
+	ck_assert_int_eq(call(2, &shrink).error, 0);
+	int64_t epoch2 = mirrors[1].brokers[1].epoch;
+	ck_assert_int_eq(mirrors[1].brokers[1].id, 2);
+	ctl_op op = { .type = CTL_OP_CONTROLLED_SHUTDOWN, .broker_id = 2, .broker_epoch = epoch2 };
+	ck_assert_int_eq(call(3, &op).error, KERR_NOT_CONTROLLER);
+	op.broker_epoch = epoch2 - 1;
+	ck_assert_int_eq(call(1, &op).error, KERR_STALE_BROKER_EPOCH);
+	op.broker_id = 9;
+	ck_assert_int_eq(call(1, &op).error, KERR_BROKER_NOT_AVAILABLE);
+	op.broker_id = 2;
+	op.broker_epoch = epoch2;
+	ctl_result r = call(1, &op);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.remaining, 1); /* stuck: no other ISR member (solo: one replica) */
+	const int32_t i13[] = { 1, 3 }, i31[] = { 3, 1 }, i2[] = { 2 };
+	WAIT_UNTIL(all_state_is(on, 3, "cs", 0, 1, 1, i13, 2) && all_state_is(on, 3, "cs", 1, 1, 1, i13, 2) &&
+		   all_state_is(on, 3, "cs", 2, 3, 1, i31, 2) &&
+		   all_state_is(on, 3, "stuck", 0, 2, 0, i2, 1) &&
+		   all_state_is(on, 3, "solo", 0, 2, 0, i2, 1),
+		   WAIT_MS, "leadership moved off 2");
+	/* asked again: nothing more to do */
+	r = call(1, &op);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.remaining, 1);
+	/* a broker in controlled shutdown is not elected: 3 goes, cs-2's
+	 * leader moves to 1, not 2 */
+	close_broker(3);
+	const int32_t i1[] = { 1 };
+	WAIT_UNTIL(state_is(1, "cs", 2, 1, 2, i1, 1), WAIT_MS, "cs-2 to 1");
+	close_all();
+}
+END_TEST
+
+/* A job that keeps a controller thread busy for a while. */
+static void busy_job(ctl *c, void *arg)
+{
+	(void)c;
+	sleep_ms(*(int *)arg);
+}
+
+/* A bounce (KIP-380): the controller sees broker 2 with a new registration
+ * (czxid) without having seen it go, and handles it as a failure, then a
+ * startup (CLUSTER.md 2.3): leadership moves off 2 where another ISR member
+ * exists; where 2 is the only one, the epoch goes up twice and 2 leads
+ * again. */
+START_TEST(test_bounce)
+{
+	set_chroot("bounce");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 2, 1, 3 }, stuck[] = { 2, 3 }, i2[] = { 2 };
+	create_manual(1, "b", rows, 1, 3, NULL, 0);
+	create_manual(1, "stuck", stuck, 1, 2, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "b", 0, 2, 0, rows, 3) &&
+		   all_state_is(on, 3, "stuck", 0, 2, 0, stuck, 2), WAIT_MS, "states");
+	ctl_op shrink = { .type = CTL_OP_ALTER_ISR, .partition = 0, .leader_epoch = 0,
+			  .partition_epoch = 0, .isr = i2, .nisr = 1 };
+	snprintf(shrink.topic, sizeof(shrink.topic), "stuck");
+	ck_assert_int_eq(call(2, &shrink).error, 0);
+	int64_t epoch2 = mirrors[1].brokers[1].epoch;
+	/* the controller looks away while 2 restarts */
+	static int busy_ms = 1000;
+	ck_assert_int_eq(ctl_post(mirrors[1].c, busy_job, &busy_ms), 0);
+	close_broker(2);
+	open_broker(2);
+	const int32_t i13[] = { 1, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "b", 0, 1, 1, i13, 2) &&
+		   all_state_is(on, 3, "stuck", 0, 2, 2, i2, 1) && mirrors[1].brokers[1].epoch > epoch2,
+		   WAIT_MS, "b moved to 1; stuck back to 2, two epochs later");
+	close_all();
+}
+END_TEST
+
+/* kill -9 of a broker that leads (a process of its own, forked before any
+ * thread starts here): its session has to expire first (4 s), then the
+ * controller elects. Prints the fail-over time. */
+START_TEST(test_kill9_failover)
+{
+	set_chroot("kill9");
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	ctl_options o2 = broker_options(2, NULL, false);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
+		if (getppid() == 1)
+			_exit(1);
+		ctl *c = NULL;
+		char ok = ctl_open(&o2, &c) == 0 ? 'y' : 'n';
+		if (write(ready[1], &ok, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	char ok = 0;
+	ck_assert_int_eq(read(ready[0], &ok, 1), 1);
+	ck_assert_int_eq(ok, 'y');
+	close(ready[0]);
+	close(ready[1]);
+	open_broker(1);
+	open_broker(3);
+	int32_t rows[] = { 2, 3, 1 };
+	create_manual(1, "k", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 3 };
+	WAIT_UNTIL(all_state_is(on, 2, "k", 0, 2, 0, rows, 3), WAIT_MS, "2 leads k");
+	long long t0 = h_now_ms();
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	const int32_t i31[] = { 3, 1 };
+	WAIT_UNTIL(all_state_is(on, 2, "k", 0, 3, 1, i31, 2), WAIT_MS, "3 leads k");
+	long long ms = mirrors[3].last_partition_ms - t0;
+	fprintf(stderr, "test_zk_backend: fail-over after kill -9 of the leader's broker (session "
+		"%d ms) to the new state on another broker: %lld ms\n", SESSION_MS, ms);
+	ck_assert(ms >= SESSION_MS / 2); /* the session had to expire */
+	close_all();
+}
+END_TEST
+
+/* ZooKeeper away for a moment (CLUSTER.md 4.9): sessions survive, nothing
+ * changes (no election, no new registration, no state written); what is
+ * asked meanwhile fails as retriable; afterwards everything works. A
+ * ZooKeeper of its own, killed and restarted. */
+START_TEST(test_zookeeper_outage)
+{
+	h_zk *z = h_zk_new();
+	ck_assert_ptr_nonnull(z);
+	ck_assert_int_eq(h_zk_start(z), 0);
+	char saved[sizeof(zk_hosts)];
+	snprintf(saved, sizeof(saved), "%s", zk_hosts);
+	snprintf(zk_hosts, sizeof(zk_hosts), "%s", z->connect);
+	set_chroot("outage");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(2, "o", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "o", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	ctl_broker before[3];
+	memcpy(before, mirrors[3].brokers, sizeof(before));
+	ck_assert_int_eq(h_zk_kill(z), 0);
+	sleep_ms(300);
+	ctl_result r = create_topic(2, "during", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_REQUEST_TIMED_OUT);
+	ck_assert_int_eq(h_zk_restart(z), 0);
+	/* the controller works again: states for a new topic */
+	WAIT_UNTIL(create_topic(2, "after", 1, 3, NULL, 0, NULL, 0).error == 0, WAIT_MS, "after");
+	WAIT_UNTIL(m_part(&mirrors[3], "after", 0) && m_part(&mirrors[3], "after", 0)->leader >= 0,
+		   WAIT_MS, "after's state");
+	for (int b = 1; b <= 3; b++) {
+		ck_assert_int_eq(mirrors[b].controller, 1);
+		ck_assert_int_eq(mirrors[b].controller_epoch, 1);
+		ck_assert_int_eq(mirrors[b].nbrokers, 3);
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(mirrors[b].brokers[i].epoch, before[i].epoch);
+		ck_assert(state_is(b, "o", 0, 1, 0, rows, 3));
+		ck_assert_int_eq(m_part(&mirrors[b], "o", 0)->partition_epoch, 0);
+	}
+	close_all();
+	snprintf(zk_hosts, sizeof(zk_hosts), "%s", saved);
+	h_zk_free(z);
+}
+END_TEST
+
+typedef struct opener {
+	ctl_options o;
+	ctl *c;
+	int rc;
+	long long ms;
+} opener;
+
+static void *open_thread(void *arg)
+{
+	opener *op = arg;
+	long long t0 = h_now_ms();
+	op->rc = ctl_open(&op->o, &op->c);
+	op->ms = h_now_ms() - t0;
+	return NULL;
+}
+
+/* A restart faster than the old session's expiry (CLUSTER.md 4.10): the
+ * registration waits for the old session to go, then succeeds; if it never
+ * goes, start fails after the session timeout and a margin. */
+START_TEST(test_fast_restart)
+{
+	set_chroot("fast");
+	open_broker(1);
+	/* the previous run of broker 3, its session still alive */
+	ctl_zk *old = raw_open();
+	const char *reg = "{\"features\":{},\"listener_security_protocol_map\":{\"PLAINTEXT\":"
+			  "\"PLAINTEXT\"},\"endpoints\":[\"PLAINTEXT://127.0.0.1:9003\"],"
+			  "\"jmx_port\":-1,\"port\":9003,\"host\":\"127.0.0.1\",\"version\":5,"
+			  "\"timestamp\":\"1\"}";
+	int64_t old_epoch;
+	ck_assert_int_eq(ctl_zk_create_ephemeral_checked(old, "/brokers/ids/3", reg,
+							 (int)strlen(reg), &old_epoch), CTL_ZK_OK);
+	opener o = { .o = broker_options(3, NULL, false) };
+	o.o.zookeeper_connect = mirrors[3].connect;
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, open_thread, &o), 0);
+	sleep_ms(1500);
+	/* ctl_open still waits; the old session goes */
+	ck_assert_int_eq(ctl_zk_expire_session_for_test(old), CTL_ZK_OK);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(o.rc, 0);
+	ck_assert(o.ms >= 1400);
+	mirrors[3].c = o.c;
+	mirrors[3].id = 3;
+	pump(&mirrors[3]);
+	ck_assert_int_eq(mirrors[3].nbrokers, 2);
+	ck_assert(mirrors[3].brokers[1].epoch > old_epoch);
+	ctl_zk_close(old);
+	close_broker(3);
+
+	/* held for good (another broker with id 3): start fails */
+	ctl_zk *holder = raw_open();
+	ck_assert_int_eq(ctl_zk_create_ephemeral_checked(holder, "/brokers/ids/3", reg,
+							 (int)strlen(reg), NULL), CTL_ZK_OK);
+	o.o.zookeeper_session_timeout_ms = 1000;
+	o.c = NULL;
+	open_thread(&o);
+	ck_assert_int_eq(o.rc, -EEXIST);
+	ck_assert_ptr_null(o.c);
+	ck_assert(o.ms >= 2000 && o.ms < 6000);
+	ctl_zk_close(holder);
+	close_all();
+}
+END_TEST
+
+/* Partition p of name is the same on brokers 1-3, led by 1 or 3, its
+ * leader in its ISR. */
+static bool agreed_and_led(const char *name, int32_t p)
+{
+	const ctl_partition *p1 = m_part(&mirrors[1], name, p), *p2 = m_part(&mirrors[2], name, p),
+			    *p3 = m_part(&mirrors[3], name, p);
+	if (!p1 || !p2 || !p3 || p1->partition_epoch != p3->partition_epoch ||
+	    p2->partition_epoch != p3->partition_epoch || (p3->leader != 1 && p3->leader != 3))
+		return false;
+	for (int32_t i = 0; i < p3->nisr; i++)
+		if (p3->isr[i] == p3->leader)
+			return true;
+	return false;
+}
+
+/* Session expiry (CLUSTER.md 1.2, 6.2 item 9): the broker registers again
+ * with a new epoch, reads and emits everything again; the controller
+ * treats it as a bounce; an expired controller resigns and a new election
+ * follows. */
+START_TEST(test_session_expiry)
+{
+	set_chroot("expiry");
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	int32_t rows[] = { 2, 1, 3 };
+	create_manual(1, "e", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "e", 0, 2, 0, rows, 3), WAIT_MS, "states");
+	int64_t epoch2 = mirrors[1].brokers[1].epoch;
+	int before = mirrors[2].controller_events;
+	ck_assert_int_eq(ctl_zk_backend_expire_session_for_test(mirrors[2].c), CTL_ZK_OK);
+	const int32_t i13[] = { 1, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "e", 0, 1, 1, i13, 2) && mirrors[1].nbrokers == 3 &&
+		   mirrors[1].brokers[1].epoch > epoch2 && mirrors[3].brokers[1].epoch > epoch2 &&
+		   mirrors[2].controller_events > before,
+		   WAIT_MS, "2 re-registered; its partition moved to 1; 2 heard everything again");
+	ck_assert_int_eq(mirrors[2].brokers[1].epoch, mirrors[1].brokers[1].epoch);
+	/* the controller's session expires */
+	ctl_zk *zk = raw_open();
+	ck_assert_int_eq(raw_controller(zk), 1);
+	ck_assert_int_eq(ctl_zk_backend_expire_session_for_test(mirrors[1].c), CTL_ZK_OK);
+	WAIT_UNTIL(mirrors[1].controller_epoch == 2 && mirrors[2].controller_epoch == 2 &&
+		   mirrors[3].controller_epoch == 2 && mirrors[1].controller >= 1 &&
+		   mirrors[1].controller == mirrors[2].controller &&
+		   mirrors[2].controller == mirrors[3].controller &&
+		   mirrors[1].nbrokers == 3 && mirrors[3].nbrokers == 3,
+		   WAIT_MS, "a new controller, epoch 2");
+	ck_assert_int_eq(raw_controller_epoch(zk), 2);
+	ck_assert_int_eq(raw_controller(zk), mirrors[1].controller);
+	/* 1 led e: the new controller moved it to 3 (ISR [3]), unless it saw
+	 * 1 registered again already; either way all agree, and the leader is
+	 * live and in the ISR */
+	WAIT_UNTIL(agreed_and_led("e", 0), WAIT_MS, "e agreed and led");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+int main(void)
+{
+	if (h_init() != 0)
+		return 99;
+	h_zk *z = h_zk_new();
+	if (!z || h_zk_start(z) < 0) {
+		fprintf(stderr, "cannot start ZooKeeper\n");
+		h_zk_free(z);
+		h_fini();
+		return 99;
+	}
+	snprintf(zk_hosts, sizeof(zk_hosts), "%s", z->connect);
+	Suite *s = suite_create("zk_backend");
+	/* one case per test, so CK_RUN_CASE=<test name> runs one */
+#define ADD(fn)                                          \
+	do {                                             \
+		TCase *tc = tcase_create(#fn);           \
+		tcase_set_timeout(tc, 60);               \
+		tcase_add_test(tc, fn);                  \
+		suite_add_tcase(s, tc);                  \
+	} while (0)
+	ADD(test_layout);
+	ADD(test_election);
+	ADD(test_zombie_controller);
+	ADD(test_failure_election);
+	ADD(test_create_topic);
+	ADD(test_delete_topic);
+	ADD(test_create_partitions);
+	ADD(test_configs);
+	ADD(test_producer_ids);
+	ADD(test_alter_isr);
+	ADD(test_controlled_shutdown);
+	ADD(test_bounce);
+	ADD(test_kill9_failover);
+	ADD(test_fast_restart);
+	ADD(test_session_expiry);
+	ADD(test_zookeeper_outage);
+#undef ADD
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (failed)
+		h_zk_dump_log(z, stderr, 40);
+	h_zk_free(z);
+	h_fini();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
