@@ -427,13 +427,53 @@ void c_assert_broker_serving(h_broker *b)
 		      "broker does not answer a fresh ApiVersions request");
 }
 
+/* The port of txn_id's transaction coordinator as FindCoordinator v1 (key
+ * type 1) to the broker on port says it, or -1 (an error, or no answer). */
+static int txn_coordinator_port(int port, const char *txn_id)
+{
+	uint8_t body[512], req[1024];
+	size_t kl = strlen(txn_id);
+	if (kl > 400)
+		return -1;
+	w_put16(body, (int16_t)kl);
+	memcpy(body + 2, txn_id, kl);
+	body[2 + kl] = 1; /* key type: transaction */
+	int n = w_build_request(req, sizeof(req), 10, 1, 1, "compat", body, kl + 3);
+	int fd = w_connect(port, h_scaled_ms(5000));
+	if (fd < 0 || n < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	uint8_t *resp = NULL;
+	int32_t len = 0;
+	int found = -1;
+	if (w_send_all(fd, req, (size_t)n, h_scaled_ms(5000)) == WIRE_OK &&
+	    w_recv_frame(fd, &resp, &len, 1 << 20, h_scaled_ms(5000)) == WIRE_OK && len >= 12) {
+		/* correlation id, throttle, error, message, node, host, port */
+		int16_t err = w_get16(resp + 8);
+		int16_t ml = w_get16(resp + 10);
+		size_t p = 12 + (ml > 0 ? (size_t)ml : 0) + 4;
+		if (err == 0 && (size_t)len >= p + 2) {
+			int16_t hl = w_get16(resp + p);
+			p += 2 + (hl > 0 ? (size_t)hl : 0);
+			if ((size_t)len >= p + 4)
+				found = w_get32(resp + p);
+		}
+	}
+	free(resp);
+	close(fd);
+	return found;
+}
+
 void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch)
 {
 	/* Kafka error codes a coordinator answers while it is not ready. */
 	enum { LOAD_IN_PROGRESS = 14, NOT_AVAILABLE = 15, NOT_COORDINATOR = 16, CONCURRENT = 51 };
 	long long deadline = h_now_ms() + h_scaled_ms(30000);
+	int port = b->port; /* a cluster's coordinator may be another broker */
 	for (;;) {
-		int fd = w_connect(b->port, h_scaled_ms(5000));
+		int fd = w_connect(port, h_scaled_ms(5000));
 		ck_assert_msg(fd >= 0, "connect to the broker");
 		k_init_pid r;
 		int16_t err = k_init_producer_id(fd, 4, txn_id, 60000, -1, -1, &r);
@@ -446,6 +486,12 @@ void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int
 			       err == CONCURRENT) &&
 				      h_now_ms() < deadline,
 			      "InitProducerId v4 for %s: error %d", txn_id ? txn_id : "(null)", err);
+		port = b->port;
+		if (err == NOT_COORDINATOR && txn_id) {
+			int cport = txn_coordinator_port(b->port, txn_id);
+			if (cport > 0)
+				port = cport;
+		}
 		usleep(100 * 1000);
 	}
 }

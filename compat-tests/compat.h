@@ -183,7 +183,9 @@ void c_expect_seq(const h_broker *b, const char *topic, int n);
  * InitProducerId v4 for txn_id (NULL: an idempotent producer) on a fresh
  * connection to b, retried every 100 ms while the coordinator answers
  * COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
- * or CONCURRENT_TRANSACTIONS (as Kafka clients do); *pid and *epoch get the
+ * or CONCURRENT_TRANSACTIONS (as Kafka clients do; after NOT_COORDINATOR
+ * the next try goes to the broker FindCoordinator v1 on b names, which on a
+ * cluster may be another than b); *pid and *epoch get the
  * answer. Fails the test on any other error or after 30 s (scaled).
  */
 void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch);
