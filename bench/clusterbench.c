@@ -87,6 +87,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <librdkafka/rdkafka.h>
 #include <limits.h>
@@ -116,6 +117,10 @@
 #define C3_TOPIC "c3"
 #define C4_TOPIC "c4"
 #define MAX_REPS 9
+/* How long memory stays free before this VM's balloon has given it back to
+ * the host (free page reporting: after 2 s, in rounds 2 s apart; 3 GB
+ * freed took about 10 s here). */
+#define COLD_MS 12000
 #define FO_RATE 1000 /* C3 records a second */
 #define FO_SETTLE_MS 2000 /* C3: acknowledging before each signal */
 
@@ -148,6 +153,13 @@ static long scaled(long n)
 {
 	long v = (long)((double)n * scale);
 	return v < 1 ? 1 : v;
+}
+
+/* COLD_MS for the run's sizes: less memory freed is given back sooner. */
+static int cold_ms(void)
+{
+	double ms = COLD_MS * (scale < 1 ? scale : 1);
+	return ms < 4000 ? 4000 : (int)ms;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -605,6 +617,89 @@ static int create_topic(target *t, const char *topic, const char *const *configs
 	return rc;
 }
 
+/* ---- the machine: what a new page-cache page costs ---- */
+
+/* Write a new file of bytes at path (1 MiB pwrites, no fsync) and delete
+ * it; MB/s and this thread's CPU s per GB, or -1. */
+static void write_new_file(const char *path, long long bytes, double *mbps, double *cpu_per_gb)
+{
+	*mbps = *cpu_per_gb = -1;
+	char *buf = malloc(1 << 20);
+	int fd = buf ? open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600) : -1;
+	if (fd < 0) {
+		free(buf);
+		return;
+	}
+	memset(buf, 'x', 1 << 20);
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	int64_t t0 = now_ns();
+	long long done = 0;
+	while (done < bytes) {
+		size_t chunk = bytes - done < (1 << 20) ? (size_t)(bytes - done) : 1 << 20;
+		ssize_t k = pwrite(fd, buf, chunk, done);
+		if (k <= 0)
+			break;
+		done += k;
+	}
+	int64_t t1 = now_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	close(fd);
+	unlink(path);
+	free(buf);
+	if (done == bytes && bytes > 0) {
+		double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+		*mbps = (double)bytes / 1e6 / ((double)(t1 - t0) / 1e9);
+		*cpu_per_gb = cpu / ((double)bytes / 1e9);
+	}
+}
+
+/* Put bytes of just-freed pages in the kernel's free lists: a file under
+ * the base dir (the brokers' file system) written and deleted. */
+static void reuse_memory(long long bytes)
+{
+	char path[PATH_MAX];
+	double mbps, cpu;
+	snprintf(path, sizeof(path), "%s/reuse", h_base_dir());
+	write_new_file(path, bytes, &mbps, &cpu);
+}
+
+/*
+ * A new file of bytes under the base dir, where the brokers' log dirs are:
+ * once after COLD_MS without frees (its pages come from memory the balloon
+ * gave back to the host: each is faulted in again), then, after deleting
+ * it, at once a second one (reusing the first's pages). MB/s and this
+ * thread's CPU s per GB of each, -1 when not measured.
+ */
+static void new_file_write(long long bytes, double mbps[2], double cpu_per_gb[2])
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/new-file", h_base_dir());
+	sync();
+	sleep_ms(cold_ms());
+	for (int i = 0; i < 2; i++)
+		write_new_file(path, bytes, &mbps[i], &cpu_per_gb[i]);
+}
+
+static void machine(long long bytes)
+{
+	double mbps[2], cpu[2];
+	new_file_write(bytes, mbps, cpu);
+	char f[64];
+	snprintf(f, sizeof(f), "new %.1f GB file write MB/s, memory given back", (double)bytes / 1e9);
+	add_row("M", f, mbps[0], -1, +1);
+	add_row("M", "  CPU s per GB", cpu[0], -1, -1);
+	add_row("M", "  again at once, reusing the memory: MB/s", mbps[1], -1, +1);
+	add_row("M", "  CPU s per GB", cpu[1], -1, -1);
+	add_legend("M: this machine, no broker: a new file of %.1f GB (as much as C1's cluster "
+		   "writes into page cache: three replicas) written with 1 MiB pwrites %d ms after "
+		   "the last frees, when this VM's balloon has handed free memory back to the host "
+		   "(free page reporting) and every new page is faulted in again; then, after "
+		   "deleting it, a second one at once, on the pages just freed: C1's \"fresh\" and "
+		   "\"freed\" states.",
+		   (double)bytes / 1e9, cold_ms());
+}
+
 /* ---- C1: throughput ---- */
 
 typedef struct prod_res {
@@ -674,11 +769,12 @@ static int produce_one(rd_kafka_t *rk, const char *topic, const char *payload, s
 
 /*
  * n records of size bytes to topic partition 0 with acks, linger.ms=5, after
- * a warm-up to WARM_TOPIC (when warm). CPU of the brokers in pids over the
+ * a warm-up to WARM_TOPIC (when warm) and, when reuse > 0, a file of reuse
+ * bytes written and deleted (reuse_memory). CPU of the brokers over the
  * timed part; perf on them when -p (tag).
  */
 static void produce_run(target *t, const char *topic, const char *acks, long n, size_t size,
-			bool warm, const char *tag, prod_res *r)
+			bool warm, long long reuse, const char *tag, prod_res *r)
 {
 	prod_state st = {0};
 	char err[256];
@@ -726,6 +822,8 @@ static void produce_run(target *t, const char *topic, const char *acks, long n, 
 	if (rkt)
 		rd_kafka_topic_destroy(rkt);
 
+	if (reuse > 0 && !bad)
+		reuse_memory(reuse);
 	pid_t pids[HC_MAX_BROKERS];
 	int np = target_pids(t, pids);
 	pid_t perf = bad || !tag ? 0 : perf_start(pids, np, tag);
@@ -767,65 +865,89 @@ static void c1(void)
 {
 	long n = scaled(1000000);
 	const size_t size = 1024;
-	/* 0 cluster acks=all, 1 single acks=1, 2 cluster acks=1 */
+	/* targets: 0 cluster acks=all, 1 single acks=1, 2 cluster acks=1;
+	 * memory: 0 just freed, 1 fresh from the host */
 	static const char *const names[3] = {"cluster acks=all", "single acks=1", "cluster acks=1"};
-	static const char *const tags[3] = {"c1-cluster-all", "c1-single", "c1-cluster-1"};
-	double mbps[3][MAX_REPS], bcpu[3][MAX_REPS], ccpu[3][MAX_REPS];
-	int nr[3] = {0, 0, 0}, nb[3] = {0, 0, 0};
+	static const char *const tags[2][3] = {
+	    {"c1-cluster-all-freed", "c1-single-freed", "c1-cluster-1-freed"},
+	    {"c1-cluster-all-fresh", "c1-single-fresh", "c1-cluster-1-fresh"}};
+	static const char *const mem[2] = {"memory just freed", "memory fresh from the host"};
+	double mbps[2][3][MAX_REPS], bcpu[2][3][MAX_REPS], ccpu[2][3][MAX_REPS];
+	int nr[2][3] = {{0}}, nb[2][3] = {{0}};
 	for (int rep = 0; rep < reps; rep++) {
-		for (int k = 0; k < 3; k++) {
-			bool cluster = k != 1;
-			const char *acks = k == 0 ? "all" : "1";
-			fprintf(stderr, "clusterbench: C1 %s: %ld x %zu B (run %d of %d)\n", names[k], n,
-				size, rep + 1, reps);
-			target t;
-			if (target_open(&t, cluster) < 0)
-				continue;
-			static const char *const misr2[] = {"min.insync.replicas", "2", NULL};
-			prod_res p = {0};
-			if (create_topic(&t, C1_TOPIC, cluster ? misr2 : NULL) < 0 ||
-			    create_topic(&t, WARM_TOPIC, cluster ? misr2 : NULL) < 0) {
-				failures++;
-			} else {
-				produce_run(&t, C1_TOPIC, acks, n, size, true, tags[k], &p);
-				if (!p.ok)
+		for (int w = 1; w >= 0; w--) {
+			for (int k = 0; k < 3; k++) {
+				if (w == 1 && k == 2)
+					continue; /* cluster acks=1 only with memory freed */
+				bool cluster = k != 1;
+				const char *acks = k == 0 ? "all" : "1";
+				fprintf(stderr, "clusterbench: C1 %s, %s: %ld x %zu B (run %d of %d)\n",
+					names[k], mem[w], n, size, rep + 1, reps);
+				if (w == 1)
+					sleep_ms(cold_ms()); /* what the run before freed goes back */
+				target t;
+				if (target_open(&t, cluster) < 0)
+					continue;
+				static const char *const misr2[] = {"min.insync.replicas", "2", NULL};
+				prod_res p = {0};
+				/* fresh: nothing freed for COLD_MS; just freed: as much
+				 * as the run writes into page cache, written and
+				 * deleted right before the timed part */
+				long long reuse = w == 0 ? (cluster ? 3 : 1) * (long long)n * (long long)size : 0;
+				if (create_topic(&t, C1_TOPIC, cluster ? misr2 : NULL) < 0 ||
+				    create_topic(&t, WARM_TOPIC, cluster ? misr2 : NULL) < 0) {
 					failures++;
+				} else {
+					produce_run(&t, C1_TOPIC, acks, n, size, true, reuse, tags[w][k], &p);
+					if (!p.ok)
+						failures++;
+				}
+				if (p.ok) {
+					mbps[w][k][nr[w][k]] = p.mbps;
+					ccpu[w][k][nr[w][k]++] = p.client_cpu / p.gb;
+					if (p.broker_cpu >= 0)
+						bcpu[w][k][nb[w][k]++] = p.broker_cpu / p.gb;
+					fprintf(stderr, "clusterbench: C1 %s, %s: %.1f MB/s, brokers %.2f CPU s, "
+							"client %.2f CPU s for %.2f GB\n",
+						names[k], mem[w], p.mbps, p.broker_cpu, p.client_cpu, p.gb);
+				}
+				target_close(&t);
 			}
-			if (p.ok) {
-				mbps[k][nr[k]] = p.mbps;
-				ccpu[k][nr[k]++] = p.client_cpu / p.gb;
-				if (p.broker_cpu >= 0)
-					bcpu[k][nb[k]++] = p.broker_cpu / p.gb;
-				fprintf(stderr, "clusterbench: C1 %s: %.1f MB/s, brokers %.2f CPU s, client "
-						"%.2f CPU s for %.2f GB\n",
-					names[k], p.mbps, p.broker_cpu, p.client_cpu, p.gb);
-			}
-			target_close(&t);
 		}
 	}
-	double m[3], b[3], cc[3];
-	for (int k = 0; k < 3; k++) {
-		char what[80];
-		snprintf(what, sizeof(what), "C1 %s MB/s", names[k]);
-		m[k] = median_runs(what, mbps[k], nr[k]);
-		snprintf(what, sizeof(what), "C1 %s broker CPU s per GB", names[k]);
-		b[k] = median_runs(what, bcpu[k], nb[k]);
-		snprintf(what, sizeof(what), "C1 %s client CPU s per GB", names[k]);
-		cc[k] = median_runs(what, ccpu[k], nr[k]);
-	}
-	target_ratio(add_row("C1", "produce MB/s, 1 KiB (cluster acks=all, single acks=1)", m[0],
-			     m[1], +1),
+	double m[2][3], b[2][3], cc[2][3];
+	for (int w = 0; w < 2; w++)
+		for (int k = 0; k < 3; k++) {
+			char what[96];
+			snprintf(what, sizeof(what), "C1 %s, %s, MB/s", names[k], mem[w]);
+			m[w][k] = median_runs(what, mbps[w][k], nr[w][k]);
+			snprintf(what, sizeof(what), "C1 %s, %s, broker CPU s per GB", names[k], mem[w]);
+			b[w][k] = median_runs(what, bcpu[w][k], nb[w][k]);
+			snprintf(what, sizeof(what), "C1 %s, %s, client CPU s per GB", names[k], mem[w]);
+			cc[w][k] = median_runs(what, ccpu[w][k], nr[w][k]);
+		}
+	target_ratio(add_row("C1", "produce MB/s, 1 KiB, cl acks=all / sg acks=1, mem freed", m[0][0],
+			     m[0][1], +1),
 		     0.5);
-	add_row("C1", "  cluster acks=1 MB/s (replication, no wait)", m[2], m[1], +1);
-	add_row("C1", "  broker CPU s per GB (acks=all: sum of 3 brokers)", b[0], b[1], -1);
-	add_row("C1", "  broker CPU s per GB, cluster acks=1", b[2], b[1], -1);
-	add_row("C1", "  client CPU s per GB (librdkafka, this process)", cc[0], cc[1], -1);
+	target_ratio(add_row("C1", "  the same, memory fresh from the host", m[1][0], m[1][1], +1), 0.5);
+	add_row("C1", "  cluster acks=1 MB/s, memory freed", m[0][2], m[0][1], +1);
+	add_row("C1", "  broker CPU s/GB, acks=all (sum of 3), memory freed", b[0][0], b[0][1], -1);
+	add_row("C1", "  broker CPU s/GB, acks=all (sum of 3), memory fresh", b[1][0], b[1][1], -1);
+	add_row("C1", "  broker CPU s/GB, cluster acks=1, memory freed", b[0][2], b[0][1], -1);
+	add_row("C1", "  client CPU s/GB, acks=all, memory freed", cc[0][0], cc[0][1], -1);
+	add_row("C1", "  client CPU s/GB, acks=all, memory fresh", cc[1][0], cc[1][1], -1);
 	add_legend("C1: %ld x 1 KiB to one partition, one librdkafka producer, linger.ms=5, no "
 		   "idempotence, after a 20 MB warm-up; MB/s (10^6 B of values) from the first "
 		   "produce call to the last delivery report. Cluster: RF 3, min.insync.replicas=2. "
 		   "CPU: /proc/PID/stat of the brokers (summed), getrusage of the client, over the "
-		   "timed part. Medians of %d runs, the three targets alternating.",
-		   n, reps);
+		   "timed part. Each target in two memory states (see M): \"fresh\": started %d ms "
+		   "after the run before deleted its files; \"freed\": right before the timed part a "
+		   "file as large as what the run puts in page cache (x3 on the cluster) is written "
+		   "and deleted (the balloon takes freed pages back after about 2 s, so the later part "
+		   "of a longer run gets fresh ones); the cluster with acks=1 only so. Medians of %d "
+		   "runs, the five alternating.",
+		   n, cold_ms(), reps);
+	machine(3LL * (long long)n * (long long)size);
 }
 
 /* ---- C2: end-to-end latency ---- */
@@ -1644,7 +1766,7 @@ static void catchup_run(long n, catchup_res *r)
 		return;
 	}
 	prod_res p;
-	produce_run(&t, C4_TOPIC, "1", n, 1024, true, NULL, &p);
+	produce_run(&t, C4_TOPIC, "1", n, 1024, true, 0, NULL, &p);
 	long long lb = log_bytes(c, leader);
 	fprintf(stderr, "clusterbench: C4: leader %d holds %lld B, stopped follower %d %lld B; "
 			"produced at %.1f MB/s\n",
