@@ -1355,6 +1355,7 @@ static long first_pending(fo_prod *p, long from)
 
 typedef struct fo_round {
 	double failover_ms; /* signal to the first acknowledgement on the new leader */
+	double elect_ms;    /* signal to a new leader in the state znode */
 	double exit_ms;     /* signal to the exit (SIGTERM) */
 	bool exit_clean;    /* exited with status 0 */
 } fo_round;
@@ -1397,7 +1398,7 @@ static int fo_round_run(hc_cluster *c, fo_prod *p, int sig, int round, fo_round 
 	int64_t deadline = t0 + (int64_t)(HC_SESSION_MS + 30000) * 1000000;
 	int leader = -1;
 	int32_t epoch = -1;
-	int64_t start = -1, ack = -1, exited = sig == SIGKILL ? t0 : -1;
+	int64_t start = -1, ack = -1, exited = sig == SIGKILL ? t0 : -1, elected = -1;
 	int polls = 0;
 	while (now_ns() < deadline && (ack < 0 || exited < 0)) {
 		if (exited < 0 && !hc_alive(c, victim)) {
@@ -1405,17 +1406,18 @@ static int fo_round_run(hc_cluster *c, fo_prod *p, int sig, int round, fo_round 
 			int st = c->b[victim]->last_status;
 			out->exit_clean = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 		}
-		if (polls++ % 10 == 0) { /* ZooKeeper and the file every 10 ms */
-			if (leader < 0) {
-				hc_state st;
-				if (hc_zk_state(c, C3_TOPIC, 0, &st) == CTL_ZK_OK && st.leader >= 1 &&
-				    st.leader != victim) {
-					leader = st.leader;
-					epoch = st.leader_epoch;
-				}
+		/* the state znode every ms until it names a new leader, then
+		 * that leader's checkpoint every 10 ms */
+		if (leader < 0) {
+			hc_state st;
+			if (hc_zk_state(c, C3_TOPIC, 0, &st) == CTL_ZK_OK && st.leader >= 1 &&
+			    st.leader != victim) {
+				elected = now_ns();
+				leader = st.leader;
+				epoch = st.leader_epoch;
 			}
-			if (leader > 0 && start < 0)
-				start = epoch_start_above(c, leader, before.leader_epoch);
+		} else if (start < 0 && polls++ % 10 == 0) {
+			start = epoch_start_above(c, leader, before.leader_epoch);
 		}
 		if (start >= 0 && ack < 0)
 			ack = first_ack_from(p, &from, start);
@@ -1429,13 +1431,14 @@ static int fo_round_run(hc_cluster *c, fo_prod *p, int sig, int round, fo_round 
 	}
 	if (ack >= 0)
 		out->failover_ms = (double)(ack - t0) / 1e6;
+	out->elect_ms = elected >= 0 ? (double)(elected - t0) / 1e6 : -1;
 	if (sig != SIGKILL && exited >= 0)
 		out->exit_ms = (double)(exited - t0) / 1e6;
 	fprintf(stderr, "clusterbench: round %d: %s broker %d (leader epoch %d) at %lld.%03ld; new "
-			"leader %d, epoch %d from offset %" PRId64 "; fail-over %.1f ms%s",
+			"leader %d at %.1f ms, epoch %d from offset %" PRId64 "; fail-over %.1f ms%s",
 		round, sig == SIGKILL ? "kill -9" : "SIGTERM", victim, before.leader_epoch,
-		(long long)wall.tv_sec, wall.tv_nsec / 1000000, leader,
-		epoch, start, ack >= 0 ? out->failover_ms : -1.0, sig == SIGKILL ? "\n" : "");
+		(long long)wall.tv_sec, wall.tv_nsec / 1000000, leader, out->elect_ms, epoch, start,
+		ack >= 0 ? out->failover_ms : -1.0, sig == SIGKILL ? "\n" : "");
 	if (sig != SIGKILL)
 		fprintf(stderr, ", exit %.1f ms (%s)\n", out->exit_ms,
 			out->exit_clean ? "status 0" : "NOT status 0");
@@ -1545,6 +1548,7 @@ static void fo_feed(fo_prod *p, chk *h)
 typedef struct fo_res {
 	int rounds;               /* rounds that measured */
 	double *failover;         /* ms, one per round */
+	double *elect;            /* ms, one per round */
 	double *exit_ms;          /* SIGTERM: ms, one per round */
 	int unclean_exits;        /* SIGTERM rounds whose broker did not exit 0 */
 	chk_report rep;
@@ -1557,8 +1561,9 @@ static void fo_scenario(int sig, int nrounds, fo_res *res)
 	memset(res, 0, sizeof(*res));
 	res->failover = calloc((size_t)nrounds, sizeof(double));
 	res->exit_ms = calloc((size_t)nrounds, sizeof(double));
+	res->elect = calloc((size_t)nrounds, sizeof(double));
 	target t;
-	if (!res->failover || !res->exit_ms || target_open(&t, true) < 0)
+	if (!res->failover || !res->exit_ms || !res->elect || target_open(&t, true) < 0)
 		return;
 	static const char *const misr2[] = {"min.insync.replicas", "2", NULL};
 	fo_prod *p = NULL;
@@ -1577,6 +1582,7 @@ static void fo_scenario(int sig, int nrounds, fo_res *res)
 			continue;
 		}
 		res->exit_ms[res->rounds] = r.exit_ms;
+		res->elect[res->rounds] = r.elect_ms;
 		res->unclean_exits += sig != SIGKILL && !r.exit_clean;
 		res->failover[res->rounds++] = r.failover_ms;
 	}
@@ -1613,6 +1619,7 @@ static void fo_free_res(fo_res *r)
 {
 	free(r->failover);
 	free(r->exit_ms);
+	free(r->elect);
 }
 
 static void c3(void)
@@ -1627,12 +1634,16 @@ static void c3(void)
 	snprintf(f, sizeof(f), "kill -9 leader: fail-over ms, median (session %d ms)", HC_SESSION_MS);
 	add_row("C3", f, median_runs("C3 kill -9 fail-over ms", k.failover, k.rounds), -1, -1);
 	add_row("C3", "kill -9 leader: fail-over ms, max", max_of(k.failover, k.rounds), -1, -1);
+	add_row("C3", "  kill to new leader in ZooKeeper ms, median",
+		median_runs("C3 kill -9 election ms", k.elect, k.rounds), -1, -1);
 	target_below(add_row("C3", "SIGTERM leader: fail-over ms, median",
 			     median_runs("C3 SIGTERM fail-over ms", s.failover, s.rounds), -1, -1),
 		     500, "well < 1 s (500 ms)");
 	target_below(add_row("C3", "SIGTERM leader: fail-over ms, max", max_of(s.failover, s.rounds),
 			     -1, -1),
 		     1000, "< 1000 ms");
+	add_row("C3", "  signal to new leader in ZooKeeper ms, median",
+		median_runs("C3 SIGTERM election ms", s.elect, s.rounds), -1, -1);
 	add_row("C3", "SIGTERM leader: signal to exit ms, median",
 		median_runs("C3 SIGTERM exit ms", s.exit_ms, s.rounds), -1, -1);
 	add_row("C3", "SIGTERM leader: signal to exit ms, max", max_of(s.exit_ms, s.rounds), -1, -1);
@@ -1642,7 +1653,8 @@ static void c3(void)
 		   "topic with RF 3, min.insync.replicas=2; per round (ISR full, then %d ms of "
 		   "acknowledgements): signal the leader, time to the first delivery report of a "
 		   "record acknowledged at an offset of the new leader's epoch (its "
-		   "leader-epoch-checkpoint), restart the broker. kill -9: %d rounds (%d measured), "
+		   "leader-epoch-checkpoint), restart the broker; also the time until the state "
+		   "znode names a new leader (read every ms). kill -9: %d rounds (%d measured), "
 		   "zookeeper.session.timeout.ms=%d; SIGTERM: %d rounds (%d measured), %d exit(s) "
 		   "not status 0.",
 		   fo_fast_query_ms, FO_RATE, FO_SETTLE_MS, n, k.rounds, HC_SESSION_MS, n, s.rounds,
@@ -1680,6 +1692,8 @@ static void kloop(int n)
 	snprintf(f, sizeof(f), "fail-over ms, median (session %d ms)", HC_SESSION_MS);
 	add_row("K", f, median_runs("K fail-over ms", k.failover, k.rounds), -1, -1);
 	add_row("K", "fail-over ms, max", max_of(k.failover, k.rounds), -1, -1);
+	add_row("K", "  kill to new leader in ZooKeeper ms, median",
+		median_runs("K election ms", k.elect, k.rounds), -1, -1);
 	add_row("K", "longest time without an acknowledgement ms",
 		k.checked ? (double)k.rep.longest_gap_ms : -1, -1, -1);
 	add_legend("K: C3 (a) for %d rounds on one cluster, then every record read back from "
