@@ -74,7 +74,8 @@
  *   rounds; -x  scale record counts and sizes (0.05 for a quick run);
  *   -r  runs of C1, C2 and C4 per target (default 3), each figure the
  *   median (this VM's figures swing); -p  `perf record -g` on the brokers
- *   during C1's timed produce (PREFIX-c1-{cluster-all,single,cluster-1}.data);
+ *   during C1's timed produce (PREFIX-c1-<target>-<memory>.data) and on the
+ *   whole machine during C4's catch-up (PREFIX-c4-catchup.data);
  *   -d  librdkafka debug contexts. The broker binary is $SAMSA_BIN; $JAVA
  *   the java that runs ZooKeeper.
  * Every process started is stopped and every temporary dir removed at the
@@ -375,10 +376,11 @@ static double self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-/* perf record -g on pids (comma list), writing PREFIX-tag.data; 0 when off. */
+/* perf record -g on pids (comma list; n 0: the whole machine, -a), writing
+ * PREFIX-tag.data; 0 when off. */
 static pid_t perf_start(const pid_t *pids, int n, const char *tag)
 {
-	if (!perf_prefix || n <= 0)
+	if (!perf_prefix)
 		return 0;
 	char out[512], list[128] = "";
 	snprintf(out, sizeof(out), "%s-%s.data", perf_prefix, tag);
@@ -389,7 +391,10 @@ static pid_t perf_start(const pid_t *pids, int n, const char *tag)
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execlp("perf", "perf", "record", "-q", "-g", "-p", list, "-o", out, (char *)NULL);
+		if (n > 0)
+			execlp("perf", "perf", "record", "-q", "-g", "-p", list, "-o", out, (char *)NULL);
+		else
+			execlp("perf", "perf", "record", "-q", "-g", "-a", "-o", out, (char *)NULL);
 		_exit(127);
 	}
 	sleep_ms(300); /* let perf attach */
@@ -824,9 +829,9 @@ static void produce_run(target *t, const char *topic, const char *acks, long n, 
 
 	if (reuse > 0 && !bad)
 		reuse_memory(reuse);
-	pid_t pids[HC_MAX_BROKERS];
+	pid_t pids[HC_MAX_BROKERS] = {0};
 	int np = target_pids(t, pids);
-	pid_t perf = bad || !tag ? 0 : perf_start(pids, np, tag);
+	pid_t perf = bad || !tag || np == 0 ? 0 : perf_start(pids, np, tag);
 	double cpu0 = procs_cpu_s(pids, np), self0 = self_cpu_s();
 	int64_t t0 = now_ns();
 	long produced = 0;
@@ -1740,7 +1745,10 @@ typedef struct catchup_res {
 	double cpu_follower, cpu_leader; /* cores over restart to caught up */
 } catchup_res;
 
-static void catchup_run(long n, catchup_res *r)
+/* One run; freed: the catch-up starts on just-freed memory (a file as large
+ * as what the follower misses written and deleted before the restart), else
+ * on memory fresh from the host (nothing freed for cold_ms()). */
+static void catchup_run(long n, bool freed, catchup_res *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->isr_ms = -1;
@@ -1790,8 +1798,14 @@ static void catchup_run(long n, catchup_res *r)
 		return;
 	}
 	sync(); /* the produce's writeback is not the catch-up's */
+	if (freed)
+		reuse_memory((lb - f0) * 11 / 10);
+	else
+		sleep_ms(cold_ms()); /* what the producer freed goes back to the host */
+	pid_t perf = perf_start(NULL, 0, freed ? "c4-catchup-freed" : "c4-catchup-fresh");
 	int64_t t0 = now_ns();
 	if (hc_restart(c, follower) < 0) {
+		perf_stop(perf);
 		fprintf(stderr, "clusterbench: C4: follower %d did not restart\n", follower);
 		target_close(&t);
 		return;
@@ -1800,7 +1814,7 @@ static void catchup_run(long n, catchup_res *r)
 	double fc0 = proc_cpu_s(fp), lc0 = proc_cpu_s(lp);
 	int64_t first = -1, done = -1, isr = -1, deadline = t0 + 600LL * 1000000000;
 	long long fb = f0, fb_first = f0;
-	for (int polls = 0; (done < 0 || isr < 0) && now_ns() < deadline; polls++) {
+	while ((done < 0 || isr < 0) && now_ns() < deadline) {
 		if (done < 0) {
 			fb = log_bytes(c, follower);
 			int64_t now = now_ns();
@@ -1811,7 +1825,7 @@ static void catchup_run(long n, catchup_res *r)
 			if (fb >= lb)
 				done = now;
 		}
-		if (isr < 0 && polls % 10 == 0) {
+		if (isr < 0) {
 			hc_state s2;
 			if (hc_zk_state(c, C4_TOPIC, 0, &s2) == CTL_ZK_OK && hc_isr_has(&s2, follower))
 				isr = now_ns();
@@ -1819,6 +1833,7 @@ static void catchup_run(long n, catchup_res *r)
 		sleep_ms(1);
 	}
 	double fc1 = proc_cpu_s(fp), lc1 = proc_cpu_s(lp);
+	perf_stop(perf);
 	if (done < 0 || first < 0) {
 		fprintf(stderr, "clusterbench: C4: follower at %lld of %lld B after 600 s\n", fb, lb);
 		target_close(&t);
@@ -1845,45 +1860,56 @@ static void catchup_run(long n, catchup_res *r)
 static void c4(void)
 {
 	long n = scaled(1 << 20);
-	double mbps[MAX_REPS], xfer[MAX_REPS], first[MAX_REPS], isr[MAX_REPS], fcpu[MAX_REPS],
-	    lcpu[MAX_REPS];
-	int nr = 0, ni = 0;
+	static const char *const mem[2] = {"memory fresh from the host", "memory just freed"};
+	double mbps[2][MAX_REPS], xfer[2][MAX_REPS], first[2][MAX_REPS], isr[2][MAX_REPS],
+	    fcpu[2][MAX_REPS], lcpu[2][MAX_REPS];
+	int nr[2] = {0, 0}, ni[2] = {0, 0};
 	double mb = 0;
 	for (int rep = 0; rep < reps; rep++) {
-		fprintf(stderr, "clusterbench: C4: %ld x 1 KiB behind (run %d of %d)\n", n, rep + 1,
-			reps);
-		catchup_res r;
-		catchup_run(n, &r);
-		if (!r.ok) {
-			failures++;
-			continue;
+		for (int w = 0; w < 2; w++) {
+			fprintf(stderr, "clusterbench: C4: %ld x 1 KiB behind, %s (run %d of %d)\n", n,
+				mem[w], rep + 1, reps);
+			catchup_res r;
+			catchup_run(n, w == 1, &r);
+			if (!r.ok) {
+				failures++;
+				continue;
+			}
+			mb = r.mb;
+			mbps[w][nr[w]] = r.mbps;
+			xfer[w][nr[w]] = r.xfer_mbps;
+			first[w][nr[w]] = r.first_ms;
+			fcpu[w][nr[w]] = r.cpu_follower;
+			lcpu[w][nr[w]++] = r.cpu_leader;
+			if (r.isr_ms >= 0)
+				isr[w][ni[w]++] = r.isr_ms;
 		}
-		mb = r.mb;
-		mbps[nr] = r.mbps;
-		xfer[nr] = r.xfer_mbps;
-		first[nr] = r.first_ms;
-		fcpu[nr] = r.cpu_follower;
-		lcpu[nr++] = r.cpu_leader;
-		if (r.isr_ms >= 0)
-			isr[ni++] = r.isr_ms;
 	}
 	char f[64];
-	snprintf(f, sizeof(f), "follower catch-up MB/s (%.0f MB behind)", mb);
-	add_row("C4", f, median_runs("C4 catch-up MB/s", mbps, nr), -1, +1);
-	add_row("C4", "  transfer MB/s (first new byte to caught up)",
-		median_runs("C4 transfer MB/s", xfer, nr), -1, +1);
-	add_row("C4", "  restart to first new byte ms", median_runs("C4 first byte ms", first, nr), -1,
-		-1);
-	add_row("C4", "  restart to back in the ISR ms", median_runs("C4 ISR ms", isr, ni), -1, -1);
-	add_row("C4", "  follower CPU, cores", median(fcpu, nr), -1, -1);
-	add_row("C4", "  leader CPU, cores", median(lcpu, nr), -1, -1);
+	snprintf(f, sizeof(f), "follower catch-up MB/s, %.0f MB behind, mem fresh", mb);
+	add_row("C4", f, median_runs("C4 catch-up MB/s, memory fresh", mbps[0], nr[0]), -1, +1);
+	add_row("C4", "  the same, memory freed",
+		median_runs("C4 catch-up MB/s, memory freed", mbps[1], nr[1]), -1, +1);
+	add_row("C4", "  transfer MB/s (first new byte to caught up), fresh",
+		median_runs("C4 transfer MB/s, memory fresh", xfer[0], nr[0]), -1, +1);
+	add_row("C4", "  transfer MB/s (first new byte to caught up), freed",
+		median_runs("C4 transfer MB/s, memory freed", xfer[1], nr[1]), -1, +1);
+	add_row("C4", "  restart to first new byte ms (fresh)",
+		median_runs("C4 first byte ms, memory fresh", first[0], nr[0]), -1, -1);
+	add_row("C4", "  restart to back in the ISR ms (fresh)",
+		median_runs("C4 ISR ms, memory fresh", isr[0], ni[0]), -1, -1);
+	add_row("C4", "  follower CPU, cores (fresh)", median(fcpu[0], nr[0]), -1, -1);
+	add_row("C4", "  follower CPU, cores (freed)", median(fcpu[1], nr[1]), -1, -1);
+	add_row("C4", "  leader CPU, cores (fresh)", median(lcpu[0], nr[0]), -1, -1);
 	add_legend("C4: RF 3, min.insync.replicas=1; a follower stopped with SIGTERM (out of the "
 		   "ISR), %ld x 1 KiB produced to the leader with acks=1, the follower restarted on "
 		   "its dir; timed from the restart (fork) until its .log files hold the leader's "
-		   "bytes (polled every ms; the ISR from the state znode every 10 ms); "
-		   "replica.fetch.max.bytes 1 MiB (default), replica.fetch.wait.max.ms=100. "
-		   "Medians of %d runs.",
-		   n, reps);
+		   "bytes (polled every ms; the ISR from the state znode every ms); "
+		   "replica.fetch.max.bytes 1 MiB (default), replica.fetch.wait.max.ms=100. In two "
+		   "memory states as C1: \"fresh\", restarted %d ms after the producer freed its "
+		   "buffers; \"freed\", right after a file of 1.1x the missing bytes was written and "
+		   "deleted. CPU: /proc/PID/stat over restart to caught up. Medians of %d runs.",
+		   n, cold_ms(), reps);
 }
 
 int main(int argc, char **argv)
