@@ -19,14 +19,25 @@
  *     scales), linger.ms=5, no idempotence, one producer (loadgen's H2
  *     client settings), after a warm-up of up to 20 MB to another topic on
  *     the same producer; MB/s (10^6 B of values) from the first produce
- *     call to the last delivery report. Three targets each run, alternating
- *     so a slow spell of this VM hits all: the cluster with acks=all to a
- *     topic with min.insync.replicas=2, the single node with acks=1 (the
- *     issue's ratio: cluster acks=all / single acks=1, aim >= 0.5), and the
- *     cluster with acks=1 (replication without waiting for it, for
+ *     call to the last delivery report. Targets: the cluster with acks=all
+ *     to a topic with min.insync.replicas=2, the single node with acks=1
+ *     (the issue's ratio: cluster acks=all / single acks=1, aim >= 0.5),
+ *     and the cluster with acks=1 (replication without waiting for it, for
  *     reading the ratio). Also CPU seconds per GB produced: the brokers'
  *     (/proc/PID/stat utime+stime, summed over the three) and the client's
  *     (this process, getrusage), over the timed part.
+ *     Each in two memory states, because on this VM a page-cache page
+ *     costs about ten times more when its memory comes fresh from the host
+ *     (M below) and the cluster writes three times the pages: "fresh", the
+ *     run starts cold_ms() after the one before freed its files, when the
+ *     balloon has handed that memory back to the host; "freed", right
+ *     before the timed part a file as large as what the run puts in page
+ *     cache is written and deleted, so the run reuses pages just freed (for
+ *     about 2 s: then the balloon takes what is still free). The cluster
+ *     with acks=1 runs "freed" only. The five runs alternate in each of the
+ *     -r rounds so that a slow spell of this VM hits all.
+ * M   The machine alone: a new file as large as C1's cluster writes (three
+ *     replicas), 1 MiB pwrites, in both memory states: MB/s and CPU s/GB.
  * C2  End-to-end latency with one record in flight: produce one 100 B
  *     record (linger.ms=0), a consumer by assignment (legacy consumer,
  *     fetch.wait.max.ms=500) receives it, then the next; p50, p99, max over
@@ -39,17 +50,19 @@
  *     request.timeout.ms=5000, message.timeout.ms=30000, retries unlimited,
  *     retry.backoff.ms=100, reconnect.backoff.ms=50..500) sends 1,000
  *     records a second to a topic with min.insync.replicas=2. Each round
- *     waits until the ISR is all three, then signals the partition's leader
- *     (the state znode's) and times from the signal to the first delivery
- *     report of an acknowledged record whose offset is at or above the
- *     start offset of the new leader's epoch (its leader-epoch-checkpoint:
- *     a record the new leader wrote; a record acknowledged by the old
- *     leader lies below it). The stopped broker is restarted after each
- *     round.
- *     (a) kill -9, 5 rounds (fewer with -x < 1): median and max; what
- *         bounds it is zookeeper.session.timeout.ms (4000 here, printed):
- *         the controller elects a new leader when the killed broker's
- *         session expires;
+ *     waits until the ISR is all three and the producer has been
+ *     acknowledged for 2 s more (its connections and metadata settled),
+ *     then signals the partition's leader (the state znode's) and times
+ *     from the signal to the first delivery report of an acknowledged
+ *     record whose offset is at or above the start offset of the new
+ *     leader's epoch (its leader-epoch-checkpoint: a record the new leader
+ *     wrote; a record acknowledged by the old leader lies below it), and
+ *     to the state znode naming a new leader (read every ms): the rest is
+ *     the client's. The stopped broker is restarted after each round.
+ *     (a) kill -9, 5 rounds (2 with -x < 1): median and max; what bounds it
+ *         is zookeeper.session.timeout.ms (4000 here, printed): the
+ *         controller elects a new leader when the killed broker's session
+ *         expires;
  *     (b) SIGTERM (controlled shutdown: leadership moves before the exit),
  *         5 rounds: median and max, and the time from the signal to the
  *         process's exit.
@@ -63,11 +76,14 @@
  *     replicas are byte-identical batch by batch): MB/s of what it was
  *     missing over restart to caught up, the transfer alone (first new
  *     byte to caught up), restart to the first new byte, and restart to
- *     the follower back in the ISR (the state znode). Medians of -r runs.
+ *     the follower back in the ISR (the state znode); the follower's and
+ *     the leader's CPU. In C1's two memory states ("freed": a file of 1.1x
+ *     the missing bytes written and deleted before the restart). Medians of
+ *     -r runs.
  * K   (only with -K N) N rounds of C3 (a), the Jepsen-style check of
  *     issue 14: acknowledged, lost, duplicated, divergent and the
  *     fail-over median and max over the N rounds. Issue 14 asks for 200
- *     (-K 200: about 8 s a round).
+ *     (-K 200: about 7 s a round, 25 minutes). -K alone runs only K.
  *
  * Usage: clusterbench [-C 1,2,3,4] [-K rounds] [-x scale] [-r runs] [-p perf-prefix] [-d ctx]
  *   -C  scenarios to run (default all); -K  add the kill -9 loop with N
@@ -75,7 +91,7 @@
  *   -r  runs of C1, C2 and C4 per target (default 3), each figure the
  *   median (this VM's figures swing); -p  `perf record -g` on the brokers
  *   during C1's timed produce (PREFIX-c1-<target>-<memory>.data) and on the
- *   whole machine during C4's catch-up (PREFIX-c4-catchup.data);
+ *   whole machine during C4's catch-up (PREFIX-c4-catchup-<memory>.data);
  *   -d  librdkafka debug contexts. The broker binary is $SAMSA_BIN; $JAVA
  *   the java that runs ZooKeeper.
  * Every process started is stopped and every temporary dir removed at the
@@ -101,6 +117,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -391,6 +408,7 @@ static pid_t perf_start(const pid_t *pids, int n, const char *tag)
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGINT); /* ends (and writes its file) with us */
 		if (n > 0)
 			execlp("perf", "perf", "record", "-q", "-g", "-p", list, "-o", out, (char *)NULL);
 		else
