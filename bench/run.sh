@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh - run the speed and size benchmark (bench/loadgen.c, scenarios H1-H4
 # of issue 6): samsa against librdkafka's mock cluster, one table. Used by
-# `make bench`.
+# `make bench`, and the same way by `make bench-cleaner` (cleanbench) and
+# `make bench-cluster` (clusterbench).
 #
 # Usage: run.sh LOADGEN [loadgen args...]
 # Environment: SAMSA_BIN (the broker binary), BENCH_ARGS (loadgen args when
@@ -25,7 +26,7 @@ if [ ! -x "$SAMSA_BIN" ]; then
 fi
 export SAMSA_BIN
 
-echo "bench: $(uname -srm), $(nproc 2>/dev/null || echo '?') cores; loadgen $*"
+echo "bench: $(uname -srm), $(nproc 2>/dev/null || echo '?') cores; $(basename "$loadgen") $*"
 echo "bench: before: $(uptime)"
 rc=0
 "$loadgen" "$@" || rc=$?

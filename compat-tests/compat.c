@@ -39,8 +39,22 @@ int c_run_suite(Suite *s)
 	return failed ? 1 : 0;
 }
 
+/* The cluster hooks (compat.h), installed by cluster_compat.c before main;
+ * NULL in the single-node programs. */
+static const c_cluster_hooks *cluster_hooks;
+
+void c_set_cluster_hooks(const c_cluster_hooks *h)
+{
+	cluster_hooks = h;
+}
+
 h_broker *c_start_broker(const char *const *overrides)
 {
+	if (cluster_hooks) {
+		h_broker *b = cluster_hooks->start(overrides);
+		ck_assert_msg(b != NULL, "the cluster did not start (logs above)");
+		return b;
+	}
 	h_broker *b = h_broker_new(overrides);
 	ck_assert_msg(b != NULL, "could not prepare a broker (port, temp dir)");
 	ck_assert_msg(h_broker_start(b) == 0, "broker %s did not start (log above)",
@@ -50,6 +64,14 @@ h_broker *c_start_broker(const char *const *overrides)
 
 void c_stop_broker(h_broker *b)
 {
+	if (cluster_hooks) {
+		int bad = cluster_hooks->stop(b);
+		if (bad >= 0) {
+			ck_assert_msg(bad == 0, "%d broker(s) of the cluster did not exit 0 on SIGTERM "
+				      "(logs above)", bad);
+			return;
+		}
+	}
 	int st = h_broker_stop(b, h_scaled_ms(30000));
 	ck_assert_msg(st != -1, "broker did not stop on SIGTERM (log above)");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -255,9 +277,24 @@ rd_kafka_resp_err_t c_create_topic(rd_kafka_t *rk, const char *name, int partiti
 				   char *errstr, size_t errsize)
 {
 	char buf[512];
-	rd_kafka_NewTopic_t *nt =
-	    rd_kafka_NewTopic_new(name, partitions, replication_factor, buf, sizeof(buf));
+	/* on a cluster, a topic of one replica gets one on every broker, led
+	 * by broker 1: what the test then reads from its broker's files and
+	 * what it acknowledged with acks=1 are on broker 1 */
+	bool spread = cluster_hooks && replication_factor == 1;
+	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions,
+							spread ? -1 : replication_factor, buf,
+							sizeof(buf));
 	ck_assert_msg(nt != NULL, "rd_kafka_NewTopic_new %s: %s", name, buf);
+	for (int p = 0; spread && p < partitions; p++) {
+		int32_t ids[16];
+		int n = cluster_hooks->replication_factor;
+		ck_assert(n >= 1 && n <= 16);
+		for (int i = 0; i < n; i++)
+			ids[i] = i + 1;
+		ck_assert_msg(rd_kafka_NewTopic_set_replica_assignment(nt, p, ids, (size_t)n, buf,
+								       sizeof(buf)) == 0,
+			      "replica assignment of %s-%d: %s", name, p, buf);
+	}
 	for (int i = 0; configs && configs[i]; i += 2)
 		ck_assert(rd_kafka_NewTopic_set_config(nt, configs[i], configs[i + 1]) == 0);
 
@@ -390,13 +427,53 @@ void c_assert_broker_serving(h_broker *b)
 		      "broker does not answer a fresh ApiVersions request");
 }
 
+/* The port of txn_id's transaction coordinator as FindCoordinator v1 (key
+ * type 1) to the broker on port says it, or -1 (an error, or no answer). */
+static int txn_coordinator_port(int port, const char *txn_id)
+{
+	uint8_t body[512], req[1024];
+	size_t kl = strlen(txn_id);
+	if (kl > 400)
+		return -1;
+	w_put16(body, (int16_t)kl);
+	memcpy(body + 2, txn_id, kl);
+	body[2 + kl] = 1; /* key type: transaction */
+	int n = w_build_request(req, sizeof(req), 10, 1, 1, "compat", body, kl + 3);
+	int fd = w_connect(port, h_scaled_ms(5000));
+	if (fd < 0 || n < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	uint8_t *resp = NULL;
+	int32_t len = 0;
+	int found = -1;
+	if (w_send_all(fd, req, (size_t)n, h_scaled_ms(5000)) == WIRE_OK &&
+	    w_recv_frame(fd, &resp, &len, 1 << 20, h_scaled_ms(5000)) == WIRE_OK && len >= 12) {
+		/* correlation id, throttle, error, message, node, host, port */
+		int16_t err = w_get16(resp + 8);
+		int16_t ml = w_get16(resp + 10);
+		size_t p = 12 + (ml > 0 ? (size_t)ml : 0) + 4;
+		if (err == 0 && (size_t)len >= p + 2) {
+			int16_t hl = w_get16(resp + p);
+			p += 2 + (hl > 0 ? (size_t)hl : 0);
+			if ((size_t)len >= p + 4)
+				found = w_get32(resp + p);
+		}
+	}
+	free(resp);
+	close(fd);
+	return found;
+}
+
 void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch)
 {
 	/* Kafka error codes a coordinator answers while it is not ready. */
 	enum { LOAD_IN_PROGRESS = 14, NOT_AVAILABLE = 15, NOT_COORDINATOR = 16, CONCURRENT = 51 };
 	long long deadline = h_now_ms() + h_scaled_ms(30000);
+	int port = b->port; /* a cluster's coordinator may be another broker */
 	for (;;) {
-		int fd = w_connect(b->port, h_scaled_ms(5000));
+		int fd = w_connect(port, h_scaled_ms(5000));
 		ck_assert_msg(fd >= 0, "connect to the broker");
 		k_init_pid r;
 		int16_t err = k_init_producer_id(fd, 4, txn_id, 60000, -1, -1, &r);
@@ -409,6 +486,12 @@ void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int
 			       err == CONCURRENT) &&
 				      h_now_ms() < deadline,
 			      "InitProducerId v4 for %s: error %d", txn_id ? txn_id : "(null)", err);
+		port = b->port;
+		if (err == NOT_COORDINATOR && txn_id) {
+			int cport = txn_coordinator_port(b->port, txn_id);
+			if (cport > 0)
+				port = cport;
+		}
 		usleep(100 * 1000);
 	}
 }

@@ -33,12 +33,38 @@
 int c_run_suite(Suite *s);
 
 /* h_broker_new + h_broker_start, failing the test if either fails.
- * overrides: NULL-terminated "key=value" list or NULL. */
+ * overrides: NULL-terminated "key=value" list or NULL. With cluster hooks
+ * installed (below), a cluster is started instead and its broker 1
+ * returned. */
 h_broker *c_start_broker(const char *const *overrides);
 
 /* End of a test: SIGTERM, the broker must exit 0 within 30 s (so a
- * sanitizer build also checks shutdown and leaks), then h_broker_free. */
+ * sanitizer build also checks shutdown and leaks), then h_broker_free.
+ * With cluster hooks, every broker of b's cluster must. */
 void c_stop_broker(h_broker *b);
+
+/*
+ * Cluster hooks: a program linked with cluster_compat.c (the
+ * cluster_compat_* wrappers of Makefile.am) installs them before main, and
+ * the same test code then runs against a cluster in ZooKeeper mode: the
+ * broker a test starts is broker 1 of a cluster, the others start and stop
+ * with it, and c_create_topic replaces a replication factor of 1 by a
+ * replica on every broker, broker 1 first (so broker 1 leads every
+ * partition the test creates and holds it in its files, as the single node
+ * did).
+ */
+typedef struct c_cluster_hooks {
+	/* start a cluster with overrides, return its broker 1, NULL on failure */
+	h_broker *(*start)(const char *const *overrides);
+	/* stop every broker of b's cluster and free it: the number that did
+	 * not exit 0; -1 when b is not a cluster's */
+	int (*stop)(h_broker *b);
+	int replication_factor; /* the brokers (ids 1..n) c_create_topic spreads a
+	                         * factor of 1 over */
+} c_cluster_hooks;
+
+/* Install (or with NULL remove) the hooks; h must outlive their use. */
+void c_set_cluster_hooks(const c_cluster_hooks *h);
 
 /* A client configuration for b: bootstrap.servers, IPv4, quiet connection
  * close logs. The caller owns it (passes it to c_new). */
@@ -157,7 +183,9 @@ void c_expect_seq(const h_broker *b, const char *topic, int n);
  * InitProducerId v4 for txn_id (NULL: an idempotent producer) on a fresh
  * connection to b, retried every 100 ms while the coordinator answers
  * COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
- * or CONCURRENT_TRANSACTIONS (as Kafka clients do); *pid and *epoch get the
+ * or CONCURRENT_TRANSACTIONS (as Kafka clients do; after NOT_COORDINATOR
+ * the next try goes to the broker FindCoordinator v1 on b names, which on a
+ * cluster may be another than b); *pid and *epoch get the
  * answer. Fails the test on any other error or after 30 s (scaled).
  */
 void c_init_producer_id(const h_broker *b, const char *txn_id, int64_t *pid, int16_t *epoch);
