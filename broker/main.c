@@ -50,6 +50,8 @@
 
 #define SHUTDOWN_GRACE_MS 1000 /* longest wait for requests in flight */
 #define SHUTDOWN_POLL_MS 10
+#define SHUTDOWN_LINGER_MS 100 /* serving on after a controlled shutdown: at least
+				 * librdkafka's retry.backoff.ms */
 
 brk_server server;
 
@@ -90,15 +92,27 @@ static void on_ratelog_timer(brk_loop *loop, void *arg)
 	brk_timer_add(loop, BRK_RATELOG_WINDOW_MS, on_ratelog_timer, arg);
 }
 
-/* Leadership moved away (or nothing to move): stop serving. */
-static void on_moved(void *arg)
+static void stop_serving(brk_loop *loop, void *arg)
 {
+	(void)loop;
 	run_state *rs = arg;
 	brk_listeners_close(rs->listeners);
 	rs->listeners = NULL;
 	brk_conns_drain(rs->conns);
 	rs->deadline = brk_mono_ms() + SHUTDOWN_GRACE_MS;
 	on_shutdown_poll(server.loop, rs);
+}
+
+/* Leadership moved away (or nothing to move): stop serving. In a cluster,
+ * after a short linger first: a client writing to this broker gets
+ * NOT_LEADER_OR_FOLLOWER and this broker's Metadata names the new leaders,
+ * instead of a closed connection and another broker's answer that may not
+ * have caught up yet (librdkafka then waits for its next metadata scan). */
+static void on_moved(void *arg)
+{
+	run_state *rs = arg;
+	if (server.cluster.local || !brk_timer_add(server.loop, SHUTDOWN_LINGER_MS, stop_serving, rs))
+		stop_serving(server.loop, rs);
 }
 
 static void on_signal(brk_loop *loop, int fd, int events, void *arg)
