@@ -154,6 +154,24 @@ static void backoff(brk_fetcher *f, brk_followed *fp)
 	fp->backoff_until = brk_mono_ms() + f->set->cfg.backoff_ms;
 }
 
+/* A new leader answers NOT_LEADER_OR_FOLLOWER or UNKNOWN_LEADER_EPOCH until
+ * it has applied the LeaderAndIsr that made it leader, usually a few ms
+ * after this follower learned of it: retry soon a few times before waiting
+ * the whole replica.fetch.backoff.ms. */
+#define QUICK_RETRY_MS 50
+#define QUICK_RETRIES 10
+
+static void backoff_error(brk_fetcher *f, brk_followed *fp, int16_t error_code)
+{
+	if ((error_code == KERR_NOT_LEADER_OR_FOLLOWER || error_code == KERR_UNKNOWN_LEADER_EPOCH) &&
+	    fp->quick_retries < QUICK_RETRIES && QUICK_RETRY_MS < f->set->cfg.backoff_ms) {
+		fp->quick_retries++;
+		fp->backoff_until = brk_mono_ms() + QUICK_RETRY_MS;
+		return;
+	}
+	backoff(f, fp);
+}
+
 /* Cut p's log to offset (to an empty log starting there when offset is
  * below its start). Returns 0 or the storage error. */
 static int truncate_log(brk_partition *p, int64_t offset)
@@ -210,9 +228,10 @@ static void on_epochs(brk_peer *peer, int err, proto_reader *body, void *arg)
 			if (!fp || !fp->truncating || !current(f, fp, p))
 				continue;
 			if (eo->error_code != KERR_NONE) {
-				backoff(f, fp);
+				backoff_error(f, fp, eo->error_code);
 				continue;
 			}
+			fp->quick_retries = 0;
 			bool done;
 			int64_t to = brk_fetcher_truncation_offset(p->log, eo->leader_epoch,
 								   eo->end_offset, &done);
@@ -351,6 +370,7 @@ static void on_fetch(brk_peer *peer, int err, proto_reader *body, void *arg)
 				continue;
 			switch (pd->error_code) {
 			case KERR_NONE:
+				fp->quick_retries = 0;
 				take(f, fp, p, pd);
 				break;
 			case KERR_OFFSET_OUT_OF_RANGE:
@@ -366,7 +386,7 @@ static void on_fetch(brk_peer *peer, int err, proto_reader *body, void *arg)
 				}
 				break;
 			default:
-				backoff(f, fp);
+				backoff_error(f, fp, pd->error_code);
 				break;
 			}
 		}

@@ -61,6 +61,7 @@ typedef struct brk_followed {
 	int32_t leader_epoch;   /* the epoch it follows */
 	bool truncating;        /* asking OffsetForLeaderEpoch, else fetching */
 	int64_t backoff_until;  /* monotonic ms; 0 none */
+	int32_t quick_retries;  /* short backoffs taken since the last success */
 } brk_followed;
 
 typedef struct brk_fetcher brk_fetcher;
