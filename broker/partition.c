@@ -142,6 +142,7 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
 		wake(p);
 		return BRK_STATE_UPDATED;
 	}
+	brk_role was = p->role;
 	p->leader = st->leader;
 	p->leader_epoch = st->leader_epoch;
 	drop_proposal(p);
@@ -155,6 +156,10 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
 	free(p->followers);
 	p->followers = NULL;
 	p->nfollowers = 0;
+	if (p->role != BRK_ROLE_LEADER)
+		p->led_since_epoch = -1;
+	else if (was != BRK_ROLE_LEADER)
+		p->led_since_epoch = p->leader_epoch;
 	if (p->role == BRK_ROLE_LEADER && p->log) {
 		p->leader_epoch_start_offset = log_end_offset(p->log);
 		log_assign_leader_epoch(p->log, p->leader_epoch);

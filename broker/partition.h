@@ -74,6 +74,9 @@ typedef struct brk_partition {
 	brk_follower *followers;
 	int32_t nfollowers;
 	int64_t leader_epoch_start_offset; /* the LEO when this epoch began */
+	int32_t led_since_epoch;   /* the epoch this broker's unbroken run as
+				    * leader began in (a bump that keeps it leader
+				    * keeps it); -1 when not leader */
 	int32_t *proposed_isr;     /* an ISR change in flight (NULL: none) */
 	int32_t nproposed_isr;
 	uint64_t isr_call;         /* its controller call id, 0 none */

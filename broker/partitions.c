@@ -459,6 +459,7 @@ static int grow(brk_topic *t, int32_t n)
 		p->index = i;
 		p->leader = -1;
 		p->leader_epoch = -1;
+		p->led_since_epoch = -1;
 		arr[i] = p;
 		t->npartitions = i + 1;
 	}

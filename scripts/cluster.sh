@@ -3,7 +3,9 @@
 # the foreground: one ZooKeeper on 127.0.0.1:2181 and three brokers (ids 1-3) on
 # 127.0.0.1:9092, 9093 and 9094, data under ./data/cluster. Ctrl-C (or SIGTERM)
 # stops the brokers one by one (each hands its leadership over first), then
-# ZooKeeper. Extra arguments go to every broker, e.g. --override num.partitions=6.
+# ZooKeeper (the last broker has nobody to hand its leadership to: it asks
+# controlled.shutdown.max.retries times, a second apart, then stops). Extra
+# arguments go to every broker, e.g. --override num.partitions=6.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -50,12 +52,14 @@ stop() {
 }
 trap stop INT TERM
 
-java -Xmx256m -Dlog4j.configuration="file:$ZKDIR/conf/log4j.properties" \
+# Each server in a session of its own: Ctrl-C reaches this script alone,
+# which stops them in order.
+setsid java -Xmx256m -Dlog4j.configuration="file:$ZKDIR/conf/log4j.properties" \
 	-cp "$ZKDIR/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar" \
 	org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZKDIR/conf/zoo.cfg" &
 zkpid=$!
 i=0
-until [ "$(printf ruok | timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2181; cat >&3; cat <&3' 2>/dev/null)" = imok ]; do
+until [ "$( { printf ruok | timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2181; cat >&3; cat <&3'; } 2>/dev/null)" = imok ]; do
 	i=$((i + 1))
 	[ $i -lt 100 ] || { echo "ZooKeeper did not start (see $ZKDIR/zookeeper.log)" >&2; stop; }
 	sleep 0.1
@@ -64,7 +68,7 @@ echo "ZooKeeper started on 127.0.0.1:2181"
 
 for id in 1 2 3; do
 	port=$((9091 + id))
-	build/release/broker/samsa config/server.properties \
+	setsid build/release/broker/samsa config/server.properties \
 		--override broker.id=$id \
 		--override zookeeper.connect=127.0.0.1:2181/samsa \
 		--override listeners=PLAINTEXT://127.0.0.1:$port \
@@ -74,6 +78,7 @@ for id in 1 2 3; do
 		--override offsets.topic.replication.factor=3 \
 		--override transaction.state.log.replication.factor=3 \
 		--override transaction.state.log.min.isr=2 \
+		--override controlled.shutdown.retry.backoff.ms=1000 \
 		"$@" >"$DATA/broker-$id.log" 2>&1 &
 	pids="$pids $!"
 done

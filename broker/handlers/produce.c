@@ -265,7 +265,7 @@ static void produce_one(brk_request *req, const ProduceRequest *m, brk_topic *t,
 typedef struct acks_wait {
 	uint8_t topic_id[16];   /* found again by id: the topic may go meanwhile */
 	int32_t partition;
-	int32_t leader_epoch;   /* when appended */
+	int32_t led_since;      /* the partition's led_since_epoch when appended */
 	int64_t required;       /* the offset after the batch */
 	int16_t min_isr;
 	ProduceResponse_PartitionProduceResponse *pr;
@@ -280,8 +280,10 @@ typedef struct produce_state {
 
 /*
  * Kafka's DelayedProduce.tryComplete for one partition: done when this
- * broker no longer leads it at the epoch of the append
- * (NOT_LEADER_OR_FOLLOWER: the records may or may not survive), or when
+ * broker stopped leading it since the append, even if it leads it again
+ * (NOT_LEADER_OR_FOLLOWER: the records may or may not survive; a leader
+ * epoch bump that keeps this broker leader, an ISR change by the
+ * controller, does not count), or when
  * the high watermark reached the batch's end: NONE, or
  * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR (maximal) shrank below
  * min.insync.replicas meanwhile (the records are in the log).
@@ -292,7 +294,7 @@ static bool acks_check(acks_wait *a)
 		return true;
 	brk_partition *p = brk_topic_partition(brk_topic_find_by_id(&server.partitions, a->topic_id),
 					       a->partition);
-	if (!p || p->role != BRK_ROLE_LEADER || p->leader_epoch != a->leader_epoch || !p->log) {
+	if (!p || p->role != BRK_ROLE_LEADER || p->led_since_epoch != a->led_since || !p->log) {
 		partition_error(a->pr, p ? KERR_NOT_LEADER_OR_FOLLOWER : KERR_UNKNOWN_TOPIC_OR_PARTITION,
 				NULL);
 		a->done = true;
@@ -399,7 +401,7 @@ int brk_handle_produce(brk_request *req)
 				any_error = true;
 			else if (st && required > log_high_watermark(p->log)) {
 				acks_wait *a = &st->w[nwait++];
-				*a = (acks_wait){ .partition = p->index, .leader_epoch = p->leader_epoch,
+				*a = (acks_wait){ .partition = p->index, .led_since = p->led_since_epoch,
 						  .required = required,
 						  .min_isr = t->cfg.min_insync_replicas, .pr = pr };
 				memcpy(a->topic_id, t->id, 16);
