@@ -278,6 +278,21 @@ bool hc_alive(hc_cluster *c, int id)
 	return valid_id(c, id) && h_broker_alive(c->b[id]);
 }
 
+/* Why a fault could not be applied to broker id (on stderr). */
+static void not_applicable(hc_cluster *c, int id, const char *what)
+{
+	if (!valid_id(c, id)) {
+		fprintf(stderr, "cluster: %s of broker %d: no such broker\n", what, id);
+		return;
+	}
+	int st = c->b[id]->last_status;
+	fprintf(stderr, "cluster: %s of broker %d: %s (last exit status 0x%x%s%s)\n", what, id,
+		h_broker_alive(c->b[id]) ? (c->paused[id] ? "already paused" : "not paused")
+					 : "not running",
+		st, st >= 0 && WIFSIGNALED(st) ? ", killed by " : "",
+		st >= 0 && WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "");
+}
+
 int hc_kill(hc_cluster *c, int id)
 {
 	if (!hc_alive(c, id))
@@ -307,8 +322,10 @@ int hc_wait_exit(hc_cluster *c, int id, int timeout_ms)
 
 int hc_pause(hc_cluster *c, int id)
 {
-	if (!hc_alive(c, id) || c->paused[id])
+	if (!hc_alive(c, id) || c->paused[id]) {
+		not_applicable(c, id, "SIGSTOP");
 		return -1;
+	}
 	if (kill(c->b[id]->pid, SIGSTOP) < 0)
 		return -1;
 	c->paused[id] = true;
@@ -317,8 +334,10 @@ int hc_pause(hc_cluster *c, int id)
 
 int hc_resume(hc_cluster *c, int id)
 {
-	if (!hc_alive(c, id) || !c->paused[id])
+	if (!hc_alive(c, id) || !c->paused[id]) {
+		not_applicable(c, id, "SIGCONT");
 		return -1;
+	}
 	if (kill(c->b[id]->pid, SIGCONT) < 0)
 		return -1;
 	c->paused[id] = false;

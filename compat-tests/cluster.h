@@ -40,7 +40,9 @@
 /* The settings every broker starts with (CLUSTER.md 6.4, plus the
  * brief's): fast session expiry and ISR shrink, long-poll replica fetches,
  * internal topics replicated 3 times with fewer partitions than Kafka's 50
- * (start-up and a test's partition count stay small), and no automatic
+ * (start-up and a test's partition count stay small), one retry of a
+ * controlled shutdown (the last broker of a cluster stopping has nowhere to
+ * move its leaders: it gives up after 0.5 s, not 1.5 s), and no automatic
  * preferred-leader rebalance (a test that moves leaders wants them to
  * stay; a test of rebalancing turns it on). */
 #define HC_DEFAULTS                                                                       \
@@ -49,6 +51,7 @@
 	    "offsets.topic.replication.factor=3", "offsets.topic.num.partitions=5",          \
 	    "transaction.state.log.replication.factor=3", "transaction.state.log.min.isr=2", \
 	    "transaction.state.log.num.partitions=5", "controlled.shutdown.retry.backoff.ms=500", \
+	    "controlled.shutdown.max.retries=1",                                               \
 	    "replica.high.watermark.checkpoint.interval.ms=1000",                            \
 	    "auto.leader.rebalance.enable=false", "leader.imbalance.check.interval.seconds=5", \
 	    "default.replication.factor=3"

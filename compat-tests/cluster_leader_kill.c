@@ -91,6 +91,8 @@ START_TEST(test_leader_kill_loop)
 			if (!led[i][q])
 				continue;
 			int nl = cc_wait_leader(&c, TOPIC, q, victim, HC_SESSION_MS + 20000);
+			cc_log("round %d: %s-%d led by %d after %lld ms", i, TOPIC, q, nl,
+			       h_now_ms() - kill_ms[i]);
 			hc_state after;
 			ck_assert_int_eq(hc_zk_state(&c, TOPIC, q, &after), CTL_ZK_OK);
 			ck_assert_msg(after.leader_epoch > before[q].leader_epoch,
