@@ -54,6 +54,16 @@ typedef struct ctl_options {
 	bool unclean_leader_election_enable;     /* the broker's default for topics
 						  * without an override (and without a
 						  * dynamic broker config): Kafka's false */
+	/* Preferred-leader rebalance (CLUSTER.md 2.7; read-only broker configs
+	 * in Kafka, as here). Zero-initialised options turn it off; the broker
+	 * passes its config, whose default is Kafka's (on, 300 s, 10 %). */
+	bool auto_leader_rebalance_enable;       /* auto.leader.rebalance.enable */
+	int64_t leader_imbalance_check_interval_seconds; /* how often the controller
+						  * checks; <= 0: Kafka's 300 */
+	int32_t leader_imbalance_per_broker_percentage;  /* a broker whose share of
+						  * preferred partitions led by
+						  * others exceeds this gets them
+						  * back; < 0: Kafka's 10 */
 	/* Called on the controller thread whenever events were queued: must
 	 * only wake the loop (write an eventfd), never call into ctl. */
 	void (*wakeup)(void *arg);

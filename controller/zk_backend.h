@@ -72,6 +72,7 @@ typedef struct zkb_pending {
 	bool expired;    /* the session expired */
 	bool connected;  /* (re)connected after a disconnect */
 	bool tick;       /* a retry is due */
+	bool rebalance;  /* the preferred-leader rebalance check is due (zk_elect.c) */
 	bool reread;     /* a trigger was lost (out of memory): read everything */
 	zkb_trigger *paths, *tail; /* node and child watch triggers, in order */
 	bool disconnected;   /* the connection is lost (told once on stderr) */
@@ -104,6 +105,9 @@ typedef struct zkb {
 	int session_timeout_ms;
 	int connection_timeout_ms;
 	bool unclean_default;     /* unclean.leader.election.enable of the broker */
+	bool auto_rebalance;      /* auto.leader.rebalance.enable */
+	int64_t imbalance_check_ms; /* leader.imbalance.check.interval.seconds, in ms */
+	int32_t imbalance_pct;    /* leader.imbalance.per.broker.percentage */
 	bool registered;          /* /brokers/ids/<self> is ours in this session */
 
 	/* triggers from ZooKeeper's thread */
@@ -116,6 +120,7 @@ typedef struct zkb {
 	bool timer_started;
 	pthread_cond_t timer_cv;  /* CLOCK_MONOTONIC */
 	int64_t retry_at;         /* monotonic ms, 0 none */
+	int64_t rebalance_at;     /* the next rebalance check, monotonic ms, 0 none */
 	bool timer_stop;
 
 	/* the view (zk_view.c) */
@@ -144,6 +149,9 @@ void zkb_on_zk_event(void *arg, int type, int state, const char *path);
 int ctl_zk_backend_expire_session_for_test(ctl *c);
 /* Ask for a tick (a retry of what failed) in ms. Any thread. */
 void zkb_retry_in(zkb *z, int ms);
+/* Have the rebalance check (pending.rebalance) run in ms, replacing the
+ * one planned; ms < 0: none. Any thread. */
+void zkb_rebalance_in(zkb *z, int64_t ms);
 /* Monotonic and wall clocks, ms. */
 int64_t zkb_mono_ms(void);
 int64_t zkb_wall_ms(void);
