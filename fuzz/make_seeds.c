@@ -388,6 +388,8 @@ static void follower_seeds(void)
 	put("fuzz_follower", "torn-tail", w.buf, w.len);
 	proto_writer_free(&w);
 	free(log);
+}
+
 /* ---- znodes ---- */
 
 static void znode_put(const char *name, int which, const char *text, size_t n)
@@ -469,6 +471,9 @@ static void znode_seeds(void)
 	ZNODE_ENC("isr-change", 9, ctl_zkj_isr_change_encode(tp, 2, &out_, &n_));
 	static const char js[] = " {\"a\\u00e9\\ud83d\\ude00\":[1,-2,{\"b\":null}],\"c\":true,\"d\":\"\\n\"} ";
 	znode_put("json", 10, js, sizeof(js) - 1);
+	ZNODE_ENC("preferred-election", 11, ctl_zkj_preferred_election_encode(tp, 2, &out_, &n_));
+	static const char pe[] = "{\"partitions\":[{\"partition\":1,\"topic\":\"orders\"}]}";
+	znode_put("preferred-election-by-hand", 11, pe, sizeof(pe) - 1);
 }
 
 int main(int argc, char **argv)
