@@ -107,6 +107,8 @@ typedef enum ctl_op_type {
 				   * leader's ISR change (CLUSTER.md 2.10 path 1, S2) */
 	CTL_OP_CONTROLLED_SHUTDOWN, /* broker_id, broker_epoch: move leadership away from a
 				   * broker that is stopping (CLUSTER.md 2.6) */
+	CTL_OP_ELECT_LEADER,      /* topic, partition, election_type: a preferred or unclean
+				   * election (ElectLeaders, KIP-460; CLUSTER.md 2.7) */
 } ctl_op_type;
 
 typedef struct ctl_op {
@@ -128,6 +130,8 @@ typedef struct ctl_op {
 	int32_t partition_epoch;             /* ALTER_ISR: the state version it read */
 	const int32_t *isr;                  /* ALTER_ISR: the new ISR */
 	int32_t nisr;
+	int8_t election_type;                /* ELECT_LEADER: CTL_ELECTION_PREFERRED (0) or
+					      * CTL_ELECTION_UNCLEAN (1), elect.h */
 } ctl_op;
 
 /*
@@ -171,6 +175,19 @@ typedef struct ctl_op {
  *    counts the partitions with more than one replica it still leads (no
  *    other ISR member could take them; a single replica cannot move, as in
  *    Kafka). The local back end answers NONE with none remaining.
+ *  - ELECT_LEADER: on the controller only (else NOT_CONTROLLER), Kafka's
+ *    ZooKeeper-mode rules for one partition (KafkaController.
+ *    processReplicaLeaderElection): UNKNOWN_TOPIC_OR_PARTITION,
+ *    INVALID_TOPIC_EXCEPTION while the topic is being deleted,
+ *    ELECTION_NOT_NEEDED when the preferred replica leads (PREFERRED) or an
+ *    online broker does (UNCLEAN); else PREFERRED makes the preferred
+ *    replica leader when it is online and in the ISR (ISR kept), else
+ *    PREFERRED_LEADER_NOT_AVAILABLE; UNCLEAN elects the first online ISR
+ *    member, failing that the first online replica (ISR [it]; what it had
+ *    not replicated is lost), else ELIGIBLE_LEADERS_NOT_AVAILABLE. The
+ *    state's event precedes the result; msg has Kafka's message. Another
+ *    type: INVALID_REQUEST. The local back end answers ELECTION_NOT_NEEDED
+ *    for a partition that exists (its one replica leads).
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
  * the error ZooKeeper's failure maps to (REQUEST_TIMED_OUT when the

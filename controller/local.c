@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "controller/backend.h"
+#include "controller/elect.h"
 #include "protocol/err.h"
 #include "storage/fileio.h"
 
@@ -717,6 +718,25 @@ static int producer_ids(local *l, ctl_result *r)
 	return KERR_NONE;
 }
 
+/* One node leads every partition: no election is ever needed (what
+ * ZooKeeper-mode Kafka answers for a single replica that leads). */
+static int elect_leader(local *l, const ctl_op *op, ctl_result *r)
+{
+	if (op->election_type != CTL_ELECTION_PREFERRED &&
+	    op->election_type != CTL_ELECTION_UNCLEAN) {
+		snprintf(r->msg, sizeof(r->msg), "Unknown election type %d", (int)op->election_type);
+		return KERR_INVALID_REQUEST;
+	}
+	const ctl_topic *t = ctl_meta_find(&l->meta, op->topic,
+					   (int32_t)strnlen(op->topic, sizeof(op->topic)));
+	if (!t || op->partition < 0 || op->partition >= t->npartitions) {
+		set_msg(r, "The partition does not exist.");
+		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	}
+	set_msg(r, "Leader election not needed for topic partition.");
+	return KERR_ELECTION_NOT_NEEDED;
+}
+
 static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 {
 	local *l = state;
@@ -742,6 +762,9 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_CONTROLLED_SHUTDOWN:
 		err = KERR_NONE; /* one node: nobody to hand leadership to */
+		break;
+	case CTL_OP_ELECT_LEADER:
+		err = elect_leader(l, op, r);
 		break;
 	default:
 		err = KERR_INVALID_REQUEST;

@@ -374,6 +374,9 @@ static void on_trigger(zkb *z, const char *path)
 	} else if (strcmp(path, "/admin/delete_topics") == 0) {
 		if (z->ctrl.active)
 			zkb_ctrl_process_deletions(z);
+	} else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
+		if (z->ctrl.active)
+			zkb_elect_process_znode(z);
 	}
 }
 
@@ -455,7 +458,10 @@ static void drain(ctl *c, void *arg)
 		z->ctrl.retry = false;
 		zkb_ctrl_process_deletions(z);
 		zkb_ctrl_reconcile_all(z);
+		zkb_elect_process_znode(z);
 	}
+	if (p.rebalance)
+		zkb_elect_rebalance(z);
 	if (!z->ctrl.active && z->controller_id < 0 && (p.connected || p.tick))
 		zkb_ctrl_elect(z);
 }

@@ -19,6 +19,9 @@
  *                    partition states of new partitions, leader elections
  *                    on broker failure and startup, topic deletion,
  *                    controlled shutdown;
+ *   zk_elect.c       elections on request (ElectLeaders, preferred or
+ *                    unclean; /admin/preferred_replica_election) and the
+ *                    automatic preferred-leader rebalance;
  *   assign.c         replica placement (assign.h).
  *
  * Threads. Everything here runs on the controller thread (backend.h), one
@@ -256,5 +259,42 @@ int zkb_ctrl_add_topic_id(zkb *z, const char *name, const struct ctl_zkj_topic *
 			  int32_t version);
 /* Free the controller's state (stop). */
 void zkb_ctrl_clear(zkb *z);
+/* For the controller's other parts (zk_elect.c): */
+/* May lead: registered and not in controlled shutdown (arg is the zkb). */
+bool zkb_ctrl_online(const zkb *z, int32_t id);
+/* Write partition p's state (leader, leader epoch, ISR; this controller's
+ * epoch), conditional on the version last read and fenced; on success the
+ * view has it and its event is queued. CTL_ZK_OK, ZKB_FENCED (this
+ * controller resigned), or ZooKeeper's code (BADVERSION: read it again). */
+#define ZKB_FENCED 1
+int zkb_ctrl_write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
+			 const int32_t *isr, int32_t nisr);
+/* ops[0..n) as one multi behind the /controller_epoch check (failed: the
+ * failing op's index, -1 for the whole). CTL_ZK_OK, ZKB_FENCED, or the
+ * code; a transient failure marks the controller's work for a retry. */
+int zkb_ctrl_fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed);
+
+/* ---- zk_elect.c ---- */
+
+/*
+ * An election of partition p of topic on this controller (CTL_OP_ELECT_LEADER,
+ * ctl.h; type CTL_ELECTION_PREFERRED or CTL_ELECTION_UNCLEAN, elect.h).
+ * Returns Kafka's error for it, msg (cap bytes, may be NULL) its message
+ * ("" when none): NONE (elected), ELECTION_NOT_NEEDED,
+ * PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE,
+ * UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION (being deleted),
+ * INVALID_REQUEST (another type), NOT_CONTROLLER, or what a ZooKeeper
+ * failure maps to (zkb_kafka_error).
+ */
+int16_t zkb_elect_partition(zkb *z, const char *topic, int32_t p, int8_t type, char *msg,
+			    size_t cap);
+/* /admin/preferred_replica_election: watch it, and when it is there run
+ * its elections and delete it. */
+void zkb_elect_process_znode(zkb *z);
+/* This broker just became controller: the znode, and the first rebalance
+ * check in 5 s (auto.leader.rebalance.enable). */
+void zkb_elect_failover(zkb *z);
+/* The rebalance check is due (pending.rebalance): run it, plan the next. */
+void zkb_elect_rebalance(zkb *z);
 
 #endif

@@ -46,7 +46,7 @@
 #include "protocol/err.h"
 
 /* A fenced write found another controller's epoch: this one resigned. */
-#define FENCED 1
+#define FENCED ZKB_FENCED
 /* Tries of one partition's write against moving versions. */
 #define MAX_TRIES 8
 /* Ops per multi when deleting a big topic (ZooKeeper's request size). */
@@ -393,6 +393,7 @@ static void failover(zkb *z)
 	z->ctrl.nshutting = 0;
 	zkb_ctrl_process_deletions(z);
 	zkb_ctrl_reconcile_all(z);
+	zkb_elect_failover(z);
 }
 
 void zkb_ctrl_elect(zkb *z)
@@ -797,4 +798,22 @@ int16_t zkb_ctrl_controlled_shutdown(zkb *z, int32_t broker_id, int64_t broker_e
 				(*remaining)++;
 	}
 	return KERR_NONE;
+}
+
+/* ---- for zk_elect.c ---- */
+
+bool zkb_ctrl_online(const zkb *z, int32_t id)
+{
+	return eligible(z, id);
+}
+
+int zkb_ctrl_write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
+			 const int32_t *isr, int32_t nisr)
+{
+	return write_state(z, t, p, leader, leader_epoch, isr, nisr);
+}
+
+int zkb_ctrl_fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
+{
+	return fenced_multi(z, ops, n, failed);
 }
