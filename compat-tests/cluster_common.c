@@ -555,6 +555,80 @@ void cc_producer_free(cc_producer *p)
 	free(p);
 }
 
+/* ---- figures of a fault ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int64_t to_ms,
+			cc_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->from_ms = from_ms;
+	w->to_ms = to_ms;
+	long n = atomic_load(&p->nsent);
+	int64_t *t = malloc(((size_t)n + 1) * sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	long k = 0;
+	for (long i = 0; i < n; i++) {
+		cc_rec *r = cc_producer_rec(p, i);
+		if ((partition >= 0 && r->partition != partition) || r->state == CC_PENDING ||
+		    r->done_ms < from_ms || r->done_ms > to_ms)
+			continue;
+		if (r->state == CC_ACKED)
+			t[k++] = r->done_ms;
+		else
+			w->errors++;
+	}
+	qsort(t, (size_t)k, sizeof(*t), cmp_i64);
+	w->acked = k;
+	int64_t prev = from_ms;
+	for (long i = 0; i < k; i++) {
+		if (t[i] - prev > w->longest_gap_ms)
+			w->longest_gap_ms = t[i] - prev;
+		prev = t[i];
+	}
+	if (to_ms - prev > w->longest_gap_ms)
+		w->longest_gap_ms = to_ms - prev;
+	free(t);
+}
+
+void cc_print_window(const char *prog, const char *what, const cc_window *w)
+{
+	printf("%s: %s: lasted %" PRId64 " ms; %ld records acknowledged meanwhile, longest time "
+	       "without a successful produce %" PRId64 " ms, %ld delivery errors\n",
+	       prog, what, w->to_ms - w->from_ms, w->acked, w->longest_gap_ms, w->errors);
+	fflush(stdout);
+	cc_log("%s: %ld acknowledged in %" PRId64 " ms, longest gap %" PRId64 " ms", what,
+	       w->acked, w->to_ms - w->from_ms, w->longest_gap_ms);
+}
+
+void cc_producer_verify(hc_cluster *c, cc_producer *p, const char *topic, int npart,
+			const chk_options *opt, chk_report *r, const char *what)
+{
+	cc_producer_stop(p, 30000);
+	ck_assert_msg(!p->fatal[0], "%s: the producer hit a fatal error: %s", what, p->fatal);
+	long errors = atomic_load(&p->nfailed) + atomic_load(&p->nindeterminate);
+	fprintf(stderr, "%s: %ld records sent, %ld acknowledged, %ld delivery reports with an "
+		"error\n", what, atomic_load(&p->nsent), atomic_load(&p->nacked), errors);
+	ck_assert_msg(errors == 0 && atomic_load(&p->nacked) == atomic_load(&p->nsent),
+		      "%s: %ld of %ld records acknowledged, %ld failed, %ld indeterminate (an "
+		      "error the client did not retry by itself); first error: %s",
+		      what, atomic_load(&p->nacked), atomic_load(&p->nsent),
+		      atomic_load(&p->nfailed), atomic_load(&p->nindeterminate), p->first_error);
+	chk *h = chk_new();
+	ck_assert_ptr_nonnull(h);
+	cc_producer_feed(p, h);
+	chk_span(h, p->start_ms, p->end_ms);
+	cc_read_all(c, topic, npart, h);
+	chk_options def = {.idempotent = true};
+	cc_check(h, opt ? opt : &def, r, what);
+	chk_free(h);
+}
+
 /* ---- reading ---- */
 
 typedef struct read_state {

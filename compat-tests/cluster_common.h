@@ -165,6 +165,41 @@ long cc_producer_failover_ms(cc_producer *p, int32_t partition, int64_t t_ms);
 
 void cc_producer_free(cc_producer *p);
 
+/* ---- figures of a fault (issue 14: for each fault, the records
+ * acknowledged while it lasted and the longest time no produce
+ * succeeded) ---- */
+
+typedef struct cc_window {
+	int64_t from_ms, to_ms; /* h_now_ms() when the fault began and ended */
+	long acked;             /* acknowledgements that arrived within */
+	long errors;            /* delivery reports with an error within */
+	int64_t longest_gap_ms; /* longest time within without an acknowledgement
+				 * (from from_ms to the first, between two, from
+				 * the last to to_ms) */
+} cc_window;
+
+/* After cc_producer_stop: p's outcomes over [from_ms, to_ms] on partition
+ * (-1: all). */
+void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int64_t to_ms,
+			cc_window *w);
+
+/* The figures of w as one line on stdout (the test's log), prefixed by
+ * prog and what: how long the fault lasted, the records acknowledged
+ * meanwhile, the longest time without a successful produce, the delivery
+ * errors. */
+void cc_print_window(const char *prog, const char *what, const cc_window *w);
+
+/*
+ * The end of a run under load: stop p (30 s to flush), fail on a fatal
+ * error or on any delivery report with an error (librdkafka retries what
+ * is retriable by itself: an error that reaches the application is one it
+ * did not retry), then feed p to a new history, read every partition of
+ * topic into it and check it (cc_check; opt NULL: idempotent, no loss
+ * allowed). r gets the report. p stays allocated.
+ */
+void cc_producer_verify(hc_cluster *c, cc_producer *p, const char *topic, int npart,
+			const chk_options *opt, chk_report *r, const char *what);
+
 /* ---- reading ---- */
 
 /* Read every partition of topic from offset 0 to its high watermark with a
