@@ -268,9 +268,15 @@ static void session_expiry(bool leader)
 	int32_t cid_all = 0, cid_one = 0;
 	int new_raw_leader = -1;
 	if (leader) {
-		new_raw_leader = w.settled[1][0].leader;
+		/* the state znode names it; it may not have applied that yet */
+		new_raw_leader = cc_wait_leader(&c, RAW, 0, v, 10000);
 		int64_t base;
-		int16_t err = cc_raw_produce(&c, new_raw_leader, RAW, 0, -1, 1, 300, &base);
+		int16_t err;
+		long long deadline = h_now_ms() + h_scaled_ms(5000);
+		while ((err = cc_raw_produce(&c, new_raw_leader, RAW, 0, -1, 1, 300, &base)) ==
+			       KERR_NOT_LEADER_OR_FOLLOWER &&
+		       h_now_ms() < deadline)
+			usleep(50 * 1000);
 		ck_assert_msg(err == 0 && base == 5, "rec-300 to the new leader %d: error %d at %"
 			      PRId64, new_raw_leader, err, base);
 		cid_all = send_raw(fd_all, -1, 100);
