@@ -596,11 +596,17 @@ void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int6
 	free(t);
 }
 
-void cc_print_window(const char *prog, const char *what, const cc_window *w)
+void cc_print_window(const char *prog, const char *fault, const char *what,
+		     const cc_window *w)
 {
-	printf("%s: %s: lasted %" PRId64 " ms; %ld records acknowledged meanwhile, longest time "
-	       "without a successful produce %" PRId64 " ms, %ld delivery errors\n",
-	       prog, what, w->to_ms - w->from_ms, w->acked, w->longest_gap_ms, w->errors);
+	if (fault)
+		printf("FIGURE fault=%s acked_during=%ld longest_no_ack_ms=%" PRId64 " lasted_ms=%"
+		       PRId64 " errors=%ld prog=%s what=\"%s\"\n", fault, w->acked,
+		       w->longest_gap_ms, w->to_ms - w->from_ms, w->errors, prog, what);
+	else
+		printf("%s: %s: lasted %" PRId64 " ms; %ld records acknowledged meanwhile, longest "
+		       "time without a successful produce %" PRId64 " ms, %ld delivery errors\n",
+		       prog, what, w->to_ms - w->from_ms, w->acked, w->longest_gap_ms, w->errors);
 	fflush(stdout);
 	cc_log("%s: %ld acknowledged in %" PRId64 " ms, longest gap %" PRId64 " ms", what,
 	       w->acked, w->to_ms - w->from_ms, w->longest_gap_ms);

@@ -183,11 +183,19 @@ typedef struct cc_window {
 void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int64_t to_ms,
 			cc_window *w);
 
-/* The figures of w as one line on stdout (the test's log), prefixed by
- * prog and what: how long the fault lasted, the records acknowledged
- * meanwhile, the longest time without a successful produce, the delivery
- * errors. */
-void cc_print_window(const char *prog, const char *what, const cc_window *w);
+/*
+ * The figures of w as one line on stdout (the test's log): how long the
+ * window lasted, the records acknowledged meanwhile, the longest time
+ * without a successful produce, the delivery errors. fault names the
+ * fault (no spaces) when w is its main window (from its start until the
+ * cluster is whole again): one line per fault that a script can collect,
+ *   FIGURE fault=<fault> acked_during=<n> longest_no_ack_ms=<n>
+ *          lasted_ms=<n> errors=<n> prog=<prog> what="<what>"
+ * fault NULL: a detail (a part of a fault), in words, prefixed by prog and
+ * what.
+ */
+void cc_print_window(const char *prog, const char *fault, const char *what,
+		     const cc_window *w);
 
 /*
  * The end of a run under load: stop p (30 s to flush), fail on a fatal

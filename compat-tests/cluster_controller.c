@@ -44,7 +44,9 @@
  * leader and leader epoch are what they were, the ISRs are full, every
  * record is acknowledged and the checker finds nothing wrong. Printed:
  * the records acknowledged while ZooKeeper was down and the longest time
- * without one, per topic and phase.
+ * without one, per topic and phase (FIGURE lines, cc_print_window: zkp's
+ * as the outage alone, zko's as the outage with the paused follower; the
+ * zombie's from SIGSTOP to back in every ISR).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -350,11 +352,11 @@ START_TEST(test_zombie)
 	chk_free(h);
 	cc_window w;
 	cc_producer_window(p, -1, t0, t_resume, &w);
-	cc_print_window("cluster_controller", "controller paused past its session (SIGSTOP to "
-			"SIGCONT)", &w);
+	cc_print_window("cluster_controller", NULL, "controller paused past its session (SIGSTOP "
+			"to SIGCONT)", &w);
 	cc_producer_window(p, -1, t0, t1, &w);
-	cc_print_window("cluster_controller", "controller paused, SIGSTOP to back in every ISR",
-			&w);
+	cc_print_window("cluster_controller", "controller_session_expiry",
+			"controller paused past its session, SIGSTOP to back in every ISR", &w);
 	printf("cluster_controller: zombie controller: new controller %d elected after %ld ms; "
 	       "%ld records acknowledged in all, none lost, duplicated or divergent\n", now, ms,
 	       r.acked);
@@ -484,18 +486,19 @@ START_TEST(test_zk_outage)
 
 	cc_window w;
 	cc_producer_window(p, -1, t_stop, t_zk, &w);
-	cc_print_window("cluster_controller", "ZooKeeper down (zko, RF 3, a follower paused "
+	cc_print_window("cluster_controller", "zk_outage_follower_paused",
+			"ZooKeeper down 10 s (zko, RF 3, a follower of every partition paused 4 s "
 			"meanwhile)", &w);
 	cc_producer_window(q, -1, t_stop, t_zk, &w);
-	cc_print_window("cluster_controller", "ZooKeeper down (zkp, RF 2, not on the paused "
-			"follower)", &w);
+	cc_print_window("cluster_controller", "zk_outage",
+			"ZooKeeper down 10 s (zkp, RF 2, not on the paused follower)", &w);
 	cc_producer_window(p, -1, t_stop, t_pause, &w);
-	cc_print_window("cluster_controller", "ZooKeeper down, before the pause (zko)", &w);
+	cc_print_window("cluster_controller", NULL, "ZooKeeper down, before the pause (zko)", &w);
 	cc_producer_window(p, -1, t_pause, t_resume, &w);
-	cc_print_window("cluster_controller", "ZooKeeper down and a follower paused (zko: stalls, "
-			"its ISR shrink cannot be written)", &w);
-	cc_print_window("cluster_controller", "ZooKeeper down and a follower paused (zkp: needs "
-			"no ISR change)", &wq);
+	cc_print_window("cluster_controller", NULL, "ZooKeeper down and a follower paused (zko: "
+			"stalls, its ISR shrink cannot be written)", &w);
+	cc_print_window("cluster_controller", NULL, "ZooKeeper down and a follower paused (zkp: "
+			"needs no ISR change)", &wq);
 	printf("cluster_controller: ZooKeeper outage of %" PRId64 " ms: no leader or leader epoch "
 	       "changed, no broker registered again; %ld + %ld records acknowledged in all, none "
 	       "lost, duplicated or divergent\n", t_zk - t_stop, r.acked, rq.acked);

@@ -32,7 +32,8 @@
  *
  * Printed for each restart: how long it lasted (signal to full ISR), the
  * records acknowledged meanwhile and the longest time without a successful
- * produce.
+ * produce; the same over the whole rolling restart and over the fast
+ * bounce as the fault's FIGURE line (cc_print_window).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -151,11 +152,12 @@ static void rolling(bool hard)
 		snprintf(label, sizeof(label), "%s of broker %d%s", hard ? "kill -9 and restart" :
 			 "SIGTERM and restart", ids[k], ids[k] == ids[(k / 3) * 3 + 2] ?
 			 " (the controller)" : "");
-		cc_print_window("cluster_rolling", label, &w);
+		cc_print_window("cluster_rolling", NULL, label, &w);
 	}
 	cc_window w;
 	cc_producer_window(p, -1, all0, all1, &w);
-	cc_print_window("cluster_rolling", what, &w);
+	cc_print_window("cluster_rolling", hard ? "rolling_restart_kill9" :
+			"rolling_restart_sigterm", what, &w);
 	printf("cluster_rolling: %s: %ld records acknowledged in all, 0 delivery errors, none lost, "
 	       "duplicated or divergent\n", what, r.acked);
 	wait_logs_equal(&c, topic);
@@ -234,7 +236,7 @@ START_TEST(test_fast_bounce)
 	cc_producer_window(p, -1, t0, t1, &w);
 	char label[96];
 	snprintf(label, sizeof(label), "fast bounce of broker %d (kill -9, start at once)", victim);
-	cc_print_window("cluster_rolling", label, &w);
+	cc_print_window("cluster_rolling", "fast_bounce", label, &w);
 	printf("cluster_rolling: fast bounce: the new process answered after %" PRId64 " ms "
 	       "(zookeeper.session.timeout.ms=%d), registered; %ld records acknowledged in all, "
 	       "none lost, duplicated or divergent\n",

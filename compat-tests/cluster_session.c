@@ -41,7 +41,8 @@
  *
  * Printed: how long V was paused and how long until it was back in every
  * ISR, the records acknowledged meanwhile, the longest time without a
- * successful produce, the zombie's acks=1 outcome.
+ * successful produce (SIGSTOP to back in every ISR: the fault's FIGURE
+ * line, cc_print_window), the zombie's acks=1 outcome.
  */
 #include <inttypes.h>
 #include <poll.h>
@@ -344,9 +345,10 @@ static void session_expiry(bool leader)
 	cc_producer_window(p, -1, t0, t_resume, &wp);
 	cc_producer_window(p, -1, t0, t1, &wb);
 	snprintf(label, sizeof(label), "%s %d paused past its session (SIGSTOP to SIGCONT)", what, v);
-	cc_print_window("cluster_session", label, &wp);
+	cc_print_window("cluster_session", NULL, label, &wp);
 	snprintf(label, sizeof(label), "%s %d paused, SIGSTOP to back in every ISR", what, v);
-	cc_print_window("cluster_session", label, &wb);
+	cc_print_window("cluster_session", leader ? "session_expiry_leader" :
+			"session_expiry_follower", label, &wb);
 	printf("cluster_session: %s: %ld records acknowledged in all, none lost, duplicated or "
 	       "divergent; %" PRId64 " state writes after the session ended, none stale\n",
 	       what, r.acked, w.writes);

@@ -41,8 +41,9 @@
  * before the acknowledgement.)
  *
  * Printed: the records acknowledged from the kill until V was back in
- * every ISR and the longest time without a successful produce; the
- * records cut from each replica.
+ * every ISR (last_replica: until V was elected again; the partition is
+ * offline meanwhile and its producer stopped at the kill) and the longest
+ * time without a successful produce; the records cut from each replica.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -252,7 +253,8 @@ static void torn(bool leader)
 	cc_producer_window(p, -1, t0, t1, &w);
 	snprintf(label, sizeof(label), "torn log on the %s %d, kill -9 to back in every ISR", what,
 		 v);
-	cc_print_window("cluster_torn", label, &w);
+	cc_print_window("cluster_torn", leader ? "torn_tail_leader" : "torn_tail_follower",
+			label, &w);
 	printf("cluster_torn: %s: %" PRId64 " records cut from its 3 replicas' tails (%" PRId64
 	       ", %" PRId64 ", %" PRId64 "), fetched again; %ld records acknowledged, none lost, "
 	       "duplicated or divergent, also as read from it alone\n",
@@ -351,7 +353,14 @@ START_TEST(test_last_replica)
 
 	cc_window w;
 	cc_producer_window(p, -1, t_alone, t0, &w);
-	cc_print_window("cluster_torn", "last replica standing, acknowledging alone", &w);
+	cc_print_window("cluster_torn", NULL, "last replica standing, acknowledging alone", &w);
+	/* the producer stopped at the kill (its sequences above the cut are gone
+	 * for good); nothing could be acknowledged anyway: the partition had no
+	 * leader until V was elected again */
+	cc_producer_window(p, -1, t0, t1, &w);
+	cc_print_window("cluster_torn", "torn_tail_last_replica", "last replica killed and its "
+			"tail torn, kill -9 to its re-election (offline; the producer stopped at "
+			"the kill)", &w);
 	printf("cluster_torn: last replica standing: V (ISR of one, min.insync.replicas=1) killed "
 	       "and its tail cut: re-elected %" PRId64 " ms after the kill with leader epoch %d; "
 	       "%ld of %ld acknowledged records lost (all of them in the torn tail: Kafka's "
