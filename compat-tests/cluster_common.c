@@ -573,11 +573,17 @@ void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int6
 	int64_t *t = malloc(((size_t)n + 1) * sizeof(*t));
 	ck_assert_ptr_nonnull(t);
 	long k = 0;
+	int64_t next = -1; /* the first acknowledgement after to_ms */
 	for (long i = 0; i < n; i++) {
 		cc_rec *r = cc_producer_rec(p, i);
 		if ((partition >= 0 && r->partition != partition) || r->state == CC_PENDING ||
-		    r->done_ms < from_ms || r->done_ms > to_ms)
+		    r->done_ms < from_ms)
 			continue;
+		if (r->done_ms > to_ms) {
+			if (r->state == CC_ACKED && (next < 0 || r->done_ms < next))
+				next = r->done_ms;
+			continue;
+		}
 		if (r->state == CC_ACKED)
 			t[k++] = r->done_ms;
 		else
@@ -591,8 +597,9 @@ void cc_producer_window(cc_producer *p, int32_t partition, int64_t from_ms, int6
 			w->longest_gap_ms = t[i] - prev;
 		prev = t[i];
 	}
-	if (to_ms - prev > w->longest_gap_ms)
-		w->longest_gap_ms = to_ms - prev;
+	int64_t end = next >= 0 ? next : to_ms;
+	if (end - prev > w->longest_gap_ms)
+		w->longest_gap_ms = end - prev;
 	free(t);
 }
 

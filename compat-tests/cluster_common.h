@@ -173,9 +173,11 @@ typedef struct cc_window {
 	int64_t from_ms, to_ms; /* h_now_ms() when the fault began and ended */
 	long acked;             /* acknowledgements that arrived within */
 	long errors;            /* delivery reports with an error within */
-	int64_t longest_gap_ms; /* longest time within without an acknowledgement
-				 * (from from_ms to the first, between two, from
-				 * the last to to_ms) */
+	int64_t longest_gap_ms; /* longest time without an acknowledgement that
+				 * began within (from from_ms to the first, between
+				 * two, from the last to the first after to_ms, or
+				 * to to_ms when none came after): a stall the fault
+				 * caused counts whole even when it outlasts to_ms */
 } cc_window;
 
 /* After cc_producer_stop: p's outcomes over [from_ms, to_ms] on partition
