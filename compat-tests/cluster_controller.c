@@ -492,8 +492,6 @@ START_TEST(test_zk_outage)
 	cc_producer_window(q, -1, t_stop, t_zk, &w);
 	cc_print_window("cluster_controller", "zk_outage",
 			"ZooKeeper down 10 s (zkp, RF 2, not on the paused follower)", &w);
-	cc_producer_window(p, -1, t_stop, t_pause, &w);
-	cc_print_window("cluster_controller", NULL, "ZooKeeper down, before the pause (zko)", &w);
 	cc_producer_window(p, -1, t_pause, t_resume, &w);
 	cc_print_window("cluster_controller", NULL, "ZooKeeper down and a follower paused (zko: "
 			"stalls, its ISR shrink cannot be written)", &w);
