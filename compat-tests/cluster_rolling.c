@@ -33,7 +33,11 @@
  * Printed for each restart: how long it lasted (signal to full ISR), the
  * records acknowledged meanwhile and the longest time without a successful
  * produce; the same over the whole rolling restart and over the fast
- * bounce as the fault's FIGURE line (cc_print_window).
+ * bounce as the fault's FIGURE line (cc_print_window). The next restart
+ * begins as soon as every ISR is full, as the issue says, often before the
+ * client has found the new leaders: with kill -9 the stalls of two
+ * restarts can join (a partition waits for the next victim to leave its
+ * ISR), and a stall counts whole in the restart where it began.
  */
 #include <inttypes.h>
 #include <stdio.h>
