@@ -322,6 +322,56 @@ START_TEST(test_vec_classic)
 }
 END_TEST
 
+/* A nullable struct in a classic version: an int8 marker (-1 null, 1
+ * present) before its fields where it is nullable (v3), none where it is not
+ * (v2, where null cannot be encoded); any negative marker decodes as null. */
+START_TEST(test_vec_classic_nullable_struct)
+{
+	static const uint8_t v3_null[] = { 0xff };
+	static const uint8_t v3_set[] = { 0x01, 0x00, 0x01, 'a', 0x00, 0x00, 0x00, 0x05 };
+	static const uint8_t v2_set[] = { 0x00, 0x01, 'a', 0x00, 0x00, 0x00, 0x05 };
+	static const uint8_t v3_neg[] = { 0x80 };
+	ClassicResponse m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ClassicResponse_init(&m);
+	ck_assert(!m.next_null);
+	m.next_null = true;
+	ck_assert_int_eq(ClassicResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, v3_null);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ClassicResponse_encode(&w, 2, &m), PROTO_ERR_INVALID);
+	proto_writer_reset(&w);
+	m.next_null = false;
+	m.next.topic = proto_cstr("a");
+	m.next.index = 5;
+	ck_assert_int_eq(ClassicResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, v3_set);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ClassicResponse_encode(&w, 2, &m), 0);
+	CHECK_BYTES(&w, v2_set);
+
+	proto_reader_init(&r, v3_set, sizeof(v3_set));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert(!m.next_null);
+	ck_assert(proto_str_eq(m.next.topic, "a"));
+	ck_assert_int_eq(m.next.index, 5);
+	proto_reader_init(&r, v3_neg, sizeof(v3_neg));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert(m.next_null);
+	proto_reader_init(&r, v2_set, sizeof(v2_set));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 2, &m), 0);
+	ck_assert(!m.next_null);
+	ck_assert_int_eq(m.next.index, 5);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 /* KitchenSink v2 (flexible) request with everything at its default: the
  * tagged fields all stay out. */
 START_TEST(test_vec_kitchen_sink_defaults)
@@ -1000,6 +1050,7 @@ static Suite *messages_suite(void)
 
 #ifdef GEN_FIXTURES
 	tcase_add_test(tc, test_vec_classic);
+	tcase_add_test(tc, test_vec_classic_nullable_struct);
 	tcase_add_test(tc, test_vec_kitchen_sink_defaults);
 #else
 	tcase_add_test(tc, test_vec_api_versions_v0_request);
