@@ -771,6 +771,10 @@ static const key_def key_defs[] = {
 	{ KEY("max.incremental.fetch.session.cache.slots", T_INT, false, "1000",
 	      "The most incremental fetch sessions (KIP-227) kept at once; 0 disables them."),
 	  FIELD(K_I32, max_incremental_fetch_session_cache_slots), ATLEAST32(0) },
+	{ KEY("max.request.partition.size.limit", T_INT, false, "2000",
+	      "The most partitions a DescribeTopicPartitions response holds (KIP-966), whatever "
+	      "the request asks for."),
+	  FIELD(K_I32, max_request_partition_size_limit), ATLEAST32(1) },
 	{ KEY("message.max.bytes", T_INT, true, "1048588",
 	      "Default max.message.bytes of topics: the largest record batch accepted."),
 	  FIELD(K_I32, message_max_bytes), ATLEAST32(0) },

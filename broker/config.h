@@ -144,6 +144,7 @@ typedef struct brk_config {
 	 * min.incremental.fetch.session.eviction.ms is no config but a constant
 	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */
 	int32_t max_incremental_fetch_session_cache_slots; /* (1000, >= 0) */
+	int32_t max_request_partition_size_limit; /* max.request.partition.size.limit (2000, >= 1) */
 
 	/* Synonym groups (Kafka's precedence, e.g. log.retention.ms over
 	 * .minutes over .hours, whatever the order of the settings): the

@@ -51,4 +51,5 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[61] = { brk_handle_describe_producers, 0, 0, 0 }, /* DescribeProducers */
 	[65] = { brk_handle_describe_transactions, 0, 0, 0 }, /* DescribeTransactions */
 	[66] = { brk_handle_list_transactions, 0, 2, 0 }, /* ListTransactions */
+	[75] = { brk_handle_describe_topic_partitions, 0, 0, 0 }, /* DescribeTopicPartitions */
 };

@@ -170,6 +170,39 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
 	return BRK_STATE_NEW_EPOCH;
 }
 
+int brk_partition_describe(const brk_partition *p, const brk_replica_env *env, proto_arena *a,
+			   brk_partition_view *out)
+{
+	out->leader = p->leader;
+	out->leader_unavailable = false;
+	out->isr = p->isr;
+	out->nisr = p->nisr;
+	out->offline = NULL;
+	out->noffline = 0;
+	for (int32_t i = 0; i < p->nreplicas; i++) {
+		if (alive(env, p->replicas[i]))
+			continue;
+		if (!out->offline &&
+		    !(out->offline = proto_arena_alloc(a, (size_t)p->nreplicas * sizeof(int32_t))))
+			return -1;
+		out->offline[out->noffline++] = p->replicas[i];
+	}
+	bool leader_here = p->leader == env->broker_id;
+	if (p->leader >= 0 && alive(env, p->leader) && !(leader_here && !p->log))
+		return 0;
+	out->leader = -1;
+	out->leader_unavailable = true;
+	if (leader_here && out->noffline == 0) {
+		/* This broker leads but its log is offline. */
+		if (!(out->offline = proto_arena_alloc(a, sizeof(int32_t))))
+			return -1;
+		out->offline[0] = env->broker_id;
+		out->noffline = 1;
+		out->nisr = 0;
+	}
+	return 0;
+}
+
 int16_t brk_partition_check_epoch(const brk_partition *p, int32_t current_leader_epoch)
 {
 	if (current_leader_epoch < 0 || current_leader_epoch == p->leader_epoch)

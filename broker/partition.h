@@ -34,6 +34,7 @@
 
 #include "broker/purgatory.h"
 #include "controller/meta.h"
+#include "protocol/buf.h"
 #include "storage/log.h"
 
 typedef struct brk_topic brk_topic;
@@ -123,6 +124,28 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
  * NOT_LEADER_OR_FOLLOWER when this broker does not lead it; else NONE.
  */
 int16_t brk_partition_leader_error(const brk_partition *p, int32_t current_leader_epoch);
+
+/*
+ * How the partition is described to clients (Metadata and
+ * DescribeTopicPartitions; Kafka's MetadataCache.getPartitionMetadata):
+ *  - offline: the replicas whose broker is not alive (env->alive);
+ *  - leader: p->leader, or -1 with leader_unavailable set when there is no
+ *    leader, it is not alive, or it is this broker and its log is offline
+ *    (then this broker is listed offline, and the ISR given empty, when no
+ *    other replica is);
+ *  - isr: p->isr (borrowed) unless emptied as above.
+ * The offline list comes from arena a. Returns 0, or -1 when a is full.
+ */
+typedef struct brk_partition_view {
+	int32_t leader;
+	bool leader_unavailable;
+	int32_t *isr;
+	int32_t nisr;
+	int32_t *offline;  /* NULL when noffline is 0 */
+	int32_t noffline;
+} brk_partition_view;
+int brk_partition_describe(const brk_partition *p, const brk_replica_env *env, proto_arena *a,
+			   brk_partition_view *out);
 
 /* The current leader epoch check alone (KIP-320): NONE, FENCED_LEADER_EPOCH
  * or UNKNOWN_LEADER_EPOCH. */

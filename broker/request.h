@@ -61,6 +61,18 @@ typedef struct brk_api {
  * brokers send each other, which Kafka 4 no longer defines). */
 #define BRK_NOT_ADVERTISED (-1)
 
+/* Authorized operations without an authorizer (Metadata, DescribeCluster,
+ * DescribeTopicPartitions): every operation Kafka's
+ * AclEntry.supportedOperations allows on the resource type, AclOperation
+ * codes as bits. Topic: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
+ * DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11. Cluster: CREATE 5,
+ * ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS
+ * 11, IDEMPOTENT_WRITE 12. */
+#define BRK_TOPIC_ALL_OPERATIONS ((1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | \
+				  (1 << 8) | (1 << 10) | (1 << 11))
+#define BRK_CLUSTER_ALL_OPERATIONS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | \
+				    (1 << 11) | (1 << 12))
+
 #define BRK_API_KEY_MAX 100
 /* Indexed by API key (bounds-check before use). */
 extern const brk_api brk_apis[BRK_API_KEY_MAX + 1];
@@ -114,5 +126,6 @@ int brk_handle_describe_cluster(brk_request *req);
 int brk_handle_offset_for_leader_epoch(brk_request *req);
 int brk_handle_controlled_shutdown(brk_request *req);
 int brk_handle_elect_leaders(brk_request *req);
+int brk_handle_describe_topic_partitions(brk_request *req);
 
 #endif

@@ -486,6 +486,7 @@ int main(int argc, char **argv)
 	static const struct { int16_t key, version; } reqs[] = {
 		{ 0, 3 }, { 0, 13 }, { 1, 4 }, { 1, 17 }, { 3, 0 }, { 3, 12 }, { 8, 9 },
 		{ 11, 5 }, { 18, 0 }, { 18, 3 }, { 19, 5 }, { 22, 4 }, { 32, 4 }, { 60, 1 },
+		{ 75, 0 },
 	};
 	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
 		const brk_api *api = &brk_apis[reqs[i].key];

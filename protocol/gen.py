@@ -77,6 +77,7 @@ class Field:
         self.name = name          # Kafka name
         self.cname = snake(name)  # C member name
         self.kind = None          # prim | array_prim | array_struct | struct
+                                  # (a nullable struct has a <cname>_null flag)
         self.prim = None          # primitive type name (prim, array_prim)
         self.struct = None        # Struct (array_struct, struct)
         self.vmin = None
@@ -90,6 +91,9 @@ class Field:
 
     def is_array(self):
         return self.kind in ("array_prim", "array_struct")
+
+    def is_nullable_struct(self):
+        return self.kind == "struct" and self.nmin is not None
 
 
 class Struct:
@@ -300,10 +304,10 @@ def parse_field(tokens, api, msg, loc):
 
 def check_field(f, api):
     loc = f.loc
-    # Nullable: only strings, bytes, records and arrays.
+    # Nullable: only strings, bytes, records, arrays and untagged structs.
     if f.nmin is not None:
-        if f.kind == "struct":
-            raise SchemaError("%s: nullable structs are not supported" % loc)
+        if f.kind == "struct" and f.tag is not None:
+            raise SchemaError("%s: tagged nullable structs are not supported" % loc)
         if f.kind == "prim" and f.prim not in NULLABLE_PRIMS:
             raise SchemaError("%s: a %s field cannot be nullable" % (loc, f.prim))
         if f.nmax < f.vmin or f.nmin > f.vmax:
@@ -449,6 +453,8 @@ def finish_message(api, msg):
             members = [f.cname]
             if f.is_array():
                 members = [f.cname + "_count", f.cname]
+            elif f.is_nullable_struct():
+                members = [f.cname, f.cname + "_null"]
             for c in members:
                 if c in cnames:
                     raise SchemaError("%s: C member name '%s' clashes with field %s"
@@ -592,6 +598,8 @@ def min_size(f, api, v):
         return 1 if flex else 4
     if f.is_array():
         return 1 if flex else 4
+    if f.is_nullable_struct() and f.nmin <= v <= f.nmax:
+        return 1  # the int8 marker of a null struct
     return struct_min_size(f.struct, api, v)
 
 
@@ -736,6 +744,10 @@ def gen_struct_decl(o, api, st, is_root):
         if f.is_array():
             o(1, "int32_t %s_count;%s" % (f.cname, doc))
             o(1, "%s *%s;" % (t, f.cname))
+        elif f.is_nullable_struct():
+            o(1, "%s %s;%s" % (t, f.cname, doc))
+            o(1, "bool %s_null; /* true: %s is null (its fields not used) */"
+              % (f.cname, f.cname))
         else:
             o(1, "%s %s;%s" % (t, f.cname, doc))
     if not st.fields:
@@ -989,7 +1001,17 @@ def gen_decode_value(o, depth, f, api, target, rd, ctx, elem=False):
             o(depth, "%s = proto_read_%s(%s);" % (target, p, rd))
     elif kind == "struct":
         ctx.uses_v = ctx.uses_a = True
-        o(depth, "%s_dec(%s, a, v, &%s);" % (f.struct.cname, rd, target))
+        if ne == "false":
+            o(depth, "%s_dec(%s, a, v, &%s);" % (f.struct.cname, rd, target))
+        else:
+            # Nullable: an int8 marker first, negative for null.
+            use_flags(ctx, ne)
+            if ne == "true":
+                o(depth, "%s_null = proto_read_int8(%s) < 0;" % (target, rd))
+            else:
+                o(depth, "%s_null = (%s) && proto_read_int8(%s) < 0;" % (target, ne, rd))
+            o(depth, "if (!%s_null)" % target)
+            o(depth + 1, "%s_dec(%s, a, v, &%s);" % (f.struct.cname, rd, target))
     else:
         use_flags(ctx, fx, ne)
         ctx.uses_a = True
@@ -1025,7 +1047,20 @@ def gen_encode_value(o, depth, f, api, src, ctx, elem=False):
             o(depth, "proto_write_%s(w, %s);" % (p, src))
     elif kind == "struct":
         ctx.uses_v = True
-        o(depth, "%s_enc(w, v, &%s);" % (f.struct.cname, src))
+        if not elem and f.is_nullable_struct():
+            # An int8 marker where nullable (-1 null, 1 present); a null
+            # elsewhere cannot be encoded.
+            use_flags(ctx, ne)
+            if ne != "false":
+                o(depth, "if (%s)" % ne)
+                o(depth + 1, "proto_write_int8(w, %s_null ? -1 : 1);" % src)
+            if ne != "true":
+                o(depth, "if (%s_null && !(%s))" % (src, ne))
+                o(depth + 1, "enc_fail(w, PROTO_ERR_INVALID);")
+            o(depth, "if (!%s_null)" % src)
+            o(depth + 1, "%s_enc(w, v, &%s);" % (f.struct.cname, src))
+        else:
+            o(depth, "%s_enc(w, v, &%s);" % (f.struct.cname, src))
     else:
         use_flags(ctx, fx, ne)
         o(depth, "if (write_count(w, %s, %s, %s_count, %s)) {" % (fx, ne, src, src))
@@ -1041,8 +1076,12 @@ def non_default_expr(f, src, ctx):
     if f.is_array():
         return "%s_count != %d" % (src, -1 if d and d[0] == "null" else 0)
     if f.kind == "struct":
+        if f.is_nullable_struct() and d and d[0] == "null":
+            return "!%s_null" % src
         ctx.uses_v = True
         f.struct.need_is_default = True
+        if f.is_nullable_struct():
+            return "(%s_null || !%s_is_default(&%s, v))" % (src, f.struct.cname, src)
         return "!%s_is_default(&%s, v)" % (f.struct.cname, src)
     p = f.prim
     if p == "uuid":
@@ -1063,6 +1102,8 @@ def mark_is_default(st):
     """Structs whose is_default function is needed, children included."""
     for f in st.fields:
         if f.kind == "struct":
+            if f.is_nullable_struct() and f.default and f.default[0] == "null":
+                continue  # its default is null: its fields are not looked at
             f.struct.need_is_default = True
             mark_is_default(f.struct)
 
@@ -1099,6 +1140,8 @@ def gen_init(o, api, st, public):
                 o(1, "%s_count = -1;" % t)
         elif f.kind == "struct":
             o(1, "%s_init(&%s);" % (f.struct.cname, t))
+            if d and d[0] == "null":
+                o(1, "%s_null = true;" % t)
         elif f.prim == "string":
             if d and d[0] == "null":
                 o(1, "%s = proto_str_of(NULL, -1);" % t)
@@ -1493,7 +1536,13 @@ def gen_fill_value(o, depth, f, api, target, ctx, elem=False):
             o(depth, "%s = (%s)rnd(seed);" % (target, PRIMS[p][0]))
     elif kind == "struct":
         ctx.uses_v = ctx.uses_a = True
-        o(depth, "%s_fill(&%s, v, a, seed);" % (f.struct.cname, target))
+        if not elem and f.is_nullable_struct() and ne != "false":
+            use_flags(ctx, ne)
+            o(depth, "%s_null = (%s) && rnd(seed) %% 4 == 0;" % (target, ne))
+            o(depth, "if (!%s_null)" % target)
+            o(depth + 1, "%s_fill(&%s, v, a, seed);" % (f.struct.cname, target))
+        else:
+            o(depth, "%s_fill(&%s, v, a, seed);" % (f.struct.cname, target))
     else:
         use_flags(ctx, ne)
         ctx.uses_a = True
@@ -1526,7 +1575,11 @@ def gen_equal_value(o, depth, f, api, x, y, ctx):
     if f.kind in ("prim", "struct"):
         if f.kind == "struct":
             ctx.uses_v = True
-        o(depth, "if (!(%s))" % eq_expr(f, x, y))
+        if f.is_nullable_struct():
+            o(depth, "if (%s_null != %s_null || (!%s_null && !(%s)))"
+              % (x, y, x, eq_expr(f, x, y)))
+        else:
+            o(depth, "if (!(%s))" % eq_expr(f, x, y))
         o(depth + 1, "return 0;")
         return
     o(depth, "if (%s_count != %s_count)" % (x, y))

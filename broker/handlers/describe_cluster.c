@@ -28,13 +28,6 @@
 #define ENDPOINT_TYPE_BROKER 1
 #define ENDPOINT_TYPE_CONTROLLER 2
 
-/* Every operation Kafka's AclEntry.supportedOperations allows on a cluster
- * (AclOperation codes as bits): CREATE 5, ALTER 7, DESCRIBE 8,
- * CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE
- * 12; the same set Metadata answers. */
-#define CLUSTER_ALL_OPERATIONS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | \
-				(1 << 11) | (1 << 12))
-
 int brk_handle_describe_cluster(brk_request *req)
 {
 	DescribeClusterRequest m;
@@ -81,7 +74,7 @@ int brk_handle_describe_cluster(brk_request *req)
 		}
 		resp.brokers_count = n;
 		if (m.include_cluster_authorized_operations)
-			resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
+			resp.cluster_authorized_operations = BRK_CLUSTER_ALL_OPERATIONS;
 	}
 	if (DescribeClusterResponse_encode(req->out, v, &resp) != 0)
 		return BRK_CLOSE;

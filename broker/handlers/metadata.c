@@ -30,17 +30,6 @@
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 
-/* Authorized operations without an authorizer: every operation the resource
- * type supports (Kafka's AclOperation codes as bits). Topic: READ 3, WRITE 4,
- * CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
- * ALTER_CONFIGS 11. Cluster: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,
- * DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12. */
-#define TOPIC_ALL_OPERATIONS ((1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | \
-			      (1 << 10) | (1 << 11))
-#define CLUSTER_ALL_OPERATIONS ((1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | \
-				(1 << 11) | (1 << 12))
-#define AUTHORIZED_OPERATIONS_OMITTED INT32_MIN
-
 typedef struct metadata_state {
 	MetadataRequest m;
 	bool all;           /* every topic */
@@ -67,22 +56,6 @@ static void auto_create_op(const char *name, int32_t len, brk_internal_topic_op 
 	o->op.replication_factor = server.cfg.default_replication_factor;
 }
 
-/* ids of v[0..n) that are not live brokers, into the arena; *out NULL and
- * *nout 0 when none. Returns 0 or -1 (arena full). */
-static int offline_of(proto_arena *a, const int32_t *v, int32_t n, int32_t **out, int32_t *nout)
-{
-	*out = NULL;
-	*nout = 0;
-	for (int32_t i = 0; i < n; i++) {
-		if (brk_cluster_alive(&server.cluster, v[i]))
-			continue;
-		if (!*out && !(*out = proto_arena_alloc(a, (size_t)n * sizeof(int32_t))))
-			return -1;
-		(*out)[(*nout)++] = v[i];
-	}
-	return 0;
-}
-
 /* Fill the answer for an existing topic. Returns 0 or -1 (arena full). */
 static int fill_topic(brk_request *req, const MetadataRequest *m,
 		      MetadataResponse_MetadataResponseTopic *rt, brk_topic *t)
@@ -93,7 +66,7 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 	memcpy(rt->topic_id.b, t->id, 16);
 	rt->is_internal = t->internal;
 	if (m->include_topic_authorized_operations)
-		rt->topic_authorized_operations = TOPIC_ALL_OPERATIONS;
+		rt->topic_authorized_operations = BRK_TOPIC_ALL_OPERATIONS;
 	rt->partitions_count = t->npartitions;
 	rt->partitions = proto_arena_alloc(req->arena, (size_t)(t->npartitions ? t->npartitions : 1) *
 							   sizeof(*rt->partitions));
@@ -103,35 +76,23 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 		const brk_partition *p = t->partitions[i];
 		MetadataResponse_MetadataResponsePartition *rp = &rt->partitions[i];
 		MetadataResponse_MetadataResponsePartition_init(rp);
+		brk_partition_view pv;
+		if (brk_partition_describe(p, &server.partitions.env, req->arena, &pv))
+			return -1;
 		rp->partition_index = p->index;
-		rp->leader_id = p->leader;
+		rp->leader_id = pv.leader;
 		rp->leader_epoch = p->leader_epoch;
 		rp->replica_nodes_count = p->nreplicas;
 		rp->replica_nodes = p->replicas;
-		rp->isr_nodes_count = p->nisr;
-		rp->isr_nodes = p->isr;
-		if (offline_of(req->arena, p->replicas, p->nreplicas, &rp->offline_replicas,
-			       &rp->offline_replicas_count))
-			return -1;
-		bool leader_here = p->leader == server.cfg.broker_id;
-		if (p->leader < 0 || !brk_cluster_alive(&server.cluster, p->leader) ||
-		    (leader_here && !p->log)) {
-			/* No usable leader (Kafka answers LEADER_NOT_AVAILABLE;
-			 * a replica here whose log is offline is listed). */
+		rp->isr_nodes_count = pv.nisr;
+		rp->isr_nodes = pv.isr;
+		rp->offline_replicas_count = pv.noffline;
+		rp->offline_replicas = pv.offline;
+		/* No usable leader: Kafka answers LEADER_NOT_AVAILABLE. */
+		if (pv.leader_unavailable)
 			rp->error_code = KERR_LEADER_NOT_AVAILABLE;
-			rp->leader_id = -1;
-			if (leader_here && rp->offline_replicas_count == 0) {
-				int32_t *self = proto_arena_alloc(req->arena, sizeof(int32_t));
-				if (!self)
-					return -1;
-				*self = server.cfg.broker_id;
-				rp->offline_replicas = self;
-				rp->offline_replicas_count = 1;
-				rp->isr_nodes_count = 0;
-			}
-		} else if (v < 5 && rp->offline_replicas_count > 0) {
+		else if (v < 5 && pv.noffline > 0)
 			rp->error_code = KERR_REPLICA_NOT_AVAILABLE;
-		}
 	}
 	return 0;
 }
@@ -179,7 +140,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);
 	resp.controller_id = server.cluster.controller_id;
 	if (v >= 8 && v <= 10 && m->include_cluster_authorized_operations)
-		resp.cluster_authorized_operations = CLUSTER_ALL_OPERATIONS;
+		resp.cluster_authorized_operations = BRK_CLUSTER_ALL_OPERATIONS;
 
 	brk_partitions *reg = &server.partitions;
 	int32_t n = st->all ? brk_partitions_topic_count(reg) : m->topics_count;

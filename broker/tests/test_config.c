@@ -132,6 +132,10 @@ START_TEST(test_simple_keys)
 	ck_assert_int_eq(cfg.group_max_size, 3);
 	ck_assert_int_eq(set("group.max.size", "0"), -1); /* atLeast(1) */
 	ck_assert_int_eq(cfg.group_max_size, 3);
+	ck_assert_int_eq(cfg.max_request_partition_size_limit, 2000);
+	ck_assert_int_eq(set("max.request.partition.size.limit", "5"), 0);
+	ck_assert_int_eq(cfg.max_request_partition_size_limit, 5);
+	ck_assert_int_eq(set("max.request.partition.size.limit", "0"), -1); /* atLeast(1) */
 	ck_assert_int_eq(set("offsets.topic.segment.bytes", "1048576"), 0);
 	ck_assert_int_eq(cfg.offsets_topic_segment_bytes, 1048576);
 	ck_assert_int_eq(set("offset.metadata.max.bytes", "10"), 0);

@@ -4,7 +4,8 @@
  * reset), the leader check of requests, the high watermark rule (ISR,
  * maximal ISR, caught-up followers, never backwards), a follower's
  * caught-up time, and the ISR a leader asks for (expand, shrink, never
- * empty, one change in flight).
+ * empty, one change in flight), and how the partition is described to
+ * clients (leader, ISR and offline replicas).
  */
 #include <check.h>
 #include <limits.h>
@@ -152,6 +153,60 @@ START_TEST(test_leader_error)
 }
 END_TEST
 
+/* What Metadata and DescribeTopicPartitions say of the partition. */
+START_TEST(test_describe)
+{
+	proto_arena a;
+	brk_partition_view v;
+	proto_arena_init(&a, 0);
+	const int32_t two[] = { 2, 3 };
+	ctl_partition st = state(2, 4, two, 2, 0);
+	brk_partition_apply_state(&part, &st, &env, 100);
+	/* every replica alive: the leader as it is, no offline replica */
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	ck_assert_int_eq(v.leader, 2);
+	ck_assert(!v.leader_unavailable);
+	ck_assert_int_eq(v.nisr, 2);
+	ck_assert_int_eq(v.noffline, 0);
+	/* a follower's broker is gone: listed offline, the ISR as it is */
+	dead[3] = true;
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	ck_assert_int_eq(v.leader, 2);
+	ck_assert_int_eq(v.noffline, 1);
+	ck_assert_int_eq(v.offline[0], 3);
+	ck_assert_int_eq(v.nisr, 2);
+	/* the leader's broker is gone too: no leader */
+	dead[2] = true;
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	ck_assert_int_eq(v.leader, -1);
+	ck_assert(v.leader_unavailable);
+	ck_assert_int_eq(v.noffline, 2);
+	dead[2] = dead[3] = false;
+	/* no leader at all */
+	st = state(-1, 5, two, 1, 1);
+	brk_partition_apply_state(&part, &st, &env, 100);
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	ck_assert(v.leader_unavailable);
+	ck_assert_int_eq(v.noffline, 0);
+	/* this broker leads with its log offline: listed offline, ISR empty */
+	st = state(1, 6, all, 3, 2);
+	brk_partition_apply_state(&part, &st, &env, 100);
+	log_partition *lp = part.log;
+	part.log = NULL;
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	part.log = lp;
+	ck_assert_int_eq(v.leader, -1);
+	ck_assert(v.leader_unavailable);
+	ck_assert_int_eq(v.noffline, 1);
+	ck_assert_int_eq(v.offline[0], 1);
+	ck_assert_int_eq(v.nisr, 0);
+	ck_assert_int_eq(brk_partition_describe(&part, &env, &a, &v), 0);
+	ck_assert_int_eq(v.leader, 1);
+	ck_assert_int_eq(v.nisr, 3);
+	proto_arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_high_watermark)
 {
 	ctl_partition st = state(1, 0, all, 3, 0);
@@ -261,6 +316,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_epochs);
 	tcase_add_test(tc, test_leader_error);
+	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_high_watermark);
 	tcase_add_test(tc, test_caught_up);
 	tcase_add_test(tc, test_wanted_isr);

@@ -42,8 +42,10 @@ BAD = [
     ("bad range", HEAD + "request\n  A int8 v3\nresponse\n", 3, "unexpected 'v3'"),
     ("nullable int", HEAD + "request\n  A int32 null v0+\nresponse\n", 3,
      "cannot be nullable"),
-    ("nullable struct", HEAD + "request\n  A S null v0+\n    B int8\nresponse\n", 3,
-     "nullable structs"),
+    ("tagged nullable struct", HEAD + "request\n  A S null v2+ tag 0\n    B int8\n"
+     "response\n", 3, "tagged nullable structs"),
+    ("nullable struct clash", HEAD + "request\n  A S null v0+\n    B int8\n"
+     "  ANull int8\nresponse\n", 5, "clashes"),
     ("null outside field", HEAD + "request\n  A string v3+ null v0-1\nresponse\n", 3,
      "does not overlap"),
     ("duplicate tag", HEAD + "request\n  A int8 tag 1\n  B int8 tag 1\nresponse\n", 4,

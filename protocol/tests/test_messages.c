@@ -322,6 +322,56 @@ START_TEST(test_vec_classic)
 }
 END_TEST
 
+/* A nullable struct in a classic version: an int8 marker (-1 null, 1
+ * present) before its fields where it is nullable (v3), none where it is not
+ * (v2, where null cannot be encoded); any negative marker decodes as null. */
+START_TEST(test_vec_classic_nullable_struct)
+{
+	static const uint8_t v3_null[] = { 0xff };
+	static const uint8_t v3_set[] = { 0x01, 0x00, 0x01, 'a', 0x00, 0x00, 0x00, 0x05 };
+	static const uint8_t v2_set[] = { 0x00, 0x01, 'a', 0x00, 0x00, 0x00, 0x05 };
+	static const uint8_t v3_neg[] = { 0x80 };
+	ClassicResponse m;
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ClassicResponse_init(&m);
+	ck_assert(!m.next_null);
+	m.next_null = true;
+	ck_assert_int_eq(ClassicResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, v3_null);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ClassicResponse_encode(&w, 2, &m), PROTO_ERR_INVALID);
+	proto_writer_reset(&w);
+	m.next_null = false;
+	m.next.topic = proto_cstr("a");
+	m.next.index = 5;
+	ck_assert_int_eq(ClassicResponse_encode(&w, 3, &m), 0);
+	CHECK_BYTES(&w, v3_set);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ClassicResponse_encode(&w, 2, &m), 0);
+	CHECK_BYTES(&w, v2_set);
+
+	proto_reader_init(&r, v3_set, sizeof(v3_set));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert(!m.next_null);
+	ck_assert(proto_str_eq(m.next.topic, "a"));
+	ck_assert_int_eq(m.next.index, 5);
+	proto_reader_init(&r, v3_neg, sizeof(v3_neg));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 3, &m), 0);
+	ck_assert(m.next_null);
+	proto_reader_init(&r, v2_set, sizeof(v2_set));
+	ck_assert_int_eq(ClassicResponse_decode(&r, &a, 2, &m), 0);
+	ck_assert(!m.next_null);
+	ck_assert_int_eq(m.next.index, 5);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 /* KitchenSink v2 (flexible) request with everything at its default: the
  * tagged fields all stay out. */
 START_TEST(test_vec_kitchen_sink_defaults)
@@ -595,6 +645,139 @@ START_TEST(test_vec_metadata_v0_request)
 	ck_assert_int_eq(MetadataRequest_decode(&r, &a, 4, &m), 0);
 	ck_assert_int_eq(m.topics_count, 0);
 	ck_assert(!m.allow_auto_topic_creation);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
+/* DescribeTopicPartitions v0 (KIP-966), flexible: the cursor is a nullable
+ * struct, an int8 marker (-1 null, 1 present) before its fields. Request:
+ * topics ["t"], limit 2, cursor {"t", 1}; then no topics, the default limit
+ * 2000 and a null cursor. Response: one topic with one partition (empty
+ * ELR, null last known ELR) and a next cursor {"t", 2}. */
+START_TEST(test_vec_describe_topic_partitions)
+{
+	static const uint8_t req_v0[] = {
+		0x02,                   /* Topics: compact, 1 */
+		0x02, 't', 0x00,        /* Name "t", tags */
+		0x00, 0x00, 0x00, 0x02, /* ResponsePartitionLimit 2 */
+		0x01,                   /* Cursor present */
+		0x02, 't',              /* TopicName "t" */
+		0x00, 0x00, 0x00, 0x01, /* PartitionIndex 1 */
+		0x00,                   /* cursor's tags */
+		0x00,                   /* message's tags */
+	};
+	static const uint8_t req_all[] = { 0x01, 0x00, 0x00, 0x07, 0xd0, 0xff, 0x00 };
+	static const uint8_t resp_v0[] = {
+		0x00, 0x00, 0x00, 0x00, /* ThrottleTimeMs */
+		0x02,                   /* Topics: 1 */
+		0x00, 0x00,             /* ErrorCode */
+		0x02, 't',              /* Name */
+		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, /* TopicId */
+		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+		0x00,                   /* IsInternal */
+		0x02,                   /* Partitions: 1 */
+		0x00, 0x00,             /* ErrorCode */
+		0x00, 0x00, 0x00, 0x01, /* PartitionIndex 1 */
+		0x00, 0x00, 0x00, 0x02, /* LeaderId 2 */
+		0x00, 0x00, 0x00, 0x05, /* LeaderEpoch 5 */
+		0x03, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, /* ReplicaNodes [2,3] */
+		0x02, 0x00, 0x00, 0x00, 0x02, /* IsrNodes [2] */
+		0x01,                   /* EligibleLeaderReplicas [] */
+		0x00,                   /* LastKnownElr null */
+		0x02, 0x00, 0x00, 0x00, 0x03, /* OfflineReplicas [3] */
+		0x00,                   /* partition's tags */
+		0x00, 0x00, 0x0d, 0xf8, /* TopicAuthorizedOperations */
+		0x00,                   /* topic's tags */
+		0x01, 0x02, 't', 0x00, 0x00, 0x00, 0x02, 0x00, /* NextCursor {"t", 2} */
+		0x00,                   /* message's tags */
+	};
+	const proto_api_desc *d = proto_api_desc_lookup(75);
+	DescribeTopicPartitionsRequest req;
+	DescribeTopicPartitionsRequest_TopicRequest t;
+	DescribeTopicPartitionsResponse resp;
+	DescribeTopicPartitionsResponse_Topic rt;
+	DescribeTopicPartitionsResponse_Partition rp;
+	int32_t replicas[] = { 2, 3 }, isr[] = { 2 }, offline[] = { 3 };
+	proto_writer w;
+	proto_reader r;
+	proto_arena a;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, "DescribeTopicPartitions");
+	ck_assert_int_eq(d->flexible_min, 0);
+	ck_assert_int_eq(proto_response_header_version(75, 0, d->flexible_min), 1);
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+
+	DescribeTopicPartitionsRequest_init(&req);
+	ck_assert_int_eq(req.response_partition_limit, 2000);
+	ck_assert(req.cursor_null);
+	DescribeTopicPartitionsRequest_TopicRequest_init(&t);
+	t.name = proto_cstr("t");
+	req.topics_count = 1;
+	req.topics = &t;
+	req.response_partition_limit = 2;
+	req.cursor_null = false;
+	req.cursor.topic_name = proto_cstr("t");
+	req.cursor.partition_index = 1;
+	ck_assert_int_eq(DescribeTopicPartitionsRequest_encode(&w, 0, &req), 0);
+	CHECK_BYTES(&w, req_v0);
+	proto_reader_init(&r, req_v0, sizeof(req_v0));
+	ck_assert_int_eq(DescribeTopicPartitionsRequest_decode(&r, &a, 0, &req), 0);
+	ck_assert_int_eq(req.topics_count, 1);
+	ck_assert(proto_str_eq(req.topics[0].name, "t"));
+	ck_assert_int_eq(req.response_partition_limit, 2);
+	ck_assert(!req.cursor_null);
+	ck_assert(proto_str_eq(req.cursor.topic_name, "t"));
+	ck_assert_int_eq(req.cursor.partition_index, 1);
+
+	DescribeTopicPartitionsRequest_init(&req);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(DescribeTopicPartitionsRequest_encode(&w, 0, &req), 0);
+	CHECK_BYTES(&w, req_all);
+	proto_reader_init(&r, req_all, sizeof(req_all));
+	ck_assert_int_eq(DescribeTopicPartitionsRequest_decode(&r, &a, 0, &req), 0);
+	ck_assert_int_eq(req.topics_count, 0);
+	ck_assert(req.cursor_null);
+
+	DescribeTopicPartitionsResponse_init(&resp);
+	ck_assert(resp.next_cursor_null);
+	DescribeTopicPartitionsResponse_Topic_init(&rt);
+	ck_assert_int_eq(rt.topic_authorized_operations, INT32_MIN);
+	DescribeTopicPartitionsResponse_Partition_init(&rp);
+	ck_assert_int_eq(rp.eligible_leader_replicas_count, -1);
+	rt.name = proto_cstr("t");
+	memset(rt.topic_id.b, 0x11, 16);
+	rt.topic_authorized_operations = 0xdf8;
+	rp.partition_index = 1;
+	rp.leader_id = 2;
+	rp.leader_epoch = 5;
+	rp.replica_nodes_count = 2;
+	rp.replica_nodes = replicas;
+	rp.isr_nodes_count = 1;
+	rp.isr_nodes = isr;
+	rp.eligible_leader_replicas_count = 0;
+	rp.offline_replicas_count = 1;
+	rp.offline_replicas = offline;
+	rt.partitions_count = 1;
+	rt.partitions = &rp;
+	resp.topics_count = 1;
+	resp.topics = &rt;
+	resp.next_cursor_null = false;
+	resp.next_cursor.topic_name = proto_cstr("t");
+	resp.next_cursor.partition_index = 2;
+	proto_writer_reset(&w);
+	ck_assert_int_eq(DescribeTopicPartitionsResponse_encode(&w, 0, &resp), 0);
+	CHECK_BYTES(&w, resp_v0);
+	proto_reader_init(&r, resp_v0, sizeof(resp_v0));
+	ck_assert_int_eq(DescribeTopicPartitionsResponse_decode(&r, &a, 0, &resp), 0);
+	ck_assert_int_eq(resp.topics_count, 1);
+	ck_assert_int_eq(resp.topics[0].partitions[0].eligible_leader_replicas_count, 0);
+	ck_assert_int_eq(resp.topics[0].partitions[0].last_known_elr_count, -1);
+	ck_assert_int_eq(resp.topics[0].partitions[0].offline_replicas[0], 3);
+	ck_assert(!resp.next_cursor_null);
+	ck_assert_int_eq(resp.next_cursor.partition_index, 2);
 	proto_writer_free(&w);
 	proto_arena_free(&a);
 }
@@ -1000,6 +1183,7 @@ static Suite *messages_suite(void)
 
 #ifdef GEN_FIXTURES
 	tcase_add_test(tc, test_vec_classic);
+	tcase_add_test(tc, test_vec_classic_nullable_struct);
 	tcase_add_test(tc, test_vec_kitchen_sink_defaults);
 #else
 	tcase_add_test(tc, test_vec_api_versions_v0_request);
@@ -1011,6 +1195,7 @@ static Suite *messages_suite(void)
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_request);
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_response);
 	tcase_add_test(tc, test_vec_elect_leaders);
+	tcase_add_test(tc, test_vec_describe_topic_partitions);
 #endif
 	suite_add_tcase(s, tc);
 
