@@ -388,6 +388,8 @@ static void follower_seeds(void)
 	put("fuzz_follower", "torn-tail", w.buf, w.len);
 	proto_writer_free(&w);
 	free(log);
+}
+
 /* ---- znodes ---- */
 
 static void znode_put(const char *name, int which, const char *text, size_t n)
@@ -469,6 +471,12 @@ static void znode_seeds(void)
 	ZNODE_ENC("isr-change", 9, ctl_zkj_isr_change_encode(tp, 2, &out_, &n_));
 	static const char js[] = " {\"a\\u00e9\\ud83d\\ude00\":[1,-2,{\"b\":null}],\"c\":true,\"d\":\"\\n\"} ";
 	znode_put("json", 10, js, sizeof(js) - 1);
+	int32_t rr[] = { 2, 3, 4 };
+	ctl_zkj_reassignment ra[] = { { "t", 0, rr, 3 } };
+	ZNODE_ENC("reassign", 11, ctl_zkj_reassign_encode(ra, 1, &out_, &n_));
+	static const char rt[] = "{\"version\":1,\"partitions\":[{\"topic\":\"x\",\"partition\":1,"
+				 "\"replicas\":[3,1],\"log_dirs\":[\"any\",\"any\"]}]}";
+	znode_put("reassign-tool", 11, rt, sizeof(rt) - 1);
 }
 
 int main(int argc, char **argv)
