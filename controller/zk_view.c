@@ -691,6 +691,17 @@ static ctl_topic *topic_from(const char *name, const ctl_zkj_topic *tj)
 			return NULL;
 		}
 		cp->nreplicas = tj->partitions[p].nreplicas;
+		const ctl_zkj_assignment *as = &tj->partitions[p];
+		if (as->nadding > 0 && !(cp->adding = ids_dup(as->adding, as->nadding))) {
+			ctl_topic_free(t);
+			return NULL;
+		}
+		cp->nadding = as->nadding > 0 ? as->nadding : 0;
+		if (as->nremoving > 0 && !(cp->removing = ids_dup(as->removing, as->nremoving))) {
+			ctl_topic_free(t);
+			return NULL;
+		}
+		cp->nremoving = as->nremoving > 0 ? as->nremoving : 0;
 		cp->leader = CTL_NO_LEADER;
 		cp->leader_epoch = -1;
 		cp->controller_epoch = -1;
@@ -706,7 +717,11 @@ static bool assignment_equal(const ctl_topic *a, const ctl_topic *b)
 		return false;
 	for (int32_t p = 0; p < a->npartitions; p++)
 		if (!ids_equal(a->partitions[p].replicas, a->partitions[p].nreplicas,
-			       b->partitions[p].replicas, b->partitions[p].nreplicas))
+			       b->partitions[p].replicas, b->partitions[p].nreplicas) ||
+		    !ids_equal(a->partitions[p].adding, a->partitions[p].nadding,
+			       b->partitions[p].adding, b->partitions[p].nadding) ||
+		    !ids_equal(a->partitions[p].removing, a->partitions[p].nremoving,
+			       b->partitions[p].removing, b->partitions[p].nremoving))
 			return false;
 	return true;
 }
