@@ -97,6 +97,11 @@ typedef enum ctl_op_type {
 				   * leader's ISR change (CLUSTER.md 2.10 path 1, S2) */
 	CTL_OP_CONTROLLED_SHUTDOWN, /* broker_id, broker_epoch: move leadership away from a
 				   * broker that is stopping (CLUSTER.md 2.6) */
+	CTL_OP_ALTER_REASSIGNMENT, /* topic, partition, assignments: one list, the target
+				   * replicas, or NULL to cancel; no_rf_change (KIP-455) */
+	CTL_OP_LIST_REASSIGNMENTS, /* nothing: whether this broker is the controller; its
+				   * events come first, so the broker's registry then shows
+				   * the reassignments in progress (KIP-455) */
 } ctl_op_type;
 
 typedef struct ctl_op {
@@ -118,6 +123,9 @@ typedef struct ctl_op {
 	int32_t partition_epoch;             /* ALTER_ISR: the state version it read */
 	const int32_t *isr;                  /* ALTER_ISR: the new ISR */
 	int32_t nisr;
+	bool no_rf_change;                   /* ALTER_REASSIGNMENT: refuse a target whose
+					      * size differs from the original replica
+					      * count (KIP-860) */
 } ctl_op;
 
 /*
@@ -161,6 +169,22 @@ typedef struct ctl_op {
  *    counts the partitions with more than one replica it still leads (no
  *    other ISR member could take them; a single replica cannot move, as in
  *    Kafka). The local back end answers NONE with none remaining.
+ *  - ALTER_REASSIGNMENT (CLUSTER.md 2.8; Kafka's ZooKeeper-mode
+ *    KafkaController.processApiPartitionReassignment): on the controller
+ *    only (else NOT_CONTROLLER). A target list that is empty, repeats or
+ *    has a negative id, or adds a broker that is not live (or in
+ *    controlled shutdown): INVALID_REPLICA_ASSIGNMENT; with no_rf_change
+ *    a target whose size is not the original replica count:
+ *    INVALID_REPLICATION_FACTOR; an unknown partition or a topic marked
+ *    for deletion: UNKNOWN_TOPIC_OR_PARTITION; a cancellation (no list)
+ *    of a partition not being reassigned: NO_REASSIGNMENT_IN_PROGRESS.
+ *    Else the reassignment starts (a target whose replicas are all in the
+ *    ISR completes at once) and the result comes once it is recorded; it
+ *    completes later, when the target replicas are in the ISR. A
+ *    cancellation reverts the partition to its original replicas.
+ *    The local back end (one broker): a target of this broker alone is
+ *    NONE and changes nothing, the rules above otherwise.
+ *  - LIST_REASSIGNMENTS: NOT_CONTROLLER on another broker, else NONE.
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
  * the error ZooKeeper's failure maps to (REQUEST_TIMED_OUT when the

@@ -335,16 +335,20 @@ static void on_trigger(zkb *z, const char *path)
 		memcpy(topic, rest, n);
 		topic[n] = '\0';
 		if (!slash) {
-			if (zkb_view_refresh_topic(z, topic, ZKB_READ_NEW) == CTL_ZK_OK && z->ctrl.active)
+			if (zkb_view_refresh_topic(z, topic, ZKB_READ_NEW) == CTL_ZK_OK && z->ctrl.active) {
 				zkb_ctrl_reconcile_topic(z, topic);
+				zkb_reasn_check_topic(z, topic);
+			}
 			return;
 		}
 		int p;
 		char tail[8];
 		if (sscanf(slash, "/partitions/%d/%7s", &p, tail) == 2 && strcmp(tail, "state") == 0 &&
 		    p >= 0) {
-			if (zkb_view_refresh_state(z, topic, p) == CTL_ZK_OK && z->ctrl.active)
+			if (zkb_view_refresh_state(z, topic, p) == CTL_ZK_OK && z->ctrl.active) {
 				zkb_ctrl_reconcile_partition(z, topic, p);
+				zkb_reasn_check(z, topic, p);
+			}
 		}
 	} else if (strcmp(path, "/config/changes") == 0) {
 		if (zkb_view_process_notices(z, false) == CTL_ZK_OK && z->ctrl.active)
@@ -352,6 +356,8 @@ static void on_trigger(zkb *z, const char *path)
 	} else if (strcmp(path, "/admin/delete_topics") == 0) {
 		if (z->ctrl.active)
 			zkb_ctrl_process_deletions(z);
+	} else if (strcmp(path, "/admin/reassign_partitions") == 0) {
+		zkb_reasn_process_node(z);
 	}
 }
 
@@ -433,6 +439,7 @@ static void drain(ctl *c, void *arg)
 		z->ctrl.retry = false;
 		zkb_ctrl_process_deletions(z);
 		zkb_ctrl_reconcile_all(z);
+		zkb_reasn_check_all(z);
 	}
 	if (!z->ctrl.active && z->controller_id < 0 && (p.connected || p.tick))
 		zkb_ctrl_elect(z);

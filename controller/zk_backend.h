@@ -19,6 +19,9 @@
  *                    partition states of new partitions, leader elections
  *                    on broker failure and startup, topic deletion,
  *                    controlled shutdown;
+ *   zk_reassign.c    partition reassignment (KIP-455): its steps, the
+ *                    AlterPartitionReassignments operation and
+ *                    /admin/reassign_partitions;
  *   assign.c         replica placement (assign.h).
  *
  * Threads. Everything here runs on the controller thread (backend.h), one
@@ -248,5 +251,33 @@ int zkb_ctrl_add_topic_id(zkb *z, const char *name, const struct ctl_zkj_topic *
 			  int32_t version);
 /* Free the controller's state (stop). */
 void zkb_ctrl_clear(zkb *z);
+/* A fenced write: ops[0..n) as one multi after the check of
+ * /controller_epoch. CTL_ZK_OK; ZKB_FENCED when another controller was
+ * elected (this one resigned); else the failing op's code with *failed its
+ * index in ops (-1: the whole request), a failure for want of ZooKeeper
+ * having asked for a retry (z->ctrl.retry). */
+#define ZKB_FENCED 1
+int zkb_ctrl_multi(zkb *z, ctl_zk_op *ops, int n, int *failed);
+
+/* ---- zk_reassign.c ---- */
+
+/* CTL_OP_ALTER_REASSIGNMENT (ctl.h's rules); a Kafka error code, r->msg. */
+int16_t zkb_reasn_alter(zkb *z, const ctl_op *op, ctl_result *r);
+/* CTL_OP_LIST_REASSIGNMENTS: NOT_CONTROLLER or NONE. */
+int16_t zkb_reasn_list(zkb *z);
+/* A partition's state (or its topic's assignment) may have changed:
+ * complete its reassignment when every target replica is in the ISR. */
+void zkb_reasn_check(zkb *z, const char *topic, int32_t partition);
+void zkb_reasn_check_topic(zkb *z, const char *topic);
+/* After a failure for want of ZooKeeper: check every reassignment, read
+ * /admin/reassign_partitions again. */
+void zkb_reasn_check_all(zkb *z);
+/* At failover: resume the reassignments found in topic znodes (a new
+ * leader epoch, or completion), then /admin/reassign_partitions. */
+void zkb_reasn_resume(zkb *z);
+/* /admin/reassign_partitions changed (its watch). */
+void zkb_reasn_process_node(zkb *z);
+/* Whether a partition of t is being reassigned (blocks its deletion). */
+bool zkb_reasn_topic_busy(const ctl_topic *t);
 
 #endif

@@ -46,7 +46,7 @@
 #include "protocol/err.h"
 
 /* A fenced write found another controller's epoch: this one resigned. */
-#define FENCED 1
+#define FENCED ZKB_FENCED
 /* Tries of one partition's write against moving versions. */
 #define MAX_TRIES 8
 /* Ops per multi when deleting a big topic (ZooKeeper's request size). */
@@ -148,6 +148,11 @@ static int fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
 		zkb_retry_in(z, 1000);
 	}
 	return rc;
+}
+
+int zkb_ctrl_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
+{
+	return fenced_multi(z, ops, n, failed);
 }
 
 /* Write partition p's state (a set at the version last read). */
@@ -393,6 +398,7 @@ static void failover(zkb *z)
 	z->ctrl.nshutting = 0;
 	zkb_ctrl_process_deletions(z);
 	zkb_ctrl_reconcile_all(z);
+	zkb_reasn_resume(z);
 }
 
 void zkb_ctrl_elect(zkb *z)

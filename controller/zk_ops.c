@@ -16,6 +16,7 @@
  *   ALTER_ISR          the leader's own conditional write of the state
  *                      (CLUSTER.md 2.10 path 1, S2)
  *   CONTROLLED_SHUTDOWN on the controller (zk_controller.c)
+ *   ALTER_REASSIGNMENT, LIST_REASSIGNMENTS on the controller (zk_reassign.c)
  *
  * What the operation changed is read back into the view before the result
  * is queued, so its events come first. A ZooKeeper failure is
@@ -716,6 +717,12 @@ void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_CONTROLLED_SHUTDOWN:
 		err = zkb_ctrl_controlled_shutdown(z, op->broker_id, op->broker_epoch, &r->remaining);
+		break;
+	case CTL_OP_ALTER_REASSIGNMENT:
+		err = zkb_reasn_alter(z, op, r);
+		break;
+	case CTL_OP_LIST_REASSIGNMENTS:
+		err = zkb_reasn_list(z);
 		break;
 	default:
 		err = KERR_INVALID_REQUEST;
