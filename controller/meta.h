@@ -63,6 +63,10 @@ typedef struct ctl_topic {
 	int32_t replication_factor;
 	ctl_config_entry *configs; /* topic-level overrides only, owned */
 	int32_t nconfigs;
+	bool deleting;            /* marked for deletion (ZooKeeper's
+				   * /admin/delete_topics/<t>): gone for the
+				   * brokers, kept by the controller until every
+				   * replica's broker is back (CLUSTER.md 2.9) */
 } ctl_topic;
 
 /* A live broker (its registration; CLUSTER.md 1.2). */

@@ -4,7 +4,9 @@
  * the controller thread, and the dispatch of operations.
  *
  * Start (CLUSTER.md 1, 1.2, 2.1): connect; create Kafka's persistent paths;
- * read or create /cluster/id; register /brokers/ids/<id> with the checked
+ * read or create /cluster/id; note the topics marked for deletion (a
+ * deletion that waits for this broker may complete as soon as it
+ * registers, before it reads them); register /brokers/ids/<id> with the checked
  * ephemeral create (its czxid is the broker epoch), waiting for a previous
  * session that still holds the id to expire (CLUSTER.md 4.10); read
  * everything with watches and queue its events; take part in the election.
@@ -354,6 +356,7 @@ static void on_trigger(zkb *z, const char *path)
 		if (zkb_view_process_notices(z, false) == CTL_ZK_OK && z->ctrl.active)
 			zkb_ctrl_reconcile_all(z); /* unclean.leader.election.enable may be new */
 	} else if (strcmp(path, "/admin/delete_topics") == 0) {
+		zkb_view_refresh_deletions(z);
 		if (z->ctrl.active)
 			zkb_ctrl_process_deletions(z);
 	} else if (strcmp(path, "/admin/reassign_partitions") == 0) {
@@ -498,6 +501,7 @@ static void zkb_free(zkb *z)
 	ctl_zk_close(z->zk); /* no callback after this */
 	free_triggers(z->pending.paths);
 	zkb_ctrl_clear(z);
+	zkb_view_clear_deletions(z);
 	ctl_meta_destroy(&z->meta);
 	free(z->brokers);
 	free(z->connect);
@@ -555,6 +559,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 		rc = ctl_zk_ensure_path(z->zk, persistent_paths[i]);
 	if (rc == CTL_ZK_OK)
 		rc = cluster_id(z);
+	if (rc == CTL_ZK_OK)
+		rc = zkb_view_read_early_deletions(z);
 	if (rc == CTL_ZK_OK) {
 		/* A previous run's session may hold the id until it expires:
 		 * wait for at most a session timeout and a margin. */
@@ -563,6 +569,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 	}
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_all(z, ZKB_READ_ALL_EMIT);
+	if (rc == CTL_ZK_OK)
+		zkb_view_emit_early_deletions(z);
 	if (rc != CTL_ZK_OK) {
 		fprintf(stderr, "samsa: ZooKeeper start failed: %s\n", ctl_zk_strerror(rc));
 		zkb_free(z);

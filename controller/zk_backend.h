@@ -132,6 +132,12 @@ typedef struct zkb {
 	bool controller_known;    /* one CTL_EV_CONTROLLER was emitted */
 	int64_t last_notice;      /* highest config change sequence handled */
 	bool stale;               /* a read failed: read everything again */
+	char **marked;            /* the children of /admin/delete_topics as last
+				   * read (topics marked for deletion), owned */
+	int32_t nmarked;
+	ctl_topic *early;         /* the topics marked for deletion before this
+				   * broker registered (names and ids; start only) */
+	int32_t nearly;
 
 	zkb_ctrl ctrl;
 } zkb;
@@ -185,6 +191,25 @@ int zkb_view_refresh_topic_list(zkb *z, zkb_read how);
 int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how);
 /* One partition's state (data watch, or an existence watch while absent). */
 int zkb_view_refresh_state(zkb *z, const char *topic, int32_t partition);
+/* /admin/delete_topics (child watch): the topics marked for deletion. A
+ * marked topic is gone for the brokers (CTL_EV_TOPIC_DELETED when it
+ * becomes marked, no other event of it while it is; Kafka's controller
+ * sends UpdateMetadata without it and StopReplica with delete=true);
+ * a mark taken away brings it back (CTL_EV_TOPIC). */
+int zkb_view_refresh_deletions(zkb *z);
+/* Whether topic name is marked for deletion (as last read). */
+bool zkb_view_marked(const zkb *z, const char *name);
+/* Before registering: the topics marked for deletion then, with their
+ * ids (z->early), so that this broker learns of a deletion that completes
+ * between its registration and its first full read (the controller waits
+ * for every replica's broker to register, CLUSTER.md 2.9). */
+int zkb_view_read_early_deletions(zkb *z);
+/* After the first full read: CTL_EV_TOPIC_DELETED for each topic of
+ * z->early that is gone (the broker then removes its local data by topic
+ * id); frees z->early. */
+void zkb_view_emit_early_deletions(zkb *z);
+/* Free the deletion marks. */
+void zkb_view_clear_deletions(zkb *z);
 /* /config/topics/<t> of a known topic (after a change notice). */
 int zkb_view_refresh_topic_config(zkb *z, const char *topic);
 /* /config/brokers/<id> or /config/brokers/<default> (CTL_BROKER_DEFAULT). */

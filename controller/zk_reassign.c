@@ -440,7 +440,8 @@ static int16_t go(zkb *z, const char *name, int32_t p, step s, const int32_t *ta
 		if (!z->ctrl.active)
 			return KERR_NOT_CONTROLLER;
 		ctl_topic *t = zkb_view_topic(z, name);
-		if (!t || p < 0 || p >= t->npartitions) {
+		if (!t || p < 0 || p >= t->npartitions ||
+		    (t->deleting && (s == STEP_START || s == STEP_CANCEL))) {
 			snprintf(msg, cap, "The partition does not exist.");
 			return KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		}
@@ -540,6 +541,9 @@ static int16_t go(zkb *z, const char *name, int32_t p, step s, const int32_t *ta
 			if (completes)
 				node_remove(z, name, p, tgt, ntgt, -1);
 			free(tgt);
+			t = zkb_view_topic(z, name);
+			if (completes && t && t->deleting && !zkb_reasn_topic_busy(t))
+				zkb_ctrl_process_deletions(z); /* it waited for this */
 			return KERR_NONE;
 		}
 		plan_free(&pl);
@@ -591,7 +595,8 @@ int16_t zkb_reasn_alter(zkb *z, const ctl_op *op, ctl_result *r)
 		snprintf(r->msg, sizeof(r->msg), "No partition reassignment is in progress.");
 		return KERR_NO_REASSIGNMENT_IN_PROGRESS;
 	}
-	if (!cp) {
+	if (!cp || t->deleting) {
+		/* Kafka: a topic queued for deletion takes no reassignment */
 		snprintf(r->msg, sizeof(r->msg), "The partition does not exist.");
 		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}

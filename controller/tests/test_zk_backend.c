@@ -732,18 +732,20 @@ START_TEST(test_delete_topic)
 		   !m_topic(&mirrors[3], "gone"), WAIT_MS, "deleted everywhere");
 	for (int b = 1; b <= 3; b++)
 		ck_assert_str_eq(mirrors[b].deleted[0], "gone");
+	/* gone for the brokers once marked; the znodes follow at once, every
+	 * replica's broker being live */
 	ctl_zk *zk = raw_open();
+	WAIT_UNTIL(!raw_exists(zk, "/admin/delete_topics/gone"), WAIT_MS, "the mark stays");
 	ck_assert(!raw_exists(zk, "/brokers/topics/gone"));
 	ck_assert(!raw_exists(zk, "/config/topics/gone"));
-	ck_assert(!raw_exists(zk, "/admin/delete_topics/gone"));
 	ck_assert_int_eq(call(3, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	/* by hand, as kafka-topics.sh --delete --zookeeper does */
 	ck_assert_int_eq(ctl_zk_create(zk, "/admin/delete_topics/tool", NULL, CTL_ZK_NULL_DATA,
 				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
 	WAIT_UNTIL(!m_topic(&mirrors[1], "tool") && !m_topic(&mirrors[2], "tool") &&
 		   !m_topic(&mirrors[3], "tool"), WAIT_MS, "tool's deletion");
+	WAIT_UNTIL(!raw_exists(zk, "/admin/delete_topics/tool"), WAIT_MS, "tool's mark stays");
 	ck_assert(!raw_exists(zk, "/brokers/topics/tool"));
-	ck_assert(!raw_exists(zk, "/admin/delete_topics/tool"));
 	/* a deleted name is free again, with a new id */
 	ck_assert_int_eq(create_topic(2, "gone", 1, 1, NULL, 0, NULL, 0).error, 0);
 	WAIT_UNTIL(m_topic(&mirrors[1], "gone"), WAIT_MS, "new gone");
