@@ -581,11 +581,49 @@ void brk_partitions_apply_state(brk_partitions *reg, const uint8_t topic_id[16],
 	apply_one_state(reg, p, st, now_ms);
 }
 
+static bool partition_dir_name(const char *name, int32_t *topic_len, int32_t *index);
+
+/*
+ * A topic this broker does not hold is gone (it was deleted while this
+ * broker was down or starting, CLUSTER.md 2.9 point 4): remove the
+ * partition directories "<name>-<p>" in the log dir whose partition.metadata
+ * names topic id id (Kafka's StopReplica with delete=true, sent once the
+ * broker is back). A directory of another topic id, or without the file,
+ * is not touched.
+ */
+static void remove_topic_dirs(brk_partitions *reg, const char *name, const uint8_t id[16])
+{
+	const char *root = reg->cfg->log_dir;
+	DIR *d = opendir(root);
+	if (!d)
+		return;
+	size_t nlen = strlen(name);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int32_t len, index;
+		if (!partition_dir_name(de->d_name, &len, &index) || (size_t)len != nlen ||
+		    strncmp(de->d_name, name, nlen) != 0)
+			continue;
+		char dir[4400];
+		uint8_t have[16];
+		snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name);
+		if (logdir_read_partition_metadata(dir, have) != 0 || memcmp(have, id, 16) != 0)
+			continue;
+		fprintf(stderr, "samsa: topic %s was deleted: removing %s\n", name, dir);
+		int r = log_io_remove_dir(dir);
+		if (r && r != -ENOENT)
+			fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
+	}
+	closedir(d);
+}
+
 void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const uint8_t id[16])
 {
 	brk_topic *t = brk_topic_find(reg, name, (int32_t)strlen(name));
-	if (!t || memcmp(t->id, id, 16) != 0)
+	if (!t || memcmp(t->id, id, 16) != 0) {
+		remove_topic_dirs(reg, name, id);
 		return;
+	}
 	/* Out of the registry before anything could look at it. */
 	reg_remove(reg, t);
 	for (int32_t i = 0; i < t->npartitions; i++) {

@@ -166,10 +166,13 @@ void brk_partitions_apply_state(brk_partitions *reg, const uint8_t topic_id[16],
 				const ctl_partition *st, int64_t now_ms);
 
 /*
- * A topic is gone (CTL_EV_TOPIC_DELETED): its waiting requests are woken
- * (they answer UNKNOWN_TOPIC_OR_PARTITION), role observers told (each
- * partition's role becomes NONE first), its logs removed from disk and the
- * topic freed. Unknown topics (or another id under that name) are ignored.
+ * A topic is gone (CTL_EV_TOPIC_DELETED: deleted, or marked for deletion):
+ * its waiting requests are woken (they answer UNKNOWN_TOPIC_OR_PARTITION),
+ * role observers told (each partition's role becomes NONE first), its logs
+ * removed from disk and the topic freed. A topic not held here (unknown,
+ * or another id under that name: deleted while this broker was down or
+ * starting) has its partition directories of that topic id removed from
+ * the log dir, if any are left.
  */
 void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const uint8_t id[16]);
 
