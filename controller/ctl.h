@@ -196,8 +196,12 @@ typedef struct ctl_op {
  * topic's event (states absent: leader -1, leader epoch -1) precedes it,
  * and the partition states follow as CTL_EV_PARTITION events (before the
  * result when this broker is the controller). DELETE_TOPIC's result comes
- * once the topic is marked for deletion (/admin/delete_topics/<t>); the
- * controller then removes it and every broker gets CTL_EV_TOPIC_DELETED.
+ * once the topic is marked for deletion (/admin/delete_topics/<t>): every
+ * broker gets CTL_EV_TOPIC_DELETED then (its own before the result), and
+ * CREATE_TOPIC of the name is TOPIC_ALREADY_EXISTS ("marked for
+ * deletion") until the controller has removed its znodes, which waits
+ * until every broker holding a replica of it is registered and no
+ * reassignment of it runs (CLUSTER.md 2.9).
  * CREATE_PARTITIONS and the config operations report their own broker's
  * events before the result, the other brokers' follow their watches.
  */
@@ -212,7 +216,9 @@ typedef enum ctl_event_type {
 	CTL_EV_BROKERS,        /* the live brokers, all of them */
 	CTL_EV_CONTROLLER,     /* the active controller changed */
 	CTL_EV_TOPIC,          /* a topic was created or changed (partitions, configs) */
-	CTL_EV_TOPIC_DELETED,  /* a topic is gone */
+	CTL_EV_TOPIC_DELETED,  /* a topic is gone (deleted or marked for deletion; also
+				* for a topic never reported, deleted while this
+				* broker was away: its local data goes) */
 	CTL_EV_PARTITION,      /* a partition's state (leader, epoch, ISR) changed */
 	CTL_EV_BROKER_CONFIGS, /* the dynamic configs of one broker (or the default) */
 	CTL_EV_RESULT,         /* an operation completed */
