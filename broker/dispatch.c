@@ -44,6 +44,7 @@ const brk_api brk_apis[BRK_API_KEY_MAX + 1] = {
 	[32] = { brk_handle_describe_configs, 1, 4, 1 }, /* DescribeConfigs */
 	[33] = { brk_handle_alter_configs, 0, 2, 0 },  /* AlterConfigs */
 	[42] = { brk_handle_delete_groups, 0, 2, 0 },  /* DeleteGroups */
+	[43] = { brk_handle_elect_leaders, 0, 2, 0 },  /* ElectLeaders */
 	[44] = { brk_handle_incremental_alter_configs, 0, 1, 0 }, /* IncrementalAlterConfigs */
 	[45] = { brk_handle_alter_partition_reassignments, 0, 1, 0 }, /* AlterPartitionReassignments */
 	[46] = { brk_handle_list_partition_reassignments, 0, 0, 0 }, /* ListPartitionReassignments */

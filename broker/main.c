@@ -436,6 +436,10 @@ int main(int argc, char **argv)
 		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
 		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
 		o.unclean_leader_election_enable = cfg->unclean_leader_election_enable;
+		o.auto_leader_rebalance_enable = cfg->auto_leader_rebalance_enable;
+		o.leader_imbalance_check_interval_seconds =
+			cfg->leader_imbalance_check_interval_seconds;
+		o.leader_imbalance_per_broker_percentage = cfg->leader_imbalance_per_broker_percentage;
 		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
 				      &o);
 		if (rc != 0 && cfg->zookeeper_connect[0])

@@ -115,5 +115,6 @@ int brk_handle_offset_for_leader_epoch(brk_request *req);
 int brk_handle_controlled_shutdown(brk_request *req);
 int brk_handle_alter_partition_reassignments(brk_request *req);
 int brk_handle_list_partition_reassignments(brk_request *req);
+int brk_handle_elect_leaders(brk_request *req);
 
 #endif

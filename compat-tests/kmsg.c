@@ -314,6 +314,11 @@ uint8_t *k_roundtrip(int fd, int16_t key, int16_t ver, const k_wbuf *body, k_rbu
 	return k_recv(fd, cid, r, h_scaled_ms(10000));
 }
 
+uint8_t *k_roundtrip_classic(int fd, int16_t key, int16_t ver, const k_wbuf *body, k_rbuf *r)
+{
+	return roundtrip_classic(fd, key, ver, body, r);
+}
+
 void k_produce_body(k_wbuf *body, const char *topic, int32_t partition, int16_t acks,
 		    const k_wbuf *batch)
 {

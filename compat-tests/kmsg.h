@@ -84,6 +84,10 @@ uint8_t *k_recv(int fd, int32_t cid, k_rbuf *r, int timeout_ms);
  */
 uint8_t *k_roundtrip(int fd, int16_t key, int16_t ver, const k_wbuf *body, k_rbuf *r);
 
+/* As k_roundtrip for the non-flexible versions of an API: request header
+ * v1 (no tags), response header v0. */
+uint8_t *k_roundtrip_classic(int fd, int16_t key, int16_t ver, const k_wbuf *body, k_rbuf *r);
+
 /* A Produce v9 body: one batch for topic/partition. */
 void k_produce_body(k_wbuf *body, const char *topic, int32_t partition, int16_t acks,
 		    const k_wbuf *batch);

@@ -54,6 +54,16 @@ typedef struct ctl_options {
 	bool unclean_leader_election_enable;     /* the broker's default for topics
 						  * without an override (and without a
 						  * dynamic broker config): Kafka's false */
+	/* Preferred-leader rebalance (CLUSTER.md 2.7; read-only broker configs
+	 * in Kafka, as here). Zero-initialised options turn it off; the broker
+	 * passes its config, whose default is Kafka's (on, 300 s, 10 %). */
+	bool auto_leader_rebalance_enable;       /* auto.leader.rebalance.enable */
+	int64_t leader_imbalance_check_interval_seconds; /* how often the controller
+						  * checks; <= 0: Kafka's 300 */
+	int32_t leader_imbalance_per_broker_percentage;  /* a broker whose share of
+						  * preferred partitions led by
+						  * others exceeds this gets them
+						  * back; < 0: Kafka's 10 */
 	/* Called on the controller thread whenever events were queued: must
 	 * only wake the loop (write an eventfd), never call into ctl. */
 	void (*wakeup)(void *arg);
@@ -102,6 +112,8 @@ typedef enum ctl_op_type {
 	CTL_OP_LIST_REASSIGNMENTS, /* nothing: whether this broker is the controller; its
 				   * events come first, so the broker's registry then shows
 				   * the reassignments in progress (KIP-455) */
+	CTL_OP_ELECT_LEADER,      /* topic, partition, election_type: a preferred or unclean
+				   * election (ElectLeaders, KIP-460; CLUSTER.md 2.7) */
 } ctl_op_type;
 
 typedef struct ctl_op {
@@ -126,6 +138,8 @@ typedef struct ctl_op {
 	bool no_rf_change;                   /* ALTER_REASSIGNMENT: refuse a target whose
 					      * size differs from the original replica
 					      * count (KIP-860) */
+	int8_t election_type;                /* ELECT_LEADER: CTL_ELECTION_PREFERRED (0) or
+					      * CTL_ELECTION_UNCLEAN (1), elect.h */
 } ctl_op;
 
 /*
@@ -185,6 +199,19 @@ typedef struct ctl_op {
  *    The local back end (one broker): a target of this broker alone is
  *    NONE and changes nothing, the rules above otherwise.
  *  - LIST_REASSIGNMENTS: NOT_CONTROLLER on another broker, else NONE.
+ *  - ELECT_LEADER: on the controller only (else NOT_CONTROLLER), Kafka's
+ *    ZooKeeper-mode rules for one partition (KafkaController.
+ *    processReplicaLeaderElection): UNKNOWN_TOPIC_OR_PARTITION,
+ *    INVALID_TOPIC_EXCEPTION while the topic is being deleted,
+ *    ELECTION_NOT_NEEDED when the preferred replica leads (PREFERRED) or an
+ *    online broker does (UNCLEAN); else PREFERRED makes the preferred
+ *    replica leader when it is online and in the ISR (ISR kept), else
+ *    PREFERRED_LEADER_NOT_AVAILABLE; UNCLEAN elects the first online ISR
+ *    member, failing that the first online replica (ISR [it]; what it had
+ *    not replicated is lost), else ELIGIBLE_LEADERS_NOT_AVAILABLE. The
+ *    state's event precedes the result; msg has Kafka's message. Another
+ *    type: INVALID_REQUEST. The local back end answers ELECTION_NOT_NEEDED
+ *    for a partition that exists (its one replica leads).
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
  * the error ZooKeeper's failure maps to (REQUEST_TIMED_OUT when the

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "controller/backend.h"
+#include "controller/elect.h"
 #include "controller/reassign.h"
 #include "protocol/err.h"
 #include "storage/fileio.h"
@@ -761,6 +762,25 @@ static int alter_reassignment(local *l, const ctl_op *op, ctl_result *r)
 	return KERR_NONE;
 }
 
+/* One node leads every partition: no election is ever needed (what
+ * ZooKeeper-mode Kafka answers for a single replica that leads). */
+static int elect_leader(local *l, const ctl_op *op, ctl_result *r)
+{
+	if (op->election_type != CTL_ELECTION_PREFERRED &&
+	    op->election_type != CTL_ELECTION_UNCLEAN) {
+		snprintf(r->msg, sizeof(r->msg), "Unknown election type %d", (int)op->election_type);
+		return KERR_INVALID_REQUEST;
+	}
+	const ctl_topic *t = ctl_meta_find(&l->meta, op->topic,
+					   (int32_t)strnlen(op->topic, sizeof(op->topic)));
+	if (!t || op->partition < 0 || op->partition >= t->npartitions) {
+		set_msg(r, "The partition does not exist.");
+		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	}
+	set_msg(r, "Leader election not needed for topic partition.");
+	return KERR_ELECTION_NOT_NEEDED;
+}
+
 static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 {
 	local *l = state;
@@ -792,6 +812,9 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_LIST_REASSIGNMENTS:
 		err = KERR_NONE; /* the only broker is the controller */
+		break;
+	case CTL_OP_ELECT_LEADER:
+		err = elect_leader(l, op, r);
 		break;
 	default:
 		err = KERR_INVALID_REQUEST;

@@ -52,6 +52,9 @@ static const char *const persistent_paths[] = {
 #define REGISTER_POLL_MS 100
 /* After a failure for want of ZooKeeper, the next try. */
 #define RETRY_MS 1000
+/* leader.imbalance.check.interval.seconds is capped to this (about 30
+ * years) so the deadline stays in range. */
+#define MAX_INTERVAL_S 1000000000LL
 
 /* ---- clocks and errors ---- */
 
@@ -168,25 +171,44 @@ void zkb_retry_in(zkb *z, int ms)
 	pthread_mutex_unlock(&z->mu);
 }
 
+void zkb_rebalance_in(zkb *z, int64_t ms)
+{
+	pthread_mutex_lock(&z->mu);
+	z->rebalance_at = ms < 0 ? 0 : zkb_mono_ms() + ms;
+	pthread_cond_signal(&z->timer_cv);
+	pthread_mutex_unlock(&z->mu);
+}
+
+/* The timer: a tick when retry_at passes, a rebalance check when
+ * rebalance_at does. */
 static void *timer_main(void *arg)
 {
 	zkb *z = arg;
 	pthread_mutex_lock(&z->mu);
 	while (!z->timer_stop) {
-		if (z->retry_at == 0) {
+		int64_t due = z->retry_at;
+		if (z->rebalance_at && (!due || z->rebalance_at < due))
+			due = z->rebalance_at;
+		if (due == 0) {
 			pthread_cond_wait(&z->timer_cv, &z->mu);
 			continue;
 		}
 		int64_t now = zkb_mono_ms();
-		if (now >= z->retry_at) {
-			z->retry_at = 0;
-			z->pending.tick = true;
+		if (now >= due) {
+			if (z->retry_at && now >= z->retry_at) {
+				z->retry_at = 0;
+				z->pending.tick = true;
+			}
+			if (z->rebalance_at && now >= z->rebalance_at) {
+				z->rebalance_at = 0;
+				z->pending.rebalance = true;
+			}
 			post_drain_locked(z);
 			continue;
 		}
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		int64_t wait = z->retry_at - now;
+		int64_t wait = due - now;
 		ts.tv_sec += wait / 1000;
 		ts.tv_nsec += (wait % 1000) * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
@@ -361,6 +383,9 @@ static void on_trigger(zkb *z, const char *path)
 			zkb_ctrl_process_deletions(z);
 	} else if (strcmp(path, "/admin/reassign_partitions") == 0) {
 		zkb_reasn_process_node(z);
+	} else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
+		if (z->ctrl.active)
+			zkb_elect_process_znode(z);
 	}
 }
 
@@ -443,7 +468,10 @@ static void drain(ctl *c, void *arg)
 		zkb_ctrl_process_deletions(z);
 		zkb_ctrl_reconcile_all(z);
 		zkb_reasn_check_all(z);
+		zkb_elect_process_znode(z);
 	}
+	if (p.rebalance)
+		zkb_elect_rebalance(z);
 	if (!z->ctrl.active && z->controller_id < 0 && (p.connected || p.tick))
 		zkb_ctrl_elect(z);
 }
@@ -526,6 +554,14 @@ static int start(ctl *c, const ctl_options *o, void **state)
 					   ? o->zookeeper_connection_timeout_ms
 					   : z->session_timeout_ms;
 	z->unclean_default = o->unclean_leader_election_enable;
+	z->auto_rebalance = o->auto_leader_rebalance_enable;
+	int64_t every = o->leader_imbalance_check_interval_seconds;
+	if (every <= 0)
+		every = 300;
+	z->imbalance_check_ms = (every < MAX_INTERVAL_S ? every : MAX_INTERVAL_S) * 1000;
+	z->imbalance_pct = o->leader_imbalance_per_broker_percentage >= 0
+				   ? o->leader_imbalance_per_broker_percentage
+				   : 10;
 	z->controller_id = -1;
 	z->last_notice = -1;
 	pthread_condattr_t ca;

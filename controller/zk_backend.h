@@ -22,6 +22,9 @@
  *   zk_reassign.c    partition reassignment (KIP-455): its steps, the
  *                    AlterPartitionReassignments operation and
  *                    /admin/reassign_partitions;
+ *   zk_elect.c       elections on request (ElectLeaders, preferred or
+ *                    unclean; /admin/preferred_replica_election) and the
+ *                    automatic preferred-leader rebalance;
  *   assign.c         replica placement (assign.h).
  *
  * Threads. Everything here runs on the controller thread (backend.h), one
@@ -75,6 +78,7 @@ typedef struct zkb_pending {
 	bool expired;    /* the session expired */
 	bool connected;  /* (re)connected after a disconnect */
 	bool tick;       /* a retry is due */
+	bool rebalance;  /* the preferred-leader rebalance check is due (zk_elect.c) */
 	bool reread;     /* a trigger was lost (out of memory): read everything */
 	zkb_trigger *paths, *tail; /* node and child watch triggers, in order */
 	bool disconnected;   /* the connection is lost (told once on stderr) */
@@ -107,6 +111,9 @@ typedef struct zkb {
 	int session_timeout_ms;
 	int connection_timeout_ms;
 	bool unclean_default;     /* unclean.leader.election.enable of the broker */
+	bool auto_rebalance;      /* auto.leader.rebalance.enable */
+	int64_t imbalance_check_ms; /* leader.imbalance.check.interval.seconds, in ms */
+	int32_t imbalance_pct;    /* leader.imbalance.per.broker.percentage */
 	bool registered;          /* /brokers/ids/<self> is ours in this session */
 
 	/* triggers from ZooKeeper's thread */
@@ -119,6 +126,7 @@ typedef struct zkb {
 	bool timer_started;
 	pthread_cond_t timer_cv;  /* CLOCK_MONOTONIC */
 	int64_t retry_at;         /* monotonic ms, 0 none */
+	int64_t rebalance_at;     /* the next rebalance check, monotonic ms, 0 none */
 	bool timer_stop;
 
 	/* the view (zk_view.c) */
@@ -153,6 +161,9 @@ void zkb_on_zk_event(void *arg, int type, int state, const char *path);
 int ctl_zk_backend_expire_session_for_test(ctl *c);
 /* Ask for a tick (a retry of what failed) in ms. Any thread. */
 void zkb_retry_in(zkb *z, int ms);
+/* Have the rebalance check (pending.rebalance) run in ms, replacing the
+ * one planned; ms < 0: none. Any thread. */
+void zkb_rebalance_in(zkb *z, int64_t ms);
 /* Monotonic and wall clocks, ms. */
 int64_t zkb_mono_ms(void);
 int64_t zkb_wall_ms(void);
@@ -276,13 +287,21 @@ int zkb_ctrl_add_topic_id(zkb *z, const char *name, const struct ctl_zkj_topic *
 			  int32_t version);
 /* Free the controller's state (stop). */
 void zkb_ctrl_clear(zkb *z);
-/* A fenced write: ops[0..n) as one multi after the check of
- * /controller_epoch. CTL_ZK_OK; ZKB_FENCED when another controller was
- * elected (this one resigned); else the failing op's code with *failed its
- * index in ops (-1: the whole request), a failure for want of ZooKeeper
- * having asked for a retry (z->ctrl.retry). */
+/* For the controller's other parts (zk_reassign.c, zk_elect.c): */
+/* May lead: registered and not in controlled shutdown (arg is the zkb). */
+bool zkb_ctrl_online(const zkb *z, int32_t id);
+/* Write partition p's state (leader, leader epoch, ISR; this controller's
+ * epoch), conditional on the version last read and fenced; on success the
+ * view has it and its event is queued. CTL_ZK_OK, ZKB_FENCED (this
+ * controller resigned), or ZooKeeper's code (BADVERSION: read it again). */
 #define ZKB_FENCED 1
-int zkb_ctrl_multi(zkb *z, ctl_zk_op *ops, int n, int *failed);
+int zkb_ctrl_write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
+			 const int32_t *isr, int32_t nisr);
+/* ops[0..n) as one multi behind the /controller_epoch check (failed: the
+ * failing op's index, -1 for the whole). CTL_ZK_OK, ZKB_FENCED (another
+ * controller was elected: this one resigned), or the code; a transient
+ * failure marks the controller's work for a retry (z->ctrl.retry). */
+int zkb_ctrl_fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed);
 
 /* ---- zk_reassign.c ---- */
 
@@ -304,5 +323,28 @@ void zkb_reasn_resume(zkb *z);
 void zkb_reasn_process_node(zkb *z);
 /* Whether a partition of t is being reassigned (blocks its deletion). */
 bool zkb_reasn_topic_busy(const ctl_topic *t);
+
+/* ---- zk_elect.c ---- */
+
+/*
+ * An election of partition p of topic on this controller (CTL_OP_ELECT_LEADER,
+ * ctl.h; type CTL_ELECTION_PREFERRED or CTL_ELECTION_UNCLEAN, elect.h).
+ * Returns Kafka's error for it, msg (cap bytes, may be NULL) its message
+ * ("" when none): NONE (elected), ELECTION_NOT_NEEDED,
+ * PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE,
+ * UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION (being deleted),
+ * INVALID_REQUEST (another type), NOT_CONTROLLER, or what a ZooKeeper
+ * failure maps to (zkb_kafka_error).
+ */
+int16_t zkb_elect_partition(zkb *z, const char *topic, int32_t p, int8_t type, char *msg,
+			    size_t cap);
+/* /admin/preferred_replica_election: watch it, and when it is there run
+ * its elections and delete it. */
+void zkb_elect_process_znode(zkb *z);
+/* This broker just became controller: the znode, and the first rebalance
+ * check in 5 s (auto.leader.rebalance.enable). */
+void zkb_elect_failover(zkb *z);
+/* The rebalance check is due (pending.rebalance): run it, plan the next. */
+void zkb_elect_rebalance(zkb *z);
 
 #endif

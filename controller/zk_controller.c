@@ -150,11 +150,6 @@ static int fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
 	return rc;
 }
 
-int zkb_ctrl_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
-{
-	return fenced_multi(z, ops, n, failed);
-}
-
 /* Write partition p's state (a set at the version last read). */
 static int write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
 		       const int32_t *isr, int32_t nisr)
@@ -401,6 +396,7 @@ static void failover(zkb *z)
 	zkb_ctrl_process_deletions(z);
 	zkb_ctrl_reconcile_all(z);
 	zkb_reasn_resume(z);
+	zkb_elect_failover(z);
 }
 
 void zkb_ctrl_elect(zkb *z)
@@ -832,4 +828,22 @@ int16_t zkb_ctrl_controlled_shutdown(zkb *z, int32_t broker_id, int64_t broker_e
 				(*remaining)++;
 	}
 	return KERR_NONE;
+}
+
+/* ---- for zk_reassign.c and zk_elect.c ---- */
+
+bool zkb_ctrl_online(const zkb *z, int32_t id)
+{
+	return eligible(z, id);
+}
+
+int zkb_ctrl_write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
+			 const int32_t *isr, int32_t nisr)
+{
+	return write_state(z, t, p, leader, leader_epoch, isr, nisr);
+}
+
+int zkb_ctrl_fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed)
+{
+	return fenced_multi(z, ops, n, failed);
 }

@@ -1042,6 +1042,46 @@ int ctl_zkj_cluster_id_decode(const char *data, int len, proto_arena *a, const c
 	return **id ? 0 : -EINVAL;
 }
 
+/* ---- /admin/preferred_replica_election (PreferredReplicaElectionZNode) ---- */
+
+int ctl_zkj_preferred_election_encode(const ctl_zkj_topic_partition *p, int32_t n, char **out,
+				      size_t *len)
+{
+	/* Kafka writes the layout of an ISR change notification */
+	return ctl_zkj_isr_change_encode(p, n, out, len);
+}
+
+int ctl_zkj_preferred_election_decode(const char *data, int len, proto_arena *a,
+				      ctl_zkj_topic_partition **out, int32_t *n)
+{
+	ctl_json d;
+	int rc = open_object(data, len, a, &d);
+	if (rc < 0)
+		return rc;
+	int32_t version = 1;
+	if (get_i32(&d, 0, "version", 1, false, &version) < 0 || version != 1)
+		return -EINVAL;
+	int arr = ctl_json_get(&d, 0, "partitions");
+	if (arr < 0 || ctl_json_type_of(&d, arr) != CTL_JSON_ARRAY)
+		return -EINVAL;
+	uint32_t count = d.tok[arr].count;
+	ctl_zkj_topic_partition *tp = proto_arena_alloc(a, (size_t)(count ? count : 1) * sizeof(*tp));
+	if (!tp)
+		return -ENOMEM;
+	int e = ctl_json_first(&d, arr);
+	for (uint32_t i = 0; i < count; i++, e = ctl_json_next(&d, e)) {
+		if (ctl_json_type_of(&d, e) != CTL_JSON_OBJECT)
+			return -EINVAL;
+		if ((rc = get_str(&d, e, "topic", a, true, false, &tp[i].topic)) < 0)
+			return rc;
+		if (!*tp[i].topic || get_i32(&d, e, "partition", 0, true, &tp[i].partition) < 0)
+			return -EINVAL;
+	}
+	*out = tp;
+	*n = (int32_t)count;
+	return 0;
+}
+
 /* ---- /isr_change_notification/isr_change_<seq> ---- */
 
 int ctl_zkj_isr_change_encode(const ctl_zkj_topic_partition *p, int32_t n, char **out,

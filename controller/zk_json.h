@@ -258,5 +258,18 @@ int ctl_zkj_reassign_encode(const ctl_zkj_reassignment *r, int32_t n, char **out
  * an entry (a tool's "log_dirs") are ignored. */
 int ctl_zkj_reassign_decode(const char *data, int len, proto_arena *a,
 			    ctl_zkj_reassignment **out, int32_t *n);
+/* ---- /admin/preferred_replica_election (PreferredReplicaElectionZNode) ---- */
+
+/* The partitions an operator asks the controller to give back to their
+ * preferred replica (Kafka 2.x's kafka-preferred-replica-election.sh wrote
+ * it; the controller deletes it when done, CLUSTER.md 2.7). Encode
+ * {"version":1,"partitions":[{"topic":"t","partition":0},...]} as the ISR
+ * change notification does. Decode as Kafka reads it: the partitions
+ * member is what counts ("version", when present, must be 1; a hand-made
+ * znode without it is taken); a partition may be named twice. */
+int ctl_zkj_preferred_election_encode(const ctl_zkj_topic_partition *p, int32_t n, char **out,
+				      size_t *len);
+int ctl_zkj_preferred_election_decode(const char *data, int len, proto_arena *a,
+				      ctl_zkj_topic_partition **out, int32_t *n);
 
 #endif

@@ -20,6 +20,7 @@
  *                      (CLUSTER.md 2.10 path 1, S2)
  *   CONTROLLED_SHUTDOWN on the controller (zk_controller.c)
  *   ALTER_REASSIGNMENT, LIST_REASSIGNMENTS on the controller (zk_reassign.c)
+ *   ELECT_LEADER       on the controller (zk_elect.c)
  *
  * What the operation changed is read back into the view before the result
  * is queued, so its events come first. A ZooKeeper failure is
@@ -733,6 +734,10 @@ void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_LIST_REASSIGNMENTS:
 		err = zkb_reasn_list(z);
+		break;
+	case CTL_OP_ELECT_LEADER:
+		err = zkb_elect_partition(z, op->topic, op->partition, op->election_type, r->msg,
+					  sizeof(r->msg));
 		break;
 	default:
 		err = KERR_INVALID_REQUEST;

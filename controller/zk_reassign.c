@@ -206,7 +206,7 @@ static void node_remove(zkb *z, const char *topic, int32_t p, const int32_t *wan
 		else
 			op = ctl_zk_op_delete(REASSIGN_PATH, st.version); /* empty, or unusable */
 		int failed;
-		rc = zkb_ctrl_multi(z, &op, 1, &failed);
+		rc = zkb_ctrl_fenced_multi(z, &op, 1, &failed);
 		free(json);
 		proto_arena_free(&a);
 		if (rc != CTL_ZK_BADVERSION)
@@ -519,7 +519,7 @@ static int16_t go(zkb *z, const char *name, int32_t p, step s, const int32_t *ta
 		}
 		int failed = -1;
 		if (rc == CTL_ZK_OK)
-			rc = zkb_ctrl_multi(z, ops, n, &failed);
+			rc = zkb_ctrl_fenced_multi(z, ops, n, &failed);
 		int32_t state_version = state_op >= 0 ? ops[state_op].stat.version : 0;
 		free(tjson);
 		free(sjson);

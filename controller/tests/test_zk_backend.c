@@ -25,6 +25,7 @@
 
 #include "compat-tests/harness.h"
 #include "controller/ctl.h"
+#include "controller/elect.h"
 #include "controller/zk.h"
 #include "controller/zk_backend.h"
 #include "controller/zk_json.h"
@@ -1291,6 +1292,16 @@ static ctl_result reassign(int32_t on, const char *topic, int32_t p, const int32
 	return call(on, &op);
 }
 
+/* ---- elections on request and the automatic rebalance (zk_elect.c) ---- */
+
+/* ELECT_LEADER on broker on (type, topic, partition). */
+static ctl_result elect(int32_t on, int8_t type, const char *topic, int32_t p)
+{
+	ctl_op op = { .type = CTL_OP_ELECT_LEADER, .partition = p, .election_type = type };
+	snprintf(op.topic, sizeof(op.topic), "%s", topic);
+	return call(on, &op);
+}
+
 /* The leader (as broker id's mirror has it) writes ISR isr[0..n) of
  * topic-p, as its ISR expansion would (CTL_OP_ALTER_ISR). */
 static void leader_sets_isr(int32_t id, const char *topic, int32_t p, const int32_t *isr, int32_t n)
@@ -1641,6 +1652,254 @@ START_TEST(test_delete_waits)
 }
 END_TEST
 
+/* Preferred elections through CTL_OP_ELECT_LEADER (KIP-460, Kafka's
+ * ZooKeeper-mode rules): the preferred replica comes back once it is in the
+ * ISR, with the ISR kept and leader epoch + 1; every refusal with its code. */
+START_TEST(test_elect_preferred)
+{
+	set_chroot("elect-preferred");
+	open_broker(3); /* the controller, whatever happens to 1 */
+	open_broker(1);
+	open_broker(2);
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	int32_t rows[] = { 1, 2, 3, 2, 3, 1 };
+	create_manual(3, "pe", rows, 2, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "pe", 0, 1, 0, rows, 3) &&
+		   all_state_is(on, 3, "pe", 1, 2, 0, &rows[3], 3), WAIT_MS, "states");
+	ctl_result r = elect(3, CTL_ELECTION_PREFERRED, "pe", 0);
+	ck_assert_int_eq(r.error, KERR_ELECTION_NOT_NEEDED);
+	ck_assert_str_eq(r.msg, "Leader election not needed for topic partition.");
+	/* 1 goes: 2 leads pe-0; 1 comes back but is not in the ISR yet */
+	close_broker(1);
+	const int32_t i23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "pe", 0, 2, 1, i23, 2), WAIT_MS, "2 leads pe-0");
+	open_broker(1);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	r = elect(3, CTL_ELECTION_PREFERRED, "pe", 0);
+	ck_assert_int_eq(r.error, KERR_PREFERRED_LEADER_NOT_AVAILABLE);
+	ck_assert_str_eq(r.msg, "Failed to elect leader for partition pe-0 under strategy "
+				"PreferredReplicaPartitionLeaderElectionStrategy");
+	/* not the controller; no such partition; no such type */
+	ck_assert_int_eq(elect(1, CTL_ELECTION_PREFERRED, "pe", 0).error, KERR_NOT_CONTROLLER);
+	r = elect(3, CTL_ELECTION_PREFERRED, "pe", 2);
+	ck_assert_int_eq(r.error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_str_eq(r.msg, "The partition does not exist.");
+	ck_assert_int_eq(elect(3, CTL_ELECTION_PREFERRED, "nope", 0).error,
+			 KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(elect(3, CTL_ELECTION_PREFERRED, "pe", -1).error,
+			 KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(elect(3, 2, "pe", 0).error, KERR_INVALID_REQUEST);
+	/* auto.leader.rebalance.enable is off here: nothing moves by itself */
+	const int32_t i231[] = { 2, 3, 1 };
+	leader_sets_isr(2, "pe", 0, i231, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "pe", 0, 2, 1, i231, 3), WAIT_MS, "1 back in the ISR");
+	sleep_ms(1500);
+	pump_all();
+	ck_assert(all_state_is(on, 3, "pe", 0, 2, 1, i231, 3));
+	/* now it can lead: leader 1, epoch 2, the ISR as it was; the state's
+	 * event reached the controller's own mirror before the result */
+	r = elect(3, CTL_ELECTION_PREFERRED, "pe", 0);
+	ck_assert_msg(r.error == KERR_NONE, "%d %s", r.error, r.msg);
+	ck_assert_str_eq(r.msg, "");
+	ck_assert(state_is(3, "pe", 0, 1, 2, i231, 3));
+	WAIT_UNTIL(all_state_is(on, 3, "pe", 0, 1, 2, i231, 3), WAIT_MS, "1 leads pe-0 again");
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/brokers/topics/pe/partitions/0/state", NULL);
+	ck_assert_str_eq(d, "{\"controller_epoch\":1,\"leader\":1,\"version\":1,\"leader_epoch\":2,"
+			    "\"isr\":[2,3,1]}");
+	free(d);
+	/* a topic being deleted (its marker written by hand, no controller
+	 * watch fired yet: the controller is kept busy) */
+	static int busy_ms = 800;
+	ck_assert_int_eq(ctl_post(mirrors[3].c, busy_job, &busy_ms), 0);
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/delete_topics/pe", NULL, -1, CTL_ZK_PERSISTENT,
+				       NULL, 0, NULL), CTL_ZK_OK);
+	r = elect(3, CTL_ELECTION_PREFERRED, "pe", 1);
+	ck_assert(r.error == KERR_INVALID_TOPIC_EXCEPTION ||
+		  r.error == KERR_UNKNOWN_TOPIC_OR_PARTITION); /* or already gone */
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* UNCLEAN elections: not needed while a live broker leads; an ISR member
+ * that is alive is taken first (a clean choice); else the first live
+ * replica, alone in the ISR; none: ELIGIBLE_LEADERS_NOT_AVAILABLE. Also the
+ * failure election with unclean.leader.election.enable from a dynamic
+ * broker default (CLUSTER.md 4.6). */
+START_TEST(test_elect_unclean)
+{
+	set_chroot("elect-unclean");
+	open_broker(3);
+	open_broker(1);
+	open_broker(2);
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	int32_t u[] = { 1, 2 }, v[] = { 1 }, w[] = { 1, 2 };
+	create_manual(3, "u", u, 1, 2, NULL, 0);
+	create_manual(3, "v", v, 1, 1, NULL, 0);
+	create_manual(3, "w", w, 1, 2, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 }, i1[] = { 1 };
+	WAIT_UNTIL(all_state_is(on, 3, "u", 0, 1, 0, u, 2) && all_state_is(on, 3, "v", 0, 1, 0, v, 1) &&
+		   all_state_is(on, 3, "w", 0, 1, 0, w, 2), WAIT_MS, "states");
+	ck_assert_int_eq(elect(3, CTL_ELECTION_UNCLEAN, "u", 0).error, KERR_ELECTION_NOT_NEEDED);
+	/* 2 falls out of the ISRs of u and w; then 1 goes: offline, ISR [1] */
+	leader_sets_isr(1, "u", 0, i1, 1);
+	leader_sets_isr(1, "w", 0, i1, 1);
+	close_broker(1);
+	WAIT_UNTIL(all_state_is(on23, 2, "u", 0, -1, 1, i1, 1) &&
+		   all_state_is(on23, 2, "w", 0, -1, 1, i1, 1) &&
+		   all_state_is(on23, 2, "v", 0, -1, 1, i1, 1), WAIT_MS, "offline, ISR [1]");
+	/* preferred cannot help: 1 is gone */
+	ck_assert_int_eq(elect(3, CTL_ELECTION_PREFERRED, "u", 0).error,
+			 KERR_PREFERRED_LEADER_NOT_AVAILABLE);
+	/* unclean: 2 (out of sync) leads u with ISR [2] */
+	ctl_result r = elect(3, CTL_ELECTION_UNCLEAN, "u", 0);
+	ck_assert_msg(r.error == KERR_NONE, "%d %s", r.error, r.msg);
+	const int32_t i2[] = { 2 };
+	WAIT_UNTIL(all_state_is(on23, 2, "u", 0, 2, 2, i2, 1), WAIT_MS, "2 leads u, ISR [2]");
+	r = elect(3, CTL_ELECTION_UNCLEAN, "v", 0);
+	ck_assert_int_eq(r.error, KERR_ELIGIBLE_LEADERS_NOT_AVAILABLE);
+	ck_assert_str_eq(r.msg, "Failed to elect leader for partition v-0 under strategy "
+				"OfflinePartitionLeaderElectionStrategy(true)");
+	/* the failure path: unclean.leader.election.enable=true as the
+	 * cluster-wide dynamic default elects 2 for w by itself */
+	ctl_config_entry dyn[] = { { "unclean.leader.election.enable", "true" } };
+	ctl_op op = { .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = CTL_BROKER_DEFAULT,
+		      .configs = dyn, .nconfigs = 1 };
+	ck_assert_int_eq(call(2, &op).error, 0);
+	WAIT_UNTIL(all_state_is(on23, 2, "w", 0, 2, 2, i2, 1), WAIT_MS, "2 leads w uncleanly");
+	/* 1 comes back: the leaders stay (1 must catch up and rejoin) */
+	open_broker(1);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	WAIT_UNTIL(all_state_is(on, 3, "v", 0, 1, 2, i1, 1), WAIT_MS, "1 leads v again, cleanly");
+	ck_assert(all_state_is(on, 3, "u", 0, 2, 2, i2, 1));
+	ck_assert_int_eq(elect(3, CTL_ELECTION_UNCLEAN, "v", 0).error, KERR_ELECTION_NOT_NEEDED);
+	close_all();
+}
+END_TEST
+
+/* /admin/preferred_replica_election written as Kafka 2.x's tool writes it:
+ * its partitions are elected, then it is deleted; one that does not parse
+ * is deleted too; a new one after that is seen (the watch is armed again);
+ * one left from before a fail-over is done by the new controller. */
+START_TEST(test_preferred_znode)
+{
+	set_chroot("preferred-znode");
+	open_broker(3);
+	open_broker(1);
+	open_broker(2);
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	int32_t rows[] = { 1, 2, 3, 2, 1, 3 };
+	create_manual(3, "pz", rows, 2, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 }, on13[] = { 1, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "pz", 0, 1, 0, rows, 3) &&
+		   all_state_is(on, 3, "pz", 1, 2, 0, &rows[3], 3), WAIT_MS, "states");
+	/* 1 goes and comes back: 2 leads pz-0, 1 rejoins its ISR */
+	close_broker(1);
+	const int32_t i23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "pz", 0, 2, 1, i23, 2), WAIT_MS, "2 leads pz-0");
+	open_broker(1);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	const int32_t i231[] = { 2, 3, 1 };
+	leader_sets_isr(2, "pz", 0, i231, 3);
+	leader_sets_isr(2, "pz", 1, i231, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "pz", 0, 2, 1, i231, 3) &&
+		   all_state_is(on, 3, "pz", 1, 2, 1, i231, 3), WAIT_MS, "1 back in the ISRs");
+	ctl_zk *zk = raw_open();
+	/* what does not parse is deleted, nothing elected */
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/preferred_replica_election", "{\"version\":1}", 13,
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	WAIT_UNTIL(!raw_exists(zk, "/admin/preferred_replica_election"), WAIT_MS,
+		   "the bad znode is deleted");
+	pump_all();
+	ck_assert(all_state_is(on, 3, "pz", 0, 2, 1, i231, 3));
+	/* pz-0, an unknown partition, pz-0 again: the watch was armed again */
+	ctl_zkj_topic_partition tp[] = { { "pz", 0 }, { "nope", 0 }, { "pz", 0 } };
+	char *json;
+	size_t len;
+	ck_assert_int_eq(ctl_zkj_preferred_election_encode(tp, 3, &json, &len), 0);
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/preferred_replica_election", json, (int)len,
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	free(json);
+	WAIT_UNTIL(all_state_is(on, 3, "pz", 0, 1, 2, i231, 3) &&
+		   !raw_exists(zk, "/admin/preferred_replica_election"), WAIT_MS,
+		   "pz-0 led by 1 and the znode deleted");
+	/* 2 goes and comes back: 1 leads pz-1, 2 rejoins its ISR */
+	close_broker(2);
+	const int32_t i31[] = { 3, 1 };
+	WAIT_UNTIL(all_state_is(on13, 2, "pz", 1, 1, 2, i31, 2), WAIT_MS, "1 leads pz-1");
+	open_broker(2);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "2 is back");
+	const int32_t i312[] = { 3, 1, 2 };
+	leader_sets_isr(1, "pz", 1, i312, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "pz", 1, 1, 2, i312, 3), WAIT_MS, "2 back in the ISR");
+	/* written while the controller cannot see it (busy, then gone): the
+	 * next controller does it when it takes office, after its own work
+	 * (3 leaves the ISR: leader epoch 3, then 4 for the election) */
+	static int busy_ms = 1500;
+	ck_assert_int_eq(ctl_post(mirrors[3].c, busy_job, &busy_ms), 0);
+	ctl_zkj_topic_partition tp1[] = { { "pz", 1 } };
+	ck_assert_int_eq(ctl_zkj_preferred_election_encode(tp1, 1, &json, &len), 0);
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/preferred_replica_election", json, (int)len,
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	free(json);
+	close_broker(3);
+	const int32_t on12[] = { 1, 2 }, i12[] = { 1, 2 };
+	WAIT_UNTIL(mirrors[1].controller >= 1 && mirrors[1].controller != 3 &&
+		   all_state_is(on12, 2, "pz", 1, 2, 4, i12, 2) &&
+		   !raw_exists(zk, "/admin/preferred_replica_election"), WAIT_MS,
+		   "the new controller elected 2 for pz-1 and deleted the znode");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* auto.leader.rebalance.enable: after broker 1 returns to the ISR of the
+ * partitions it prefers, the controller gives them back at its next check
+ * (every second here); the other partitions stay. */
+START_TEST(test_auto_rebalance)
+{
+	set_chroot("auto-rebalance");
+	int32_t order[] = { 3, 1, 2 };
+	for (int i = 0; i < 3; i++) {
+		ctl_options o = broker_options(order[i], NULL, false);
+		o.auto_leader_rebalance_enable = true;
+		o.leader_imbalance_check_interval_seconds = 1;
+		o.leader_imbalance_per_broker_percentage = 10;
+		open_broker_opts(order[i], &o);
+	}
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	int32_t rows[] = { 1, 2, 3, 2, 3, 1, 3, 1, 2 };
+	create_manual(3, "rb", rows, 3, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	close_broker(1);
+	const int32_t i23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "rb", 0, 2, 1, i23, 2), WAIT_MS, "2 leads rb-0");
+	ctl_options o = broker_options(1, NULL, false);
+	o.auto_leader_rebalance_enable = true;
+	o.leader_imbalance_check_interval_seconds = 1;
+	open_broker_opts(1, &o);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	/* not in the ISR: the checks leave rb-0 alone */
+	sleep_ms(2500);
+	pump_all();
+	ck_assert(all_state_is(on, 3, "rb", 0, 2, 1, i23, 2));
+	const int32_t i231[] = { 2, 3, 1 };
+	long long t0 = h_now_ms();
+	leader_sets_isr(2, "rb", 0, i231, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 2, i231, 3), WAIT_MS, "1 leads rb-0 again");
+	fprintf(stderr, "test_zk_backend: preferred leader back %lld ms after it rejoined the ISR "
+		"(check every 1 s)\n", h_now_ms() - t0);
+	/* the others were led by their preferred replica all along */
+	const int32_t i32[] = { 3, 2 };
+	ck_assert(all_state_is(on, 3, "rb", 1, 2, 1, i23, 2));
+	ck_assert(all_state_is(on, 3, "rb", 2, 3, 1, i32, 2));
+	close_all();
+}
+END_TEST
+
 int main(void)
 {
 	if (h_init() != 0)
@@ -1684,6 +1943,10 @@ int main(void)
 	ADD(test_reassign_failover);
 	ADD(test_reassign_znode);
 	ADD(test_delete_waits);
+	ADD(test_elect_preferred);
+	ADD(test_elect_unclean);
+	ADD(test_preferred_znode);
+	ADD(test_auto_rebalance);
 #undef ADD
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -764,6 +764,83 @@ START_TEST(test_reassign)
 }
 END_TEST
 
+/* /admin/preferred_replica_election as Kafka 2.x's tool wrote it, as an
+ * operator may write it by hand, and what is refused; every prefix of a
+ * good one is refused too. */
+START_TEST(test_preferred_election)
+{
+	ctl_zkj_topic_partition tp[] = { { "orders", 2 }, { "a.b_c-d", 0 } };
+	char *out;
+	size_t len;
+	ck_assert_int_eq(ctl_zkj_preferred_election_encode(tp, 2, &out, &len), 0);
+	ck_assert_str_eq(out, "{\"version\":1,\"partitions\":[{\"topic\":\"orders\",\"partition\":2},"
+			      "{\"topic\":\"a.b_c-d\",\"partition\":0}]}");
+	ck_assert_uint_eq(len, strlen(out));
+	ctl_zkj_topic_partition *d;
+	int32_t n;
+	ck_assert_int_eq(ctl_zkj_preferred_election_decode(out, slen(out), &arena, &d, &n), 0);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(d[0].topic, "orders");
+	ck_assert_int_eq(d[0].partition, 2);
+	ck_assert_str_eq(d[1].topic, "a.b_c-d");
+	ck_assert_int_eq(d[1].partition, 0);
+	int good_len = slen(out);
+	for (int k = 0; k < good_len; k++) {
+		char *p = malloc((size_t)k + 1);
+		memcpy(p, out, (size_t)k);
+		ck_assert_msg(ctl_zkj_preferred_election_decode(p, k, &arena, &d, &n) == -EINVAL,
+			      "took %d bytes", k);
+		free(p);
+	}
+	free(out);
+	/* by hand: members in any order, no version, unknown members, a
+	 * partition twice, an empty list */
+	static const char *const ok[] = {
+		"{\"partitions\":[{\"partition\":1,\"topic\":\"t\"}]}",
+		"{\"partitions\":[{\"topic\":\"t\",\"partition\":1,\"x\":[]}],\"version\":1,\"by\":\"me\"}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"t\",\"partition\":1},"
+		"{\"topic\":\"t\",\"partition\":1}]}",
+		"{\"version\":1,\"partitions\":[]}",
+	};
+	static const int32_t want_n[] = { 1, 1, 2, 0 };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(ctl_zkj_preferred_election_decode(ok[i], slen(ok[i]), &arena, &d, &n) == 0,
+			      "refused: %s", ok[i]);
+		ck_assert_int_eq(n, want_n[i]);
+		if (n > 0) {
+			ck_assert_str_eq(d[0].topic, "t");
+			ck_assert_int_eq(d[0].partition, 1);
+		}
+	}
+	ck_assert_int_eq(ctl_zkj_preferred_election_encode(NULL, 0, &out, NULL), 0);
+	ck_assert_str_eq(out, "{\"version\":1,\"partitions\":[]}");
+	free(out);
+	static const char *const bad[] = {
+		"{}",
+		"{\"version\":1}",
+		"{\"version\":2,\"partitions\":[]}",
+		"{\"version\":\"1\",\"partitions\":[]}",
+		"{\"version\":1,\"partitions\":{}}",
+		"{\"version\":1,\"partitions\":null}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"t\"}]}",
+		"{\"version\":1,\"partitions\":[{\"partition\":0}]}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"\",\"partition\":0}]}",
+		"{\"version\":1,\"partitions\":[{\"topic\":7,\"partition\":0}]}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"t\",\"partition\":-1}]}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"t\",\"partition\":2147483648}]}",
+		"{\"version\":1,\"partitions\":[{\"topic\":\"t\",\"partition\":\"0\"}]}",
+		"{\"version\":1,\"partitions\":[[\"t\",0]]}",
+		"[{\"topic\":\"t\",\"partition\":0}]",
+		"not json",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(ctl_zkj_preferred_election_decode(bad[i], slen(bad[i]), &arena, &d, &n) ==
+				      -EINVAL,
+			      "accepted: %s", bad[i]);
+	ck_assert_int_eq(ctl_zkj_preferred_election_decode(NULL, -1, &arena, &d, &n), -EINVAL);
+}
+END_TEST
+
 /* ---- every decoder against truncation and deep nesting ---- */
 
 static int decode_any(int which, const char *s, int len)
@@ -865,6 +942,7 @@ int main(void)
 	tcase_add_test(tc, test_reassign);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_too_deep);
+	tcase_add_test(tc, test_preferred_election);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

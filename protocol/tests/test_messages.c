@@ -766,6 +766,130 @@ START_TEST(test_vec_controlled_shutdown)
 }
 END_TEST
 
+/* ElectLeaders (key 43): request v0 = TopicPartitions (nullable array of
+ * an int16-length topic and an int32 array) then TimeoutMs; v1 puts the
+ * int8 ElectionType first; v2 is flexible. Response: ThrottleTimeMs, the
+ * top-level ErrorCode from v1, then per topic the name and per partition
+ * PartitionId, ErrorCode and a nullable ErrorMessage. */
+START_TEST(test_vec_elect_leaders)
+{
+	static const uint8_t req_v0[] = {
+		0x00, 0x00, 0x00, 0x01, /* TopicPartitions: 1 */
+		0x00, 0x01, 't',        /* Topic */
+		0x00, 0x00, 0x00, 0x01, /* Partitions: 1 */
+		0x00, 0x00, 0x00, 0x02, /* 2 */
+		0x00, 0x00, 0xea, 0x60, /* TimeoutMs 60000 */
+	};
+	static const uint8_t req_v1[] = {
+		0x01,                   /* ElectionType UNCLEAN */
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 't', 0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0xea, 0x60,
+	};
+	static const uint8_t req_v2[] = {
+		0x01,                   /* ElectionType */
+		0x02,                   /* TopicPartitions: compact, 1 */
+		0x02, 't',              /* Topic */
+		0x02, 0x00, 0x00, 0x00, 0x02, /* Partitions: compact, [2] */
+		0x00,                   /* topic's tagged fields */
+		0x00, 0x00, 0xea, 0x60, /* TimeoutMs */
+		0x00,                   /* message's tagged fields */
+	};
+	static const uint8_t req_v2_null[] = { 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, 0x00 };
+	static const uint8_t resp_v0[] = {
+		0x00, 0x00, 0x00, 0x00, /* ThrottleTimeMs */
+		0x00, 0x00, 0x00, 0x01, /* ReplicaElectionResults: 1 */
+		0x00, 0x01, 't',        /* Topic */
+		0x00, 0x00, 0x00, 0x01, /* PartitionResult: 1 */
+		0x00, 0x00, 0x00, 0x02, /* PartitionId */
+		0x00, 0x54,             /* ErrorCode 84 ELECTION_NOT_NEEDED */
+		0xff, 0xff,             /* ErrorMessage null */
+	};
+	static const uint8_t resp_v1[] = {
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* ThrottleTimeMs, ErrorCode */
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 't', 0x00, 0x00, 0x00, 0x01,
+		0x00, 0x00, 0x00, 0x02, 0x00, 0x54, 0xff, 0xff,
+	};
+	static const uint8_t resp_v2[] = {
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x02, 0x02, 't',        /* results: 1; Topic */
+		0x02,                   /* PartitionResult: 1 */
+		0x00, 0x00, 0x00, 0x02, 0x00, 0x54,
+		0x00,                   /* ErrorMessage null */
+		0x00, 0x00, 0x00,       /* tagged fields: partition, topic, message */
+	};
+	const proto_api_desc *d = proto_api_desc_lookup(43);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, "ElectLeaders");
+	ck_assert_int_eq(d->min_version, 0);
+	ck_assert_int_eq(d->max_version, 2);
+	ck_assert_int_eq(d->flexible_min, 2);
+
+	proto_arena a;
+	proto_writer w;
+	proto_reader r;
+	proto_arena_init(&a, 0);
+	proto_writer_init(&w);
+	ElectLeadersRequest req;
+	ElectLeadersRequest_init(&req);
+	ck_assert_int_eq(req.timeout_ms, 60000);
+	int32_t parts[] = { 2 };
+	ElectLeadersRequest_TopicPartitions tp;
+	ElectLeadersRequest_TopicPartitions_init(&tp);
+	tp.topic = proto_cstr("t");
+	tp.partitions_count = 1;
+	tp.partitions = parts;
+	req.election_type = 1;
+	req.topic_partitions_count = 1;
+	req.topic_partitions = &tp;
+	ck_assert_int_eq(ElectLeadersRequest_encode(&w, 0, &req), 0);
+	CHECK_BYTES(&w, req_v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ElectLeadersRequest_encode(&w, 1, &req), 0);
+	CHECK_BYTES(&w, req_v1);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ElectLeadersRequest_encode(&w, 2, &req), 0);
+	CHECK_BYTES(&w, req_v2);
+
+	proto_reader_init(&r, req_v0, sizeof(req_v0));
+	ck_assert_int_eq(ElectLeadersRequest_decode(&r, &a, 0, &req), 0);
+	ck_assert_int_eq(req.election_type, 0); /* v0: always preferred */
+	ck_assert_int_eq(req.topic_partitions_count, 1);
+	ck_assert(proto_str_eq(req.topic_partitions[0].topic, "t"));
+	ck_assert_int_eq(req.topic_partitions[0].partitions[0], 2);
+	proto_reader_init(&r, req_v2_null, sizeof(req_v2_null));
+	ck_assert_int_eq(ElectLeadersRequest_decode(&r, &a, 2, &req), 0);
+	ck_assert_int_eq(req.topic_partitions_count, -1); /* null: every partition */
+	ck_assert_int_eq(req.timeout_ms, 1000);
+	ck_assert_uint_eq(proto_reader_left(&r), 0);
+
+	ElectLeadersResponse resp;
+	ElectLeadersResponse_ReplicaElectionResult res;
+	ElectLeadersResponse_PartitionResult pr;
+	ElectLeadersResponse_init(&resp);
+	ElectLeadersResponse_ReplicaElectionResult_init(&res);
+	ElectLeadersResponse_PartitionResult_init(&pr);
+	ck_assert_int_eq(pr.error_message.len, -1);
+	pr.partition_id = 2;
+	pr.error_code = 84;
+	res.topic = proto_cstr("t");
+	res.partition_result_count = 1;
+	res.partition_result = &pr;
+	resp.replica_election_results_count = 1;
+	resp.replica_election_results = &res;
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ElectLeadersResponse_encode(&w, 0, &resp), 0);
+	CHECK_BYTES(&w, resp_v0);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ElectLeadersResponse_encode(&w, 1, &resp), 0);
+	CHECK_BYTES(&w, resp_v1);
+	proto_writer_reset(&w);
+	ck_assert_int_eq(ElectLeadersResponse_encode(&w, 2, &resp), 0);
+	CHECK_BYTES(&w, resp_v2);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 /* OffsetForLeaderEpoch request: v3 = ReplicaId, then per topic an
  * int16-length name and per partition Partition, CurrentLeaderEpoch and
  * LeaderEpoch (int32 each); v0 has neither ReplicaId nor CurrentLeaderEpoch;
@@ -955,6 +1079,7 @@ static Suite *messages_suite(void)
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_request);
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_response);
 	tcase_add_test(tc, test_vec_partition_reassignments);
+	tcase_add_test(tc, test_vec_elect_leaders);
 #endif
 	suite_add_tcase(s, tc);
 
