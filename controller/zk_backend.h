@@ -344,7 +344,8 @@ void zkb_elect_process_znode(zkb *z);
 /* This broker just became controller: the znode, and the first rebalance
  * check in 5 s (auto.leader.rebalance.enable). */
 void zkb_elect_failover(zkb *z);
-/* The rebalance check is due (pending.rebalance): run it, plan the next. */
+/* The rebalance check is due (pending.rebalance): run it (nothing while a
+ * partition is being reassigned, as in Kafka), plan the next. */
 void zkb_elect_rebalance(zkb *z);
 
 #endif

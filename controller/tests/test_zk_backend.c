@@ -1900,6 +1900,59 @@ START_TEST(test_auto_rebalance)
 }
 END_TEST
 
+/* Kafka's automatic rebalance waits while a partition is being
+ * reassigned: broker 1 back in rb-0's ISR is not made its leader until the
+ * reassignment of another topic ends (here cancelled). */
+START_TEST(test_rebalance_waits_for_reassignment)
+{
+	set_chroot("rebalance-reassign");
+	int32_t order[] = { 3, 1, 2 };
+	for (int i = 0; i < 3; i++) {
+		ctl_options o = broker_options(order[i], NULL, false);
+		o.auto_leader_rebalance_enable = true;
+		o.leader_imbalance_check_interval_seconds = 1;
+		o.leader_imbalance_per_broker_percentage = 10;
+		open_broker_opts(order[i], &o);
+	}
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	long long elected = h_now_ms();
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(3, "rb", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	close_broker(1);
+	const int32_t i23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "rb", 0, 2, 1, i23, 2), WAIT_MS, "2 leads rb-0");
+	ctl_options o = broker_options(1, NULL, false);
+	o.auto_leader_rebalance_enable = true;
+	o.leader_imbalance_check_interval_seconds = 1;
+	open_broker_opts(1, &o);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	/* hold-0 {2,3} -> {2,1}: in progress while 1 is out of its ISR */
+	create_manual(3, "hold", i23, 1, 2, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "hold", 0, 2, 0, i23, 2), WAIT_MS, "hold everywhere");
+	const int32_t t21[] = { 2, 1 }, rs[] = { 2, 1, 3 }, a1[] = { 1 }, r3[] = { 3 };
+	ctl_result r = reassign(3, "hold", 0, t21, 2);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(assignment_is(3, "hold", 0, rs, 3, a1, 1, r3, 1), WAIT_MS, "hold in progress");
+	/* 1 rejoins rb-0's ISR: the checks (5 s after the election, then
+	 * every second) leave it alone; three of them at least */
+	const int32_t i231[] = { 2, 3, 1 };
+	leader_sets_isr(2, "rb", 0, i231, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 2, 1, i231, 3), WAIT_MS, "1 back in the ISR");
+	long long quiet = elected + 5000 + 3000 - h_now_ms();
+	sleep_ms((int)(quiet > 3000 ? quiet : 3000));
+	pump_all();
+	ck_assert(all_state_is(on, 3, "rb", 0, 2, 1, i231, 3));
+	/* the reassignment ends: the next check gives rb-0 back to 1 */
+	r = reassign(3, "hold", 0, NULL, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(assignment_is(3, "hold", 0, i23, 2, NULL, 0, NULL, 0), WAIT_MS, "hold reverted");
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 2, i231, 3), WAIT_MS, "1 leads rb-0 again");
+	close_all();
+}
+END_TEST
+
 int main(void)
 {
 	if (h_init() != 0)
@@ -1947,6 +2000,7 @@ int main(void)
 	ADD(test_elect_unclean);
 	ADD(test_preferred_znode);
 	ADD(test_auto_rebalance);
+	ADD(test_rebalance_waits_for_reassignment);
 #undef ADD
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
