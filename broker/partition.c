@@ -43,11 +43,13 @@ void brk_partition_clear(brk_partition *p)
 {
 	free(p->replicas);
 	free(p->isr);
+	free(p->adding);
+	free(p->removing);
 	free(p->followers);
 	drop_proposal(p);
-	p->replicas = p->isr = NULL;
+	p->replicas = p->isr = p->adding = p->removing = NULL;
 	p->followers = NULL;
-	p->nreplicas = p->nisr = p->nfollowers = 0;
+	p->nreplicas = p->nisr = p->nadding = p->nremoving = p->nfollowers = 0;
 }
 
 bool brk_partition_in_isr(const brk_partition *p, int32_t broker_id)
@@ -121,11 +123,21 @@ int brk_partition_apply_state(brk_partition *p, const ctl_partition *st, const b
 		return BRK_STATE_IGNORED;
 	int32_t *replicas = ids_dup(st->replicas, st->nreplicas);
 	int32_t *isr = ids_dup(st->isr, st->nisr);
-	if (!replicas || !isr) {
+	int32_t *adding = st->nadding > 0 ? ids_dup(st->adding, st->nadding) : NULL;
+	int32_t *removing = st->nremoving > 0 ? ids_dup(st->removing, st->nremoving) : NULL;
+	if (!replicas || !isr || (st->nadding > 0 && !adding) || (st->nremoving > 0 && !removing)) {
 		free(replicas);
 		free(isr);
+		free(adding);
+		free(removing);
 		return -ENOMEM;
 	}
+	free(p->adding);
+	free(p->removing);
+	p->adding = adding;
+	p->nadding = adding ? st->nadding : 0;
+	p->removing = removing;
+	p->nremoving = removing ? st->nremoving : 0;
 	free(p->replicas);
 	free(p->isr);
 	p->replicas = replicas;

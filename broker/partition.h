@@ -67,6 +67,10 @@ typedef struct brk_partition {
 	int32_t nisr;
 	int32_t partition_epoch;
 	int32_t controller_epoch;
+	int32_t *adding;           /* a reassignment in progress (KIP-455): the */
+	int32_t nadding;           /* replicas being added and removed; NULL, 0 */
+	int32_t *removing;         /* when none */
+	int32_t nremoving;
 	/* This broker. */
 	brk_role role;
 	log_partition *log;        /* open when a replica lives here */

@@ -428,6 +428,35 @@ static void drop_log(brk_partition *p, bool delete)
 	p->log = NULL;
 }
 
+/*
+ * This broker is no longer a replica of p (a reassignment took it away:
+ * Kafka's StopReplica with delete=true): it stops leading or following
+ * it, its waiters are woken (they answer NOT_LEADER_OR_FOLLOWER), and its
+ * log is deleted.
+ */
+static void stop_replica(brk_partitions *reg, brk_partition *p)
+{
+	fprintf(stderr, "samsa: %s-%d: this broker is no longer a replica of it: deleting its log\n",
+		p->topic->name, (int)p->index);
+	p->role = BRK_ROLE_NONE;
+	p->led_since_epoch = -1;
+	tell_role(reg, p);
+	brk_watchlist_notify(&p->hw_waiters, 0);
+	brk_watchlist_notify(&p->log_waiters, 0);
+	if (p->log) {
+		drop_log(p, true);
+	} else {
+		char dir[4400];
+		if (partition_dir(reg, p->topic->name, p->index, dir, sizeof(dir)) == 0) {
+			int r = log_io_remove_dir(dir);
+			if (r && r != -ENOENT && r != -ENOTDIR)
+				fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
+		}
+	}
+	p->log_failed = false;
+	p->flushing = false; /* a flush in flight ends on the deleted log (on_flushed) */
+}
+
 static void topic_free(brk_topic *t)
 {
 	if (!t)
@@ -526,8 +555,11 @@ int brk_partitions_apply_topic(brk_partitions *reg, ctl_topic *ct, int64_t now_m
 	}
 	for (int32_t i = 0; i < ct->npartitions; i++) {
 		brk_partition *p = t->partitions[i];
-		if (!p->log && !p->log_failed && is_replica_here(reg, &ct->partitions[i]))
+		bool here = is_replica_here(reg, &ct->partitions[i]);
+		if (!p->log && !p->log_failed && here)
 			open_log(reg, t, p, now_ms);
+		else if ((p->log || p->log_failed) && !here)
+			stop_replica(reg, p);
 		apply_one_state(reg, p, &ct->partitions[i], now_ms);
 	}
 	ctl_topic_free(ct);
@@ -541,16 +573,57 @@ void brk_partitions_apply_state(brk_partitions *reg, const uint8_t topic_id[16],
 	brk_partition *p = brk_topic_partition(t, st->partition);
 	if (!p)
 		return;
-	if (!p->log && !p->log_failed && is_replica_here(reg, st))
+	bool here = is_replica_here(reg, st);
+	if (!p->log && !p->log_failed && here)
 		open_log(reg, t, p, now_ms);
+	else if ((p->log || p->log_failed) && !here)
+		stop_replica(reg, p);
 	apply_one_state(reg, p, st, now_ms);
+}
+
+static bool partition_dir_name(const char *name, int32_t *topic_len, int32_t *index);
+
+/*
+ * A topic this broker does not hold is gone (it was deleted while this
+ * broker was down or starting, CLUSTER.md 2.9 point 4): remove the
+ * partition directories "<name>-<p>" in the log dir whose partition.metadata
+ * names topic id id (Kafka's StopReplica with delete=true, sent once the
+ * broker is back). A directory of another topic id, or without the file,
+ * is not touched.
+ */
+static void remove_topic_dirs(brk_partitions *reg, const char *name, const uint8_t id[16])
+{
+	const char *root = reg->cfg->log_dir;
+	DIR *d = opendir(root);
+	if (!d)
+		return;
+	size_t nlen = strlen(name);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int32_t len, index;
+		if (!partition_dir_name(de->d_name, &len, &index) || (size_t)len != nlen ||
+		    strncmp(de->d_name, name, nlen) != 0)
+			continue;
+		char dir[4400];
+		uint8_t have[16];
+		snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name);
+		if (logdir_read_partition_metadata(dir, have) != 0 || memcmp(have, id, 16) != 0)
+			continue;
+		fprintf(stderr, "samsa: topic %s was deleted: removing %s\n", name, dir);
+		int r = log_io_remove_dir(dir);
+		if (r && r != -ENOENT)
+			fprintf(stderr, "samsa: cannot remove %s: %s\n", dir, strerror(-r));
+	}
+	closedir(d);
 }
 
 void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const uint8_t id[16])
 {
 	brk_topic *t = brk_topic_find(reg, name, (int32_t)strlen(name));
-	if (!t || memcmp(t->id, id, 16) != 0)
+	if (!t || memcmp(t->id, id, 16) != 0) {
+		remove_topic_dirs(reg, name, id);
 		return;
+	}
 	/* Out of the registry before anything could look at it. */
 	reg_remove(reg, t);
 	for (int32_t i = 0; i < t->npartitions; i++) {
@@ -615,6 +688,8 @@ typedef struct flush_ctx {
 	brk_partitions *reg;
 	uint8_t topic_id[16];
 	int32_t partition;
+	log_partition *lp;   /* the log flushed (a replica deleted and made again
+			      * meanwhile has another) */
 	log_flush_job *job;
 } flush_ctx;
 
@@ -626,8 +701,9 @@ static void on_flushed(void *arg, int err)
 	 * was, so a restart recovers the unsynced tail (Kafka would take the
 	 * log dir offline). A deleted topic's job is just freed (lp NULL). */
 	(void)err;
-	log_flush_end(p ? p->log : NULL, c->job);
-	if (p)
+	bool same = p && p->log && p->log == c->lp;
+	log_flush_end(same ? p->log : NULL, c->job);
+	if (same)
 		p->flushing = false;
 	free(c);
 }
@@ -647,6 +723,7 @@ int brk_partition_flush(brk_partitions *reg, brk_partition *p)
 	c->reg = reg;
 	memcpy(c->topic_id, p->topic->id, 16);
 	c->partition = p->index;
+	c->lp = p->log;
 	p->flushing = true;
 	rc = brk_flusher_log(reg->flusher, c->job, on_flushed, c);
 	if (rc) {

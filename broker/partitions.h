@@ -131,7 +131,10 @@ const char *brk_topic_override(const brk_topic *t, const char *name);
  * recovered from its start), one of another topic id is set aside as stray
  * first, else a fresh log is created with its partition.metadata. A known
  * topic gets its new partitions, its config (applied to every open log)
- * and replicas. Then each partition's state is applied
+ * and replicas; a partition whose replicas no longer name this broker (a
+ * reassignment moved it away; Kafka's StopReplica with delete=true) stops
+ * being led or followed here, its waiters are woken and its log deleted.
+ * Then each partition's state is applied
  * (brk_partition_apply_state), and role observers told of new epochs.
  * A log that cannot be opened leaves its partition with log_failed set
  * (KAFKA_STORAGE_ERROR to requests). Returns 0 or -ENOMEM.
@@ -156,16 +159,20 @@ int brk_partitions_prepare_logs(brk_partitions *reg, const char *name, const uin
 void brk_partitions_discard_logs(brk_partitions *reg, const char *name, int32_t from, int32_t to);
 
 /* A partition state from the controller (CTL_EV_PARTITION): applied to the
- * partition of that topic id and index, role observers told of a new
- * epoch. Unknown topics and partitions are ignored. */
+ * partition of that topic id and index (a log made or deleted as for a
+ * topic, as its replicas say), role observers told of a new epoch. Unknown
+ * topics and partitions are ignored. */
 void brk_partitions_apply_state(brk_partitions *reg, const uint8_t topic_id[16],
 				const ctl_partition *st, int64_t now_ms);
 
 /*
- * A topic is gone (CTL_EV_TOPIC_DELETED): its waiting requests are woken
- * (they answer UNKNOWN_TOPIC_OR_PARTITION), role observers told (each
- * partition's role becomes NONE first), its logs removed from disk and the
- * topic freed. Unknown topics (or another id under that name) are ignored.
+ * A topic is gone (CTL_EV_TOPIC_DELETED: deleted, or marked for deletion):
+ * its waiting requests are woken (they answer UNKNOWN_TOPIC_OR_PARTITION),
+ * role observers told (each partition's role becomes NONE first), its logs
+ * removed from disk and the topic freed. A topic not held here (unknown,
+ * or another id under that name: deleted while this broker was down or
+ * starting) has its partition directories of that topic id removed from
+ * the log dir, if any are left.
  */
 void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const uint8_t id[16]);
 

@@ -125,6 +125,8 @@ int brk_handle_describe_log_dirs(brk_request *req);
 int brk_handle_describe_cluster(brk_request *req);
 int brk_handle_offset_for_leader_epoch(brk_request *req);
 int brk_handle_controlled_shutdown(brk_request *req);
+int brk_handle_alter_partition_reassignments(brk_request *req);
+int brk_handle_list_partition_reassignments(brk_request *req);
 int brk_handle_elect_leaders(brk_request *req);
 int brk_handle_describe_topic_partitions(brk_request *req);
 

@@ -224,7 +224,7 @@ static int segment_logs(const char *dir, char names[][32], int max)
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
 		if (l == 24 && strcmp(e->d_name + 20, ".log") == 0 && n < max)
-			snprintf(names[n++], 32, "%s", e->d_name);
+			memcpy(names[n++], e->d_name, l + 1); /* 24 characters and the NUL */
 	}
 	closedir(d);
 	qsort(names, (size_t)n, 32, (int (*)(const void *, const void *))strcmp);

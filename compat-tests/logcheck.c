@@ -327,7 +327,7 @@ int lc_check_dir(const char *dir, const lc_options *opt, lc_result *r)
 			}
 			names = nn;
 		}
-		snprintf(names[n++], 32, "%s", e->d_name);
+		memcpy(names[n++], e->d_name, l + 1); /* 24 characters and the NUL */
 	}
 	closedir(d);
 	if (n == 0) {

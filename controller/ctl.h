@@ -107,6 +107,11 @@ typedef enum ctl_op_type {
 				   * leader's ISR change (CLUSTER.md 2.10 path 1, S2) */
 	CTL_OP_CONTROLLED_SHUTDOWN, /* broker_id, broker_epoch: move leadership away from a
 				   * broker that is stopping (CLUSTER.md 2.6) */
+	CTL_OP_ALTER_REASSIGNMENT, /* topic, partition, assignments: one list, the target
+				   * replicas, or NULL to cancel; no_rf_change (KIP-455) */
+	CTL_OP_LIST_REASSIGNMENTS, /* nothing: whether this broker is the controller; its
+				   * events come first, so the broker's registry then shows
+				   * the reassignments in progress (KIP-455) */
 	CTL_OP_ELECT_LEADER,      /* topic, partition, election_type: a preferred or unclean
 				   * election (ElectLeaders, KIP-460; CLUSTER.md 2.7) */
 } ctl_op_type;
@@ -130,6 +135,9 @@ typedef struct ctl_op {
 	int32_t partition_epoch;             /* ALTER_ISR: the state version it read */
 	const int32_t *isr;                  /* ALTER_ISR: the new ISR */
 	int32_t nisr;
+	bool no_rf_change;                   /* ALTER_REASSIGNMENT: refuse a target whose
+					      * size differs from the original replica
+					      * count (KIP-860) */
 	int8_t election_type;                /* ELECT_LEADER: CTL_ELECTION_PREFERRED (0) or
 					      * CTL_ELECTION_UNCLEAN (1), elect.h */
 } ctl_op;
@@ -175,6 +183,22 @@ typedef struct ctl_op {
  *    counts the partitions with more than one replica it still leads (no
  *    other ISR member could take them; a single replica cannot move, as in
  *    Kafka). The local back end answers NONE with none remaining.
+ *  - ALTER_REASSIGNMENT (CLUSTER.md 2.8; Kafka's ZooKeeper-mode
+ *    KafkaController.processApiPartitionReassignment): on the controller
+ *    only (else NOT_CONTROLLER). A target list that is empty, repeats or
+ *    has a negative id, or adds a broker that is not live (or in
+ *    controlled shutdown): INVALID_REPLICA_ASSIGNMENT; with no_rf_change
+ *    a target whose size is not the original replica count:
+ *    INVALID_REPLICATION_FACTOR; an unknown partition or a topic marked
+ *    for deletion: UNKNOWN_TOPIC_OR_PARTITION; a cancellation (no list)
+ *    of a partition not being reassigned: NO_REASSIGNMENT_IN_PROGRESS.
+ *    Else the reassignment starts (a target whose replicas are all in the
+ *    ISR completes at once) and the result comes once it is recorded; it
+ *    completes later, when the target replicas are in the ISR. A
+ *    cancellation reverts the partition to its original replicas.
+ *    The local back end (one broker): a target of this broker alone is
+ *    NONE and changes nothing, the rules above otherwise.
+ *  - LIST_REASSIGNMENTS: NOT_CONTROLLER on another broker, else NONE.
  *  - ELECT_LEADER: on the controller only (else NOT_CONTROLLER), Kafka's
  *    ZooKeeper-mode rules for one partition (KafkaController.
  *    processReplicaLeaderElection): UNKNOWN_TOPIC_OR_PARTITION,
@@ -199,8 +223,12 @@ typedef struct ctl_op {
  * topic's event (states absent: leader -1, leader epoch -1) precedes it,
  * and the partition states follow as CTL_EV_PARTITION events (before the
  * result when this broker is the controller). DELETE_TOPIC's result comes
- * once the topic is marked for deletion (/admin/delete_topics/<t>); the
- * controller then removes it and every broker gets CTL_EV_TOPIC_DELETED.
+ * once the topic is marked for deletion (/admin/delete_topics/<t>): every
+ * broker gets CTL_EV_TOPIC_DELETED then (its own before the result), and
+ * CREATE_TOPIC of the name is TOPIC_ALREADY_EXISTS ("marked for
+ * deletion") until the controller has removed its znodes, which waits
+ * until every broker holding a replica of it is registered and no
+ * reassignment of it runs (CLUSTER.md 2.9).
  * CREATE_PARTITIONS and the config operations report their own broker's
  * events before the result, the other brokers' follow their watches.
  */
@@ -215,7 +243,9 @@ typedef enum ctl_event_type {
 	CTL_EV_BROKERS,        /* the live brokers, all of them */
 	CTL_EV_CONTROLLER,     /* the active controller changed */
 	CTL_EV_TOPIC,          /* a topic was created or changed (partitions, configs) */
-	CTL_EV_TOPIC_DELETED,  /* a topic is gone */
+	CTL_EV_TOPIC_DELETED,  /* a topic is gone (deleted or marked for deletion; also
+				* for a topic never reported, deleted while this
+				* broker was away: its local data goes) */
 	CTL_EV_PARTITION,      /* a partition's state (leader, epoch, ISR) changed */
 	CTL_EV_BROKER_CONFIGS, /* the dynamic configs of one broker (or the default) */
 	CTL_EV_RESULT,         /* an operation completed */

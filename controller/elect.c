@@ -92,6 +92,8 @@ int32_t ctl_imbalance_compute(ctl_topic *const *topics, int32_t ntopics, ctl_imb
 	ctl_imbalance *v = NULL;
 	int32_t n = 0, cap = 0;
 	for (int32_t t = 0; t < ntopics; t++) {
+		if (topics[t]->deleting)
+			continue;
 		for (int32_t k = 0; k < topics[t]->npartitions; k++) {
 			const ctl_partition *p = &topics[t]->partitions[k];
 			if (p->nreplicas <= 0)
@@ -128,6 +130,8 @@ int32_t ctl_rebalance_pick(ctl_topic *const *topics, int32_t ntopics, int32_t pc
 	ctl_partition_ref *v = NULL;
 	int32_t n = 0, cap = 0;
 	for (int32_t t = 0; t < ntopics && nb > 0; t++) {
+		if (topics[t]->deleting)
+			continue;
 		for (int32_t k = 0; k < topics[t]->npartitions; k++) {
 			const ctl_partition *p = &topics[t]->partitions[k];
 			if (p->nreplicas <= 0 || p->leader_epoch < 0 || p->leader == p->replicas[0])

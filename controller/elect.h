@@ -12,7 +12,9 @@
  *
  * A partition "has a state" when its leader epoch is >= 0; one without
  * (a new partition whose state the controller has not written yet) is never
- * elected here.
+ * elected here. The imbalance and the rebalance's choice leave out topics
+ * marked for deletion (ctl_topic.deleting), as Kafka leaves out those
+ * queued for deletion.
  */
 #ifndef SAMSA_CONTROLLER_ELECT_H
 #define SAMSA_CONTROLLER_ELECT_H

@@ -30,6 +30,7 @@
 
 #include "controller/backend.h"
 #include "controller/elect.h"
+#include "controller/reassign.h"
 #include "protocol/err.h"
 #include "storage/fileio.h"
 
@@ -718,6 +719,49 @@ static int producer_ids(local *l, ctl_result *r)
 	return KERR_NONE;
 }
 
+/* ---- reassignments (one broker: nothing can move) ---- */
+
+static bool local_live(const void *arg, int32_t id)
+{
+	return id == ((const local *)arg)->self.id;
+}
+
+/* Kafka's answers for a one-broker cluster: the only valid target is the
+ * replica the partition has (no change); anything else names a broker
+ * that is not alive. */
+static int alter_reassignment(local *l, const ctl_op *op, ctl_result *r)
+{
+	const ctl_topic *t = ctl_meta_find(&l->meta, op->topic,
+					   (int32_t)strnlen(op->topic, CTL_TOPIC_NAME_MAX + 1));
+	const ctl_partition *cp = t && op->partition >= 0 && op->partition < t->npartitions
+					  ? &t->partitions[op->partition] : NULL;
+	if (!op->assignments || op->nassignments < 1) {
+		set_msg(r, "No partition reassignment is in progress.");
+		return KERR_NO_REASSIGNMENT_IN_PROGRESS;
+	}
+	ctl_reassign_sets cur = { 0 };
+	if (cp) {
+		cur.replicas = cp->replicas;
+		cur.nreplicas = cp->nreplicas;
+	}
+	const ctl_replica_list *target = &op->assignments[0];
+	int16_t err = ctl_reassign_validate(target->ids, target->n, cp ? &cur : NULL, local_live, l,
+					    r->msg, sizeof(r->msg));
+	if (err)
+		return err;
+	if (!cp) {
+		set_msg(r, "The partition does not exist.");
+		return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	}
+	if (op->no_rf_change && target->n != cp->nreplicas) {
+		snprintf(r->msg, sizeof(r->msg), "The replication factor would change from %d to %d, "
+			 "and AllowReplicationFactorChange is false.", (int)cp->nreplicas,
+			 (int)target->n);
+		return KERR_INVALID_REPLICATION_FACTOR;
+	}
+	return KERR_NONE;
+}
+
 /* One node leads every partition: no election is ever needed (what
  * ZooKeeper-mode Kafka answers for a single replica that leads). */
 static int elect_leader(local *l, const ctl_op *op, ctl_result *r)
@@ -762,6 +806,12 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_CONTROLLED_SHUTDOWN:
 		err = KERR_NONE; /* one node: nobody to hand leadership to */
+		break;
+	case CTL_OP_ALTER_REASSIGNMENT:
+		err = alter_reassignment(l, op, r);
+		break;
+	case CTL_OP_LIST_REASSIGNMENTS:
+		err = KERR_NONE; /* the only broker is the controller */
 		break;
 	case CTL_OP_ELECT_LEADER:
 		err = elect_leader(l, op, r);

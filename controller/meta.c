@@ -41,8 +41,10 @@ void ctl_partition_clear(ctl_partition *p)
 {
 	free(p->replicas);
 	free(p->isr);
-	p->replicas = p->isr = NULL;
-	p->nreplicas = p->nisr = 0;
+	free(p->adding);
+	free(p->removing);
+	p->replicas = p->isr = p->adding = p->removing = NULL;
+	p->nreplicas = p->nisr = p->nadding = p->nremoving = 0;
 }
 
 static int32_t *ids_copy(const int32_t *v, int32_t n)
@@ -58,7 +60,12 @@ int ctl_partition_copy(ctl_partition *dst, const ctl_partition *src)
 	*dst = *src;
 	dst->replicas = ids_copy(src->replicas, src->nreplicas);
 	dst->isr = ids_copy(src->isr, src->nisr);
-	if (!dst->replicas || !dst->isr) {
+	dst->adding = src->nadding > 0 ? ids_copy(src->adding, src->nadding) : NULL;
+	dst->removing = src->nremoving > 0 ? ids_copy(src->removing, src->nremoving) : NULL;
+	dst->nadding = dst->adding ? src->nadding : 0;
+	dst->nremoving = dst->removing ? src->nremoving : 0;
+	if (!dst->replicas || !dst->isr || dst->nadding != src->nadding ||
+	    dst->nremoving != src->nremoving) {
 		ctl_partition_clear(dst);
 		return -ENOMEM;
 	}

@@ -44,6 +44,14 @@ typedef struct ctl_partition {
 	int32_t nisr;
 	int32_t partition_epoch;  /* the state's version (zkVersion in ZooKeeper) */
 	int32_t controller_epoch; /* of the controller that made the last election */
+	/* A reassignment in progress (KIP-455; the topic znode's
+	 * adding_replicas and removing_replicas): replicas then holds the
+	 * target replicas followed by the original ones not in the target.
+	 * NULL and 0 when none; owned. */
+	int32_t *adding;
+	int32_t nadding;
+	int32_t *removing;
+	int32_t nremoving;
 } ctl_partition;
 
 typedef struct ctl_topic {
@@ -55,6 +63,10 @@ typedef struct ctl_topic {
 	int32_t replication_factor;
 	ctl_config_entry *configs; /* topic-level overrides only, owned */
 	int32_t nconfigs;
+	bool deleting;            /* marked for deletion (ZooKeeper's
+				   * /admin/delete_topics/<t>): gone for the
+				   * brokers, kept by the controller until every
+				   * replica's broker is back (CLUSTER.md 2.9) */
 } ctl_topic;
 
 /* A live broker (its registration; CLUSTER.md 1.2). */

@@ -4,7 +4,9 @@
  * the controller thread, and the dispatch of operations.
  *
  * Start (CLUSTER.md 1, 1.2, 2.1): connect; create Kafka's persistent paths;
- * read or create /cluster/id; register /brokers/ids/<id> with the checked
+ * read or create /cluster/id; note the topics marked for deletion (a
+ * deletion that waits for this broker may complete as soon as it
+ * registers, before it reads them); register /brokers/ids/<id> with the checked
  * ephemeral create (its czxid is the broker epoch), waiting for a previous
  * session that still holds the id to expire (CLUSTER.md 4.10); read
  * everything with watches and queue its events; take part in the election.
@@ -357,23 +359,30 @@ static void on_trigger(zkb *z, const char *path)
 		memcpy(topic, rest, n);
 		topic[n] = '\0';
 		if (!slash) {
-			if (zkb_view_refresh_topic(z, topic, ZKB_READ_NEW) == CTL_ZK_OK && z->ctrl.active)
+			if (zkb_view_refresh_topic(z, topic, ZKB_READ_NEW) == CTL_ZK_OK && z->ctrl.active) {
 				zkb_ctrl_reconcile_topic(z, topic);
+				zkb_reasn_check_topic(z, topic);
+			}
 			return;
 		}
 		int p;
 		char tail[8];
 		if (sscanf(slash, "/partitions/%d/%7s", &p, tail) == 2 && strcmp(tail, "state") == 0 &&
 		    p >= 0) {
-			if (zkb_view_refresh_state(z, topic, p) == CTL_ZK_OK && z->ctrl.active)
+			if (zkb_view_refresh_state(z, topic, p) == CTL_ZK_OK && z->ctrl.active) {
 				zkb_ctrl_reconcile_partition(z, topic, p);
+				zkb_reasn_check(z, topic, p);
+			}
 		}
 	} else if (strcmp(path, "/config/changes") == 0) {
 		if (zkb_view_process_notices(z, false) == CTL_ZK_OK && z->ctrl.active)
 			zkb_ctrl_reconcile_all(z); /* unclean.leader.election.enable may be new */
 	} else if (strcmp(path, "/admin/delete_topics") == 0) {
+		zkb_view_refresh_deletions(z);
 		if (z->ctrl.active)
 			zkb_ctrl_process_deletions(z);
+	} else if (strcmp(path, "/admin/reassign_partitions") == 0) {
+		zkb_reasn_process_node(z);
 	} else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
 		if (z->ctrl.active)
 			zkb_elect_process_znode(z);
@@ -458,6 +467,7 @@ static void drain(ctl *c, void *arg)
 		z->ctrl.retry = false;
 		zkb_ctrl_process_deletions(z);
 		zkb_ctrl_reconcile_all(z);
+		zkb_reasn_check_all(z);
 		zkb_elect_process_znode(z);
 	}
 	if (p.rebalance)
@@ -519,6 +529,7 @@ static void zkb_free(zkb *z)
 	ctl_zk_close(z->zk); /* no callback after this */
 	free_triggers(z->pending.paths);
 	zkb_ctrl_clear(z);
+	zkb_view_clear_deletions(z);
 	ctl_meta_destroy(&z->meta);
 	free(z->brokers);
 	free(z->connect);
@@ -584,6 +595,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 		rc = ctl_zk_ensure_path(z->zk, persistent_paths[i]);
 	if (rc == CTL_ZK_OK)
 		rc = cluster_id(z);
+	if (rc == CTL_ZK_OK)
+		rc = zkb_view_read_early_deletions(z);
 	if (rc == CTL_ZK_OK) {
 		/* A previous run's session may hold the id until it expires:
 		 * wait for at most a session timeout and a margin. */
@@ -592,6 +605,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 	}
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_all(z, ZKB_READ_ALL_EMIT);
+	if (rc == CTL_ZK_OK)
+		zkb_view_emit_early_deletions(z);
 	if (rc != CTL_ZK_OK) {
 		fprintf(stderr, "samsa: ZooKeeper start failed: %s\n", ctl_zk_strerror(rc));
 		zkb_free(z);

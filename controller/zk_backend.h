@@ -19,6 +19,9 @@
  *                    partition states of new partitions, leader elections
  *                    on broker failure and startup, topic deletion,
  *                    controlled shutdown;
+ *   zk_reassign.c    partition reassignment (KIP-455): its steps, the
+ *                    AlterPartitionReassignments operation and
+ *                    /admin/reassign_partitions;
  *   zk_elect.c       elections on request (ElectLeaders, preferred or
  *                    unclean; /admin/preferred_replica_election) and the
  *                    automatic preferred-leader rebalance;
@@ -137,6 +140,12 @@ typedef struct zkb {
 	bool controller_known;    /* one CTL_EV_CONTROLLER was emitted */
 	int64_t last_notice;      /* highest config change sequence handled */
 	bool stale;               /* a read failed: read everything again */
+	char **marked;            /* the children of /admin/delete_topics as last
+				   * read (topics marked for deletion), owned */
+	int32_t nmarked;
+	ctl_topic *early;         /* the topics marked for deletion before this
+				   * broker registered (names and ids; start only) */
+	int32_t nearly;
 
 	zkb_ctrl ctrl;
 } zkb;
@@ -193,6 +202,25 @@ int zkb_view_refresh_topic_list(zkb *z, zkb_read how);
 int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how);
 /* One partition's state (data watch, or an existence watch while absent). */
 int zkb_view_refresh_state(zkb *z, const char *topic, int32_t partition);
+/* /admin/delete_topics (child watch): the topics marked for deletion. A
+ * marked topic is gone for the brokers (CTL_EV_TOPIC_DELETED when it
+ * becomes marked, no other event of it while it is; Kafka's controller
+ * sends UpdateMetadata without it and StopReplica with delete=true);
+ * a mark taken away brings it back (CTL_EV_TOPIC). */
+int zkb_view_refresh_deletions(zkb *z);
+/* Whether topic name is marked for deletion (as last read). */
+bool zkb_view_marked(const zkb *z, const char *name);
+/* Before registering: the topics marked for deletion then, with their
+ * ids (z->early), so that this broker learns of a deletion that completes
+ * between its registration and its first full read (the controller waits
+ * for every replica's broker to register, CLUSTER.md 2.9). */
+int zkb_view_read_early_deletions(zkb *z);
+/* After the first full read: CTL_EV_TOPIC_DELETED for each topic of
+ * z->early that is gone (the broker then removes its local data by topic
+ * id); frees z->early. */
+void zkb_view_emit_early_deletions(zkb *z);
+/* Free the deletion marks. */
+void zkb_view_clear_deletions(zkb *z);
 /* /config/topics/<t> of a known topic (after a change notice). */
 int zkb_view_refresh_topic_config(zkb *z, const char *topic);
 /* /config/brokers/<id> or /config/brokers/<default> (CTL_BROKER_DEFAULT). */
@@ -259,7 +287,7 @@ int zkb_ctrl_add_topic_id(zkb *z, const char *name, const struct ctl_zkj_topic *
 			  int32_t version);
 /* Free the controller's state (stop). */
 void zkb_ctrl_clear(zkb *z);
-/* For the controller's other parts (zk_elect.c): */
+/* For the controller's other parts (zk_reassign.c, zk_elect.c): */
 /* May lead: registered and not in controlled shutdown (arg is the zkb). */
 bool zkb_ctrl_online(const zkb *z, int32_t id);
 /* Write partition p's state (leader, leader epoch, ISR; this controller's
@@ -270,9 +298,31 @@ bool zkb_ctrl_online(const zkb *z, int32_t id);
 int zkb_ctrl_write_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t leader_epoch,
 			 const int32_t *isr, int32_t nisr);
 /* ops[0..n) as one multi behind the /controller_epoch check (failed: the
- * failing op's index, -1 for the whole). CTL_ZK_OK, ZKB_FENCED, or the
- * code; a transient failure marks the controller's work for a retry. */
+ * failing op's index, -1 for the whole). CTL_ZK_OK, ZKB_FENCED (another
+ * controller was elected: this one resigned), or the code; a transient
+ * failure marks the controller's work for a retry (z->ctrl.retry). */
 int zkb_ctrl_fenced_multi(zkb *z, ctl_zk_op *ops, int n, int *failed);
+
+/* ---- zk_reassign.c ---- */
+
+/* CTL_OP_ALTER_REASSIGNMENT (ctl.h's rules); a Kafka error code, r->msg. */
+int16_t zkb_reasn_alter(zkb *z, const ctl_op *op, ctl_result *r);
+/* CTL_OP_LIST_REASSIGNMENTS: NOT_CONTROLLER or NONE. */
+int16_t zkb_reasn_list(zkb *z);
+/* A partition's state (or its topic's assignment) may have changed:
+ * complete its reassignment when every target replica is in the ISR. */
+void zkb_reasn_check(zkb *z, const char *topic, int32_t partition);
+void zkb_reasn_check_topic(zkb *z, const char *topic);
+/* After a failure for want of ZooKeeper: check every reassignment, read
+ * /admin/reassign_partitions again. */
+void zkb_reasn_check_all(zkb *z);
+/* At failover: resume the reassignments found in topic znodes (a new
+ * leader epoch, or completion), then /admin/reassign_partitions. */
+void zkb_reasn_resume(zkb *z);
+/* /admin/reassign_partitions changed (its watch). */
+void zkb_reasn_process_node(zkb *z);
+/* Whether a partition of t is being reassigned (blocks its deletion). */
+bool zkb_reasn_topic_busy(const ctl_topic *t);
 
 /* ---- zk_elect.c ---- */
 
@@ -294,7 +344,8 @@ void zkb_elect_process_znode(zkb *z);
 /* This broker just became controller: the znode, and the first rebalance
  * check in 5 s (auto.leader.rebalance.enable). */
 void zkb_elect_failover(zkb *z);
-/* The rebalance check is due (pending.rebalance): run it, plan the next. */
+/* The rebalance check is due (pending.rebalance): run it (nothing while a
+ * partition is being reassigned, as in Kafka), plan the next. */
 void zkb_elect_rebalance(zkb *z);
 
 #endif

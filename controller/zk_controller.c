@@ -373,6 +373,8 @@ void zkb_ctrl_brokers_changed(zkb *z)
 	free(bounced);
 	if (z->ctrl.active && set_live(z, NULL, 0) == 0)
 		zkb_ctrl_reconcile_all(z);
+	if (z->ctrl.active && z->nmarked > 0)
+		zkb_ctrl_process_deletions(z); /* a deletion may wait for a broker that came */
 }
 
 /* ---- election ---- */
@@ -393,6 +395,7 @@ static void failover(zkb *z)
 	z->ctrl.nshutting = 0;
 	zkb_ctrl_process_deletions(z);
 	zkb_ctrl_reconcile_all(z);
+	zkb_reasn_resume(z);
 	zkb_elect_failover(z);
 }
 
@@ -633,9 +636,33 @@ static int deletion_paths(zkb *z, const char *name, char ***out, int32_t *n)
 	return CTL_ZK_OK;
 }
 
-/* Delete topic name's znodes, then its marker (CLUSTER.md 2.9; with S1 the
- * brokers delete their data when they see the topic go, so nothing waits
- * for them). */
+/*
+ * Whether topic t may be deleted now (Kafka's TopicDeletionManager: a topic
+ * is ineligible while a replica's broker is down or a partition is being
+ * reassigned). The brokers delete their data when they see the mark
+ * (zk_view.c; Kafka's StopReplica with delete=true); a broker that is down
+ * learns of it when it comes back, before it registers, so the znodes go
+ * once every replica's broker is registered (CLUSTER.md 2.9 point 4).
+ */
+static bool deletion_eligible(const zkb *z, const ctl_topic *t)
+{
+	if (zkb_reasn_topic_busy(t)) {
+		fprintf(stderr, "samsa: controller: deletion of topic %s waits: a partition "
+			"reassignment is in progress\n", t->name);
+		return false;
+	}
+	for (int32_t p = 0; p < t->npartitions; p++)
+		for (int32_t i = 0; i < t->partitions[p].nreplicas; i++)
+			if (!is_live(z, t->partitions[p].replicas[i])) {
+				fprintf(stderr, "samsa: controller: deletion of topic %s waits for "
+					"broker %d to come back\n", t->name,
+					(int)t->partitions[p].replicas[i]);
+				return false;
+			}
+	return true;
+}
+
+/* Delete topic name's znodes, then its marker (CLUSTER.md 2.9). */
 static void delete_topic(zkb *z, const char *name)
 {
 	int rc = CTL_ZK_OK;
@@ -698,6 +725,9 @@ void zkb_ctrl_process_deletions(zkb *z)
 			fenced_multi(z, &op, 1, &failed);
 			continue;
 		}
+		const ctl_topic *t = zkb_view_topic(z, ch.names[i]);
+		if (t && !deletion_eligible(z, t))
+			continue; /* tried again when a broker comes or a reassignment ends */
 		delete_topic(z, ch.names[i]);
 	}
 	ctl_zk_children_free(&ch);
@@ -800,7 +830,7 @@ int16_t zkb_ctrl_controlled_shutdown(zkb *z, int32_t broker_id, int64_t broker_e
 	return KERR_NONE;
 }
 
-/* ---- for zk_elect.c ---- */
+/* ---- for zk_reassign.c and zk_elect.c ---- */
 
 bool zkb_ctrl_online(const zkb *z, int32_t id)
 {

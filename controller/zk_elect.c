@@ -16,7 +16,8 @@
  *                    takes office, then every
  *                    leader.imbalance.check.interval.seconds, a preferred
  *                    election of the partitions ctl_rebalance_pick chooses
- *                    (elect.h; Kafka's checkAndTriggerAutoLeaderRebalance).
+ *                    (elect.h; Kafka's checkAndTriggerAutoLeaderRebalance),
+ *                    none while a partition is being reassigned (zk_reassign.c).
  *
  * An election writes the partition's state with leader epoch + 1 and this
  * controller's epoch, conditional on the version last read and fenced by
@@ -259,6 +260,12 @@ void zkb_elect_rebalance(zkb *z)
 {
 	if (!z->ctrl.active || !z->auto_rebalance)
 		return;
+	/* Kafka rebalances only while no partition is being reassigned */
+	for (int32_t i = 0; i < z->meta.ntopics; i++)
+		if (zkb_reasn_topic_busy(z->meta.topics[i])) {
+			zkb_rebalance_in(z, z->imbalance_check_ms);
+			return;
+		}
 	ctl_partition_ref *refs;
 	int32_t n = ctl_rebalance_pick(z->meta.topics, z->meta.ntopics, z->imbalance_pct, online, z,
 				       &refs);

@@ -1144,3 +1144,88 @@ int ctl_zkj_isr_change_decode(const char *data, int len, proto_arena *a,
 	*n = (int32_t)count;
 	return 0;
 }
+
+/* ---- /admin/reassign_partitions ---- */
+
+int ctl_zkj_reassign_encode(const ctl_zkj_reassignment *r, int32_t n, char **out, size_t *len)
+{
+	*out = NULL;
+	if (n < 0 || (n > 0 && !r))
+		return -EINVAL;
+	ctl_json_w w;
+	ctl_json_w_init(&w);
+	ctl_json_w_obj_begin(&w);
+	ctl_json_w_key(&w, "version");
+	ctl_json_w_int(&w, 1);
+	ctl_json_w_key(&w, "partitions");
+	ctl_json_w_arr_begin(&w);
+	for (int32_t i = 0; i < n; i++) {
+		bool ok = r[i].topic && *r[i].topic && r[i].partition >= 0 && r[i].nreplicas >= 0 &&
+			  (r[i].nreplicas == 0 || r[i].replicas);
+		for (int32_t k = 0; ok && k < r[i].nreplicas; k++)
+			ok = r[i].replicas[k] >= 0;
+		if (!ok) {
+			ctl_json_w_discard(&w);
+			return -EINVAL;
+		}
+		ctl_json_w_obj_begin(&w);
+		ctl_json_w_key(&w, "topic");
+		ctl_json_w_str(&w, r[i].topic);
+		ctl_json_w_key(&w, "partition");
+		ctl_json_w_int(&w, r[i].partition);
+		ctl_json_w_key(&w, "replicas");
+		w_id_list(&w, r[i].replicas, r[i].nreplicas);
+		ctl_json_w_obj_end(&w);
+	}
+	ctl_json_w_arr_end(&w);
+	ctl_json_w_obj_end(&w);
+	return ctl_json_w_finish(&w, out, len);
+}
+
+int ctl_zkj_reassign_decode(const char *data, int len, proto_arena *a,
+			    ctl_zkj_reassignment **out, int32_t *n)
+{
+	ctl_json d;
+	int rc = open_object(data, len, a, &d);
+	if (rc < 0)
+		return rc;
+	int32_t version = 0;
+	if (get_i32(&d, 0, "version", 1, true, &version) < 0 || version != 1)
+		return -EINVAL;
+	int arr = ctl_json_get(&d, 0, "partitions");
+	if (arr < 0 || ctl_json_type_of(&d, arr) != CTL_JSON_ARRAY)
+		return -EINVAL;
+	uint32_t count = d.tok[arr].count;
+	if (count > INT32_MAX)
+		return -EINVAL;
+	ctl_zkj_reassignment *r = proto_arena_alloc(a, (size_t)count * sizeof(*r) + 1);
+	if (!r)
+		return -ENOMEM;
+	int e = ctl_json_first(&d, arr);
+	for (uint32_t i = 0; i < count; i++, e = ctl_json_next(&d, e)) {
+		if (ctl_json_type_of(&d, e) != CTL_JSON_OBJECT)
+			return -EINVAL;
+		if ((rc = get_str(&d, e, "topic", a, true, false, &r[i].topic)) < 0)
+			return rc;
+		if (!*r[i].topic || get_i32(&d, e, "partition", 0, true, &r[i].partition) < 0)
+			return -EINVAL;
+		int l = ctl_json_get(&d, e, "replicas");
+		if (l < 0 || ctl_json_type_of(&d, l) != CTL_JSON_ARRAY || d.tok[l].count > INT32_MAX)
+			return -EINVAL;
+		uint32_t k = d.tok[l].count;
+		r[i].replicas = proto_arena_alloc(a, (size_t)k * sizeof(int32_t) + 1);
+		if (!r[i].replicas)
+			return -ENOMEM;
+		int t = ctl_json_first(&d, l);
+		for (uint32_t j = 0; j < k; j++, t = ctl_json_next(&d, t)) {
+			int64_t v;
+			if (ctl_json_int(&d, t, INT32_MIN, INT32_MAX, &v) < 0)
+				return -EINVAL;
+			r[i].replicas[j] = (int32_t)v;
+		}
+		r[i].nreplicas = (int32_t)k;
+	}
+	*out = r;
+	*n = (int32_t)count;
+	return 0;
+}

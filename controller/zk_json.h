@@ -234,6 +234,30 @@ int ctl_zkj_isr_change_encode(const ctl_zkj_topic_partition *p, int32_t n, char 
 int ctl_zkj_isr_change_decode(const char *data, int len, proto_arena *a,
 			      ctl_zkj_topic_partition **out, int32_t *n);
 
+/* ---- /admin/reassign_partitions (ReassignPartitionsZNode), persistent ---- */
+
+/* One partition's target replicas, as Kafka's ZooKeeper-mode tools write
+ * them (kafka-reassign-partitions.sh before 2.4/3.0; KIP-455 deprecated the
+ * znode, the controller still honours it). */
+typedef struct ctl_zkj_reassignment {
+	const char *topic;
+	int32_t partition;
+	int32_t *replicas;  /* the target replica list, in order */
+	int32_t nreplicas;
+} ctl_zkj_reassignment;
+
+/* Encode {"version":1,"partitions":[{"topic":"t","partition":0,
+ * "replicas":[2,3,4]},...]} in the caller's order (members in the order
+ * Kafka's encoder writes them). Topics must be non-empty, partitions >= 0
+ * and replica ids >= 0; a list may be empty (a tool may write one: the
+ * controller refuses it, not the codec). */
+int ctl_zkj_reassign_encode(const ctl_zkj_reassignment *r, int32_t n, char **out, size_t *len);
+/* Decode version 1. Replica lists are read as written (any int32 values,
+ * repeats and empty lists included: judging them is the controller's, as
+ * in Kafka, which answers each bad entry by dropping it); other members of
+ * an entry (a tool's "log_dirs") are ignored. */
+int ctl_zkj_reassign_decode(const char *data, int len, proto_arena *a,
+			    ctl_zkj_reassignment **out, int32_t *n);
 /* ---- /admin/preferred_replica_election (PreferredReplicaElectionZNode) ---- */
 
 /* The partitions an operator asks the controller to give back to their

@@ -6,7 +6,10 @@
  *   CREATE_TOPIC       /config/topics/<t> first, then /brokers/topics/<t>
  *                      (v3, with the topic id); the controller's watch
  *                      makes the partition states (CLUSTER.md 1.3, 2.9)
- *   DELETE_TOPIC       the marker /admin/delete_topics/<t>
+ *   DELETE_TOPIC       the marker /admin/delete_topics/<t> (the topic is
+ *                      gone for the brokers from then on; the controller
+ *                      deletes its znodes once every replica's broker is
+ *                      registered)
  *   CREATE_PARTITIONS  /brokers/topics/<t> rewritten with the new
  *                      partitions, conditional on its version
  *   SET_*_CONFIGS      the config znode, then a change notice (v2)
@@ -16,6 +19,7 @@
  *   ALTER_ISR          the leader's own conditional write of the state
  *                      (CLUSTER.md 2.10 path 1, S2)
  *   CONTROLLED_SHUTDOWN on the controller (zk_controller.c)
+ *   ALTER_REASSIGNMENT, LIST_REASSIGNMENTS on the controller (zk_reassign.c)
  *   ELECT_LEADER       on the controller (zk_elect.c)
  *
  * What the operation changed is read back into the view before the result
@@ -180,6 +184,11 @@ static int create_topic(zkb *z, const ctl_op *op, ctl_result *r)
 	int32_t len = (int32_t)strnlen(name, CTL_TOPIC_NAME_MAX + 1);
 	if (ctl_validate_topic_name(name, len))
 		return KERR_INVALID_TOPIC_EXCEPTION;
+	if (zkb_view_marked(z, name)) {
+		/* Kafka's AdminZkClient.validateTopicCreate */
+		snprintf(r->msg, sizeof(r->msg), "Topic '%s' is marked for deletion.", name);
+		return KERR_TOPIC_ALREADY_EXISTS;
+	}
 	if (zkb_view_topic(z, name)) {
 		snprintf(r->msg, sizeof(r->msg), "Topic '%s' already exists.", name);
 		return KERR_TOPIC_ALREADY_EXISTS;
@@ -307,8 +316,10 @@ static int delete_topic(zkb *z, const ctl_op *op, ctl_result *r)
 	rc = ctl_zk_create(z->zk, mpath, NULL, CTL_ZK_NULL_DATA, CTL_ZK_PERSISTENT, NULL, 0, NULL);
 	if (rc != CTL_ZK_OK && rc != CTL_ZK_NODEEXISTS) /* marked already: fine (Kafka) */
 		return zk_failed(r, "marking the topic for deletion", rc);
+	/* its events before the result: gone for this broker's clients */
+	zkb_view_refresh_deletions(z);
 	if (z->ctrl.active)
-		zkb_ctrl_process_deletions(z); /* its events before the result */
+		zkb_ctrl_process_deletions(z);
 	return KERR_NONE;
 }
 
@@ -717,6 +728,12 @@ void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_CONTROLLED_SHUTDOWN:
 		err = zkb_ctrl_controlled_shutdown(z, op->broker_id, op->broker_epoch, &r->remaining);
+		break;
+	case CTL_OP_ALTER_REASSIGNMENT:
+		err = zkb_reasn_alter(z, op, r);
+		break;
+	case CTL_OP_LIST_REASSIGNMENTS:
+		err = zkb_reasn_list(z);
 		break;
 	case CTL_OP_ELECT_LEADER:
 		err = zkb_elect_partition(z, op->topic, op->partition, op->election_type, r->msg,

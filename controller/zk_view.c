@@ -15,6 +15,8 @@
  *   /config/changes         children: notices naming a topic's or a
  *                           broker's config to read again (Kafka's config
  *                           change protocol, v1 and v2 notices)
+ *   /admin/delete_topics    children: topics marked for deletion, which
+ *                           are gone for the brokers from then on
  * Topic and broker configs are read when a topic is read, at start, and on
  * a notice, as Kafka's brokers do.
  *
@@ -411,7 +413,8 @@ void zkb_view_set_state(zkb *z, ctl_topic *t, int32_t p, int32_t leader, int32_t
 	cp->leader_epoch = leader_epoch;
 	cp->controller_epoch = controller_epoch;
 	cp->partition_epoch = version;
-	ctl_emit_partition(z->c, t, cp);
+	if (!t->deleting)
+		ctl_emit_partition(z->c, t, cp);
 }
 
 int zkb_view_refresh_state(zkb *z, const char *topic, int32_t partition)
@@ -501,7 +504,8 @@ int zkb_view_refresh_topic_config(zkb *z, const char *topic)
 		ctl_configs_free(t->configs, t->nconfigs);
 		t->configs = e;
 		t->nconfigs = n;
-		ctl_emit_topic(z->c, t);
+		if (!t->deleting)
+			ctl_emit_topic(z->c, t);
 	} else {
 		ctl_configs_free(e, n);
 	}
@@ -691,6 +695,17 @@ static ctl_topic *topic_from(const char *name, const ctl_zkj_topic *tj)
 			return NULL;
 		}
 		cp->nreplicas = tj->partitions[p].nreplicas;
+		const ctl_zkj_assignment *as = &tj->partitions[p];
+		if (as->nadding > 0 && !(cp->adding = ids_dup(as->adding, as->nadding))) {
+			ctl_topic_free(t);
+			return NULL;
+		}
+		cp->nadding = as->nadding > 0 ? as->nadding : 0;
+		if (as->nremoving > 0 && !(cp->removing = ids_dup(as->removing, as->nremoving))) {
+			ctl_topic_free(t);
+			return NULL;
+		}
+		cp->nremoving = as->nremoving > 0 ? as->nremoving : 0;
 		cp->leader = CTL_NO_LEADER;
 		cp->leader_epoch = -1;
 		cp->controller_epoch = -1;
@@ -706,7 +721,11 @@ static bool assignment_equal(const ctl_topic *a, const ctl_topic *b)
 		return false;
 	for (int32_t p = 0; p < a->npartitions; p++)
 		if (!ids_equal(a->partitions[p].replicas, a->partitions[p].nreplicas,
-			       b->partitions[p].replicas, b->partitions[p].nreplicas))
+			       b->partitions[p].replicas, b->partitions[p].nreplicas) ||
+		    !ids_equal(a->partitions[p].adding, a->partitions[p].nadding,
+			       b->partitions[p].adding, b->partitions[p].nadding) ||
+		    !ids_equal(a->partitions[p].removing, a->partitions[p].nremoving,
+			       b->partitions[p].removing, b->partitions[p].nremoving))
 			return false;
 	return true;
 }
@@ -758,6 +777,7 @@ int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how)
 	proto_arena_free(&a);
 	if (!nt)
 		return CTL_ZK_SYSTEMERROR;
+	nt->deleting = zkb_view_marked(z, name);
 	char cpath[ZKB_PATH_MAX];
 	zkb_topic_config_path(cpath, name);
 	rc = read_config(z, cpath, &nt->configs, &nt->nconfigs);
@@ -788,7 +808,7 @@ int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how)
 	}
 	old = zkb_view_topic(z, name); /* reads above may not change it, but be sure */
 	same_id = old && memcmp(old->id, nt->id, 16) == 0;
-	bool changed = !same_id || !assignment_equal(old, nt) ||
+	bool changed = !same_id || !assignment_equal(old, nt) || old->deleting != nt->deleting ||
 		       !zkb_configs_equal(old->configs, old->nconfigs, nt->configs, nt->nconfigs);
 	if (!changed && how != ZKB_READ_ALL_EMIT) {
 		/* only states may differ */
@@ -814,8 +834,121 @@ int zkb_view_refresh_topic(zkb *z, const char *name, zkb_read how)
 		stale(z, CTL_ZK_SYSTEMERROR);
 		return CTL_ZK_SYSTEMERROR;
 	}
-	ctl_emit_topic(z->c, nt);
+	if (nt->deleting)
+		ctl_emit_topic_deleted(z->c, nt); /* gone for the brokers */
+	else
+		ctl_emit_topic(z->c, nt);
 	return CTL_ZK_OK;
+}
+
+/* ---- topics marked for deletion ---- */
+
+#define DELETE_TOPICS "/admin/delete_topics"
+
+bool zkb_view_marked(const zkb *z, const char *name)
+{
+	for (int32_t i = 0; i < z->nmarked; i++)
+		if (strcmp(z->marked[i], name) == 0)
+			return true;
+	return false;
+}
+
+void zkb_view_clear_deletions(zkb *z)
+{
+	for (int32_t i = 0; i < z->nmarked; i++)
+		free(z->marked[i]);
+	free(z->marked);
+	free(z->early);
+	z->marked = NULL;
+	z->early = NULL;
+	z->nmarked = z->nearly = 0;
+}
+
+int zkb_view_refresh_deletions(zkb *z)
+{
+	ctl_zk_children ch;
+	int rc = ctl_zk_get_children(z->zk, DELETE_TOPICS, true, &ch, NULL);
+	if (rc != CTL_ZK_OK) {
+		stale(z, rc);
+		return rc;
+	}
+	for (int32_t i = 0; i < z->nmarked; i++)
+		free(z->marked[i]);
+	free(z->marked);
+	z->marked = ch.names; /* taken over */
+	z->nmarked = ch.count;
+	for (int32_t i = 0; i < z->meta.ntopics; i++) {
+		ctl_topic *t = z->meta.topics[i];
+		bool m = zkb_view_marked(z, t->name);
+		if (m == t->deleting)
+			continue;
+		t->deleting = m;
+		if (m) {
+			fprintf(stderr, "samsa: topic %s is marked for deletion\n", t->name);
+			ctl_emit_topic_deleted(z->c, t);
+		} else {
+			ctl_emit_topic(z->c, t); /* the mark was taken away */
+		}
+	}
+	return CTL_ZK_OK;
+}
+
+int zkb_view_read_early_deletions(zkb *z)
+{
+	ctl_zk_children ch;
+	int rc = ctl_zk_get_children(z->zk, DELETE_TOPICS, false, &ch, NULL);
+	if (rc == CTL_ZK_NONODE)
+		return CTL_ZK_OK;
+	if (rc != CTL_ZK_OK)
+		return rc;
+	free(z->early);
+	z->nearly = 0;
+	z->early = calloc((size_t)(ch.count > 0 ? ch.count : 1), sizeof(*z->early));
+	if (!z->early) {
+		ctl_zk_children_free(&ch);
+		return CTL_ZK_SYSTEMERROR;
+	}
+	for (int32_t i = 0; i < ch.count && rc == CTL_ZK_OK; i++) {
+		const char *name = ch.names[i];
+		if (ctl_validate_topic_name(name, (int32_t)strnlen(name, CTL_TOPIC_NAME_MAX + 1)) != 0)
+			continue;
+		char path[ZKB_PATH_MAX];
+		zkb_topic_path(path, name);
+		char *data;
+		int len;
+		rc = ctl_zk_get(z->zk, path, false, &data, &len, NULL);
+		if (rc == CTL_ZK_NONODE) {
+			rc = CTL_ZK_OK; /* deleted already: nothing of it to learn */
+			continue;
+		}
+		if (rc != CTL_ZK_OK)
+			break;
+		proto_arena a;
+		proto_arena_init(&a, ARENA_MAX);
+		ctl_zkj_topic tj;
+		if (ctl_zkj_topic_decode(data, len, &a, &tj) == 0 && tj.has_topic_id) {
+			ctl_topic *e = &z->early[z->nearly++];
+			snprintf(e->name, sizeof(e->name), "%s", name);
+			memcpy(e->id, tj.topic_id, 16);
+		}
+		proto_arena_free(&a);
+		free(data);
+	}
+	ctl_zk_children_free(&ch);
+	return rc;
+}
+
+void zkb_view_emit_early_deletions(zkb *z)
+{
+	for (int32_t i = 0; i < z->nearly; i++) {
+		const ctl_topic *e = &z->early[i];
+		const ctl_topic *t = zkb_view_topic(z, e->name);
+		if (!t || memcmp(t->id, e->id, 16) != 0)
+			ctl_emit_topic_deleted(z->c, e); /* deleted while this broker came up */
+	}
+	free(z->early);
+	z->early = NULL;
+	z->nearly = 0;
 }
 
 int zkb_view_refresh_topic_list(zkb *z, zkb_read how)
@@ -863,6 +996,8 @@ int zkb_view_refresh_all(zkb *z, zkb_read how)
 		rc = zkb_view_process_notices(z, true);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_broker_configs(z, emit_all);
+	if (rc == CTL_ZK_OK)
+		rc = zkb_view_refresh_deletions(z);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_topic_list(z, how);
 	stale(z, rc);

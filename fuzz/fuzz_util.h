@@ -69,7 +69,9 @@ static inline void fuzz_empty_dir(const char *dir)
 	while ((e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue; /* a truncated path would name another file */
 		if (unlink(path) != 0 && errno == EISDIR) {
 			fuzz_empty_dir(path);
 			rmdir(path);

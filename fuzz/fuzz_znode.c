@@ -3,7 +3,7 @@
  * (controller/zk_json.h) and the JSON reader under them (controller/json.h),
  * fed what a hostile or broken ZooKeeper client could have written.
  *
- * Input: byte 0 selects the codec (modulo 12), the rest is the znode data:
+ * Input: byte 0 selects the codec (modulo 13), the rest is the znode data:
  *    0 /brokers/ids/<id>          6 config change notification
  *    1 /controller                7 /latest_producer_id_block
  *    2 /controller_epoch          8 /cluster/id
@@ -11,6 +11,7 @@
  *    4 partition state           10 the bare JSON reader: walks every token
  *    5 /config/<type>/<name>        and decodes every string
  *                                11 /admin/preferred_replica_election
+ *                                12 /admin/reassign_partitions
  *
  * Beyond "no crash, no leak, no sanitizer report": what decodes is encoded
  * again when the encoder accepts it, that encoding must decode, and encoding
@@ -72,6 +73,13 @@ typedef struct isr_list {
 #define PREFERRED_ENC(l, o, len) ctl_zkj_preferred_election_encode((l)->p, (l)->n, o, len)
 #define PREFERRED_DEC(s, len, l) ctl_zkj_preferred_election_decode(s, len, ar, &(l)->p, &(l)->n)
 
+typedef struct reassign_list {
+	ctl_zkj_reassignment *r;
+	int32_t n;
+} reassign_list;
+#define REASSIGN_ENC(l, o, len) ctl_zkj_reassign_encode((l)->r, (l)->n, o, len)
+#define REASSIGN_DEC(s, len, l) ctl_zkj_reassign_decode(s, len, ar, &(l)->r, &(l)->n)
+
 static void walk_json(const char *s, size_t n)
 {
 	ctl_json d;
@@ -99,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ar = &a;
 	const char *s = (const char *)data + 1;
 	int n = (int)(size - 1);
-	switch (data[0] % 12) {
+	switch (data[0] % 13) {
 	case 0: {
 		ctl_zkj_broker v;
 		if (BROKER_DEC(s, n, &v) == 0)
@@ -164,6 +172,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		isr_list v;
 		if (PREFERRED_DEC(s, n, &v) == 0)
 			ROUND_TRIP(isr_list, PREFERRED_ENC, PREFERRED_DEC);
+		break;
+	}
+	case 12: {
+		reassign_list v;
+		if (REASSIGN_DEC(s, n, &v) == 0)
+			ROUND_TRIP(reassign_list, REASSIGN_ENC, REASSIGN_DEC);
 		break;
 	}
 	default:

@@ -474,6 +474,12 @@ static void znode_seeds(void)
 	ZNODE_ENC("preferred-election", 11, ctl_zkj_preferred_election_encode(tp, 2, &out_, &n_));
 	static const char pe[] = "{\"partitions\":[{\"partition\":1,\"topic\":\"orders\"}]}";
 	znode_put("preferred-election-by-hand", 11, pe, sizeof(pe) - 1);
+	int32_t rr[] = { 2, 3, 4 };
+	ctl_zkj_reassignment ra[] = { { "t", 0, rr, 3 } };
+	ZNODE_ENC("reassign", 12, ctl_zkj_reassign_encode(ra, 1, &out_, &n_));
+	static const char rt[] = "{\"version\":1,\"partitions\":[{\"topic\":\"x\",\"partition\":1,"
+				 "\"replicas\":[3,1],\"log_dirs\":[\"any\",\"any\"]}]}";
+	znode_put("reassign-tool", 12, rt, sizeof(rt) - 1);
 }
 
 int main(int argc, char **argv)

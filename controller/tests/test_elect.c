@@ -178,7 +178,8 @@ END_TEST
 
 /* An offline partition (leader -1) counts as led by another broker, and its
  * preferred replica takes it when it may (a broker back after a failure
- * whose partition stayed offline). Several topics. */
+ * whose partition stayed offline). Several topics; one marked for deletion
+ * is left out. */
 START_TEST(test_offline_counts)
 {
 	int32_t rows[] = { 1, 2, 3 }, l1[] = { -1 }, l2[] = { 1 };
@@ -197,6 +198,14 @@ START_TEST(test_offline_counts)
 	free(v);
 	ck_assert_int_eq(ctl_imbalance_compute(topics, 0, &b), 0);
 	ck_assert_ptr_null(b);
+	/* a topic marked for deletion counts for nothing and is never picked */
+	a->deleting = true;
+	ck_assert_int_eq(ctl_imbalance_compute(topics, 2, &b), 1);
+	ck_assert_int_eq(b[0].preferred, 1);
+	ck_assert_int_eq(b[0].led_by_others, 0);
+	free(b);
+	ck_assert_int_eq(ctl_rebalance_pick(topics, 2, 0, online, &all, &v), 0);
+	ck_assert_ptr_null(v);
 	ctl_topic_free(a);
 	ctl_topic_free(c);
 }

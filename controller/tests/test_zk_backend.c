@@ -733,18 +733,20 @@ START_TEST(test_delete_topic)
 		   !m_topic(&mirrors[3], "gone"), WAIT_MS, "deleted everywhere");
 	for (int b = 1; b <= 3; b++)
 		ck_assert_str_eq(mirrors[b].deleted[0], "gone");
+	/* gone for the brokers once marked; the znodes follow at once, every
+	 * replica's broker being live */
 	ctl_zk *zk = raw_open();
+	WAIT_UNTIL(!raw_exists(zk, "/admin/delete_topics/gone"), WAIT_MS, "the mark stays");
 	ck_assert(!raw_exists(zk, "/brokers/topics/gone"));
 	ck_assert(!raw_exists(zk, "/config/topics/gone"));
-	ck_assert(!raw_exists(zk, "/admin/delete_topics/gone"));
 	ck_assert_int_eq(call(3, &op).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
 	/* by hand, as kafka-topics.sh --delete --zookeeper does */
 	ck_assert_int_eq(ctl_zk_create(zk, "/admin/delete_topics/tool", NULL, CTL_ZK_NULL_DATA,
 				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
 	WAIT_UNTIL(!m_topic(&mirrors[1], "tool") && !m_topic(&mirrors[2], "tool") &&
 		   !m_topic(&mirrors[3], "tool"), WAIT_MS, "tool's deletion");
+	WAIT_UNTIL(!raw_exists(zk, "/admin/delete_topics/tool"), WAIT_MS, "tool's mark stays");
 	ck_assert(!raw_exists(zk, "/brokers/topics/tool"));
-	ck_assert(!raw_exists(zk, "/admin/delete_topics/tool"));
 	/* a deleted name is free again, with a new id */
 	ck_assert_int_eq(create_topic(2, "gone", 1, 1, NULL, 0, NULL, 0).error, 0);
 	WAIT_UNTIL(m_topic(&mirrors[1], "gone"), WAIT_MS, "new gone");
@@ -1279,6 +1281,17 @@ START_TEST(test_session_expiry)
 }
 END_TEST
 
+/* ---- partition reassignment (CLUSTER.md 2.8, KIP-455) ---- */
+
+static ctl_result reassign(int32_t on, const char *topic, int32_t p, const int32_t *ids, int32_t n)
+{
+	ctl_replica_list rl = { ids, n };
+	ctl_op op = { .type = CTL_OP_ALTER_REASSIGNMENT, .partition = p,
+		      .assignments = ids ? &rl : NULL, .nassignments = ids ? 1 : 0 };
+	snprintf(op.topic, sizeof(op.topic), "%s", topic);
+	return call(on, &op);
+}
+
 /* ---- elections on request and the automatic rebalance (zk_elect.c) ---- */
 
 /* ELECT_LEADER on broker on (type, topic, partition). */
@@ -1289,20 +1302,355 @@ static ctl_result elect(int32_t on, int8_t type, const char *topic, int32_t p)
 	return call(on, &op);
 }
 
-/* The leader of topic-p, as broker leader's mirror has it, writes the ISR
- * isr (Kafka's leader adding a follower that caught up). */
-static void leader_sets_isr(int32_t leader, const char *topic, int32_t p, const int32_t *isr,
-			    int32_t nisr)
+/* The leader (as broker id's mirror has it) writes ISR isr[0..n) of
+ * topic-p, as its ISR expansion would (CTL_OP_ALTER_ISR). */
+static void leader_sets_isr(int32_t id, const char *topic, int32_t p, const int32_t *isr, int32_t n)
 {
-	const ctl_partition *cp = m_part(&mirrors[leader], topic, p);
+	const ctl_partition *cp = m_part(&mirrors[id], topic, p);
 	ck_assert_ptr_nonnull(cp);
-	ck_assert_int_eq(cp->leader, leader);
 	ctl_op op = { .type = CTL_OP_ALTER_ISR, .partition = p, .leader_epoch = cp->leader_epoch,
-		      .partition_epoch = cp->partition_epoch, .isr = isr, .nisr = nisr };
+		      .partition_epoch = cp->partition_epoch, .isr = isr, .nisr = n };
 	snprintf(op.topic, sizeof(op.topic), "%s", topic);
-	ctl_result r = call(leader, &op);
-	ck_assert_msg(r.error == 0, "ISR of %s-%d: %d %s", topic, (int)p, r.error, r.msg);
+	ctl_result r = call(cp->leader, &op);
+	ck_assert_msg(r.error == 0, "ALTER_ISR by %d: %d %s", (int)cp->leader, r.error, r.msg);
 }
+
+/* The topic znode's text holds want. */
+static bool topic_has(ctl_zk *zk, const char *topic, const char *want)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "/brokers/topics/%s", topic);
+	char *d = raw_get(zk, path, NULL);
+	bool ok = d && strstr(d, want) != NULL;
+	if (!ok)
+		fprintf(stderr, "%s: %s (wanted %s)\n", path, d ? d : "(none)", want);
+	free(d);
+	return ok;
+}
+
+/* Broker id's mirror has topic-p with replicas, adding and removing. */
+static bool assignment_is(int32_t id, const char *topic, int32_t p, const int32_t *rs, int32_t nrs,
+			  const int32_t *ar, int32_t nar, const int32_t *rr, int32_t nrr)
+{
+	const ctl_partition *cp = m_part(&mirrors[id], topic, p);
+	return cp && ids_are(cp->replicas, cp->nreplicas, rs, nrs) &&
+	       ids_are(cp->adding, cp->nadding, ar, nar) && ids_are(cp->removing, cp->nremoving, rr, nrr);
+}
+
+/* path's data holds yes and not no. */
+static bool text_is(ctl_zk *zk, const char *path, const char *yes, const char *no)
+{
+	char *d = raw_get(zk, path, NULL);
+	bool ok = d && strstr(d, yes) && !strstr(d, no);
+	free(d);
+	return ok;
+}
+
+static int32_t start_three(const char *chroot)
+{
+	set_chroot(chroot);
+	open_broker(1);
+	open_broker(2);
+	open_broker(3);
+	WAIT_UNTIL(mirrors[1].controller > 0 && mirrors[1].controller == mirrors[2].controller &&
+		   mirrors[2].controller == mirrors[3].controller, WAIT_MS, "a controller");
+	return mirrors[1].controller;
+}
+
+/* {1,2} -> {2,3}: U+A writes RS {2,3,1} with AR {3}, RR {1} and a new
+ * leader epoch; once the leader adds 3 to the ISR, B writes RS {2,3}, the
+ * ISR without 1, and 2 (the first target live and in sync) leads. Only the
+ * controller answers; ListPartitionReassignments likewise. */
+START_TEST(test_reassign_move)
+{
+	int32_t ctrl = start_three("reassign-move");
+	int32_t other = ctrl == 1 ? 2 : 1;
+	const int32_t row[] = { 1, 2 }, i12[] = { 1, 2 }, on[] = { 1, 2, 3 };
+	create_manual(1, "mv", row, 1, 2, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "mv", 0, 1, 0, i12, 2), WAIT_MS, "mv everywhere");
+	const int32_t t23[] = { 2, 3 };
+	ck_assert_int_eq(reassign(other, "mv", 0, t23, 2).error, KERR_NOT_CONTROLLER);
+	ctl_op list = { .type = CTL_OP_LIST_REASSIGNMENTS };
+	ck_assert_int_eq(call(other, &list).error, KERR_NOT_CONTROLLER);
+	ck_assert_int_eq(call(ctrl, &list).error, 0);
+	ctl_result r = reassign(ctrl, "mv", 0, t23, 2);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ctl_zk *zk = raw_open();
+	ck_assert(topic_has(zk, "mv", "\"partitions\":{\"0\":[2,3,1]}"));
+	ck_assert(topic_has(zk, "mv", "\"adding_replicas\":{\"0\":[3]},\"removing_replicas\":{\"0\":[1]}"));
+	const int32_t rs[] = { 2, 3, 1 }, a3[] = { 3 }, r1[] = { 1 };
+	WAIT_UNTIL(assignment_is(1, "mv", 0, rs, 3, a3, 1, r1, 1) &&
+		   assignment_is(2, "mv", 0, rs, 3, a3, 1, r1, 1) &&
+		   assignment_is(3, "mv", 0, rs, 3, a3, 1, r1, 1) &&
+		   all_state_is(on, 3, "mv", 0, 1, 1, i12, 2), WAIT_MS,
+		   "RS {2,3,1} with a new leader epoch everywhere");
+	/* the same target again changes nothing (no new epoch) */
+	ck_assert_int_eq(reassign(ctrl, "mv", 0, t23, 2).error, 0);
+	/* not complete while 3 is out of the ISR */
+	sleep_ms(300);
+	WAIT_UNTIL(all_state_is(on, 3, "mv", 0, 1, 1, i12, 2), WAIT_MS, "unchanged");
+	ck_assert(topic_has(zk, "mv", "\"removing_replicas\":{\"0\":[1]}"));
+	/* the leader adds 3: B */
+	const int32_t i123[] = { 1, 2, 3 }, i23[] = { 2, 3 };
+	leader_sets_isr(1, "mv", 0, i123, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "mv", 0, 2, 2, i23, 2) &&
+		   assignment_is(1, "mv", 0, t23, 2, NULL, 0, NULL, 0) &&
+		   assignment_is(3, "mv", 0, t23, 2, NULL, 0, NULL, 0), WAIT_MS,
+		   "RS {2,3}, 2 leads, ISR {2,3}");
+	ck_assert(topic_has(zk, "mv", "\"partitions\":{\"0\":[2,3]}"));
+	ck_assert(topic_has(zk, "mv", "\"adding_replicas\":{},\"removing_replicas\":{}"));
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* Kafka's answers: bad lists, brokers that are not alive, unknown
+ * partitions, a cancellation of nothing, KIP-860; a new order or fewer
+ * replicas (targets already in the ISR) complete at once, the leader kept
+ * when it stays a replica. */
+START_TEST(test_reassign_checks)
+{
+	int32_t ctrl = start_three("reassign-checks");
+	const int32_t row[] = { 1, 2, 3 }, i123[] = { 1, 2, 3 }, on[] = { 1, 2, 3 };
+	create_manual(1, "ck", row, 1, 3, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "ck", 0, 1, 0, i123, 3), WAIT_MS, "ck everywhere");
+	const int32_t dup[] = { 1, 1 }, neg[] = { 1, -1 }, down[] = { 1, 4 };
+	ctl_result r = reassign(ctrl, "ck", 0, dup, 2);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_int_eq(reassign(ctrl, "ck", 0, neg, 2).error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_int_eq(reassign(ctrl, "ck", 0, row, 0).error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	r = reassign(ctrl, "ck", 0, down, 2);
+	ck_assert_int_eq(r.error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_msg(strstr(r.msg, "not alive") != NULL, "%s", r.msg);
+	ck_assert_int_eq(reassign(ctrl, "ck", 7, row, 3).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	ck_assert_int_eq(reassign(ctrl, "nope", 0, row, 3).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	/* an unknown partition's targets are all new: checked for life first */
+	ck_assert_int_eq(reassign(ctrl, "nope", 0, down, 2).error, KERR_INVALID_REPLICA_ASSIGNMENT);
+	ck_assert_int_eq(reassign(ctrl, "ck", 0, NULL, 0).error, KERR_NO_REASSIGNMENT_IN_PROGRESS);
+	ck_assert_int_eq(reassign(ctrl, "nope", 0, NULL, 0).error, KERR_NO_REASSIGNMENT_IN_PROGRESS);
+	ctl_replica_list rl = { (const int32_t[]){ 1, 2 }, 2 };
+	ctl_op op = { .type = CTL_OP_ALTER_REASSIGNMENT, .assignments = &rl, .nassignments = 1,
+		      .no_rf_change = true };
+	snprintf(op.topic, sizeof(op.topic), "ck");
+	ck_assert_int_eq(call(ctrl, &op).error, KERR_INVALID_REPLICATION_FACTOR);
+	/* {1,2,3} -> {2,3,1}: nothing added or removed, done at once; 1 stays
+	 * leader (it is in the target and live), the epoch moves */
+	const int32_t t231[] = { 2, 3, 1 };
+	ck_assert_int_eq(reassign(ctrl, "ck", 0, t231, 3).error, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "ck", 0, 1, 1, i123, 3) &&
+		   assignment_is(2, "ck", 0, t231, 3, NULL, 0, NULL, 0), WAIT_MS, "{2,3,1}");
+	ctl_zk *zk = raw_open();
+	ck_assert(topic_has(zk, "ck", "\"partitions\":{\"0\":[2,3,1]}"));
+	ck_assert(topic_has(zk, "ck", "\"adding_replicas\":{},\"removing_replicas\":{}"));
+	/* {2,3,1} -> {3,2}: the targets are in the ISR, done at once; 1 leaves
+	 * the ISR and leadership goes to 3 */
+	const int32_t t32[] = { 3, 2 }, i23[] = { 2, 3 };
+	ck_assert_int_eq(reassign(ctrl, "ck", 0, t32, 2).error, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "ck", 0, 3, 2, i23, 2) &&
+		   assignment_is(1, "ck", 0, t32, 2, NULL, 0, NULL, 0), WAIT_MS, "{3,2}");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* A cancellation reverts to the original replicas: the adding replica
+ * leaves RS and the ISR. A reassignment that would drop every in-sync
+ * replica is refused. */
+START_TEST(test_reassign_cancel)
+{
+	int32_t ctrl = start_three("reassign-cancel");
+	const int32_t row[] = { 1, 2 }, i12[] = { 1, 2 }, on[] = { 1, 2, 3 };
+	create_manual(1, "cx", row, 1, 2, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "cx", 0, 1, 0, i12, 2), WAIT_MS, "cx everywhere");
+	const int32_t t23[] = { 2, 3 };
+	ck_assert_int_eq(reassign(ctrl, "cx", 0, t23, 2).error, 0);
+	const int32_t rs[] = { 2, 3, 1 }, a3[] = { 3 }, r1[] = { 1 };
+	WAIT_UNTIL(assignment_is(2, "cx", 0, rs, 3, a3, 1, r1, 1), WAIT_MS, "in progress");
+	/* 3 catches up, then the leader drops 1 and 2 from the ISR: replacing
+	 * the target by {1} would leave nobody in sync */
+	const int32_t i123[] = { 1, 2, 3 };
+	leader_sets_isr(1, "cx", 0, i123, 3);
+	WAIT_UNTIL(state_is(2, "cx", 0, 2, 2, (const int32_t[]){ 2, 3 }, 2), WAIT_MS,
+		   "completed: 2 leads {2,3}");
+	const int32_t t1[] = { 1 };
+	/* a new reassignment {2,3} -> {1}: 1 is live, so it starts */
+	ck_assert_int_eq(reassign(ctrl, "cx", 0, t1, 1).error, 0);
+	const int32_t rs2[] = { 1, 2, 3 }, a1[] = { 1 }, r23[] = { 2, 3 };
+	WAIT_UNTIL(assignment_is(3, "cx", 0, rs2, 3, a1, 1, r23, 2), WAIT_MS, "{1} in progress");
+	/* cancel: back to {2,3} (ORS), 1 out */
+	ctl_result r = reassign(ctrl, "cx", 0, NULL, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(assignment_is(1, "cx", 0, t23, 2, NULL, 0, NULL, 0) &&
+		   assignment_is(3, "cx", 0, t23, 2, NULL, 0, NULL, 0), WAIT_MS, "reverted");
+	ck_assert_int_eq(reassign(ctrl, "cx", 0, NULL, 0).error, KERR_NO_REASSIGNMENT_IN_PROGRESS);
+	close_all();
+}
+END_TEST
+
+/* A job that keeps a controller thread busy for a while. */
+static void busy_job(ctl *c, void *arg);
+
+/* A controller that takes over resumes what it finds in topic znodes: an
+ * incomplete reassignment gets a new leader epoch (A again) and completes
+ * when the ISR does; one whose ISR is complete already is finished at once
+ * (the old controller stopped between the two steps). The old controller
+ * is made to look away (a busy thread) while its successor is elected. */
+START_TEST(test_reassign_failover)
+{
+	int32_t ctrl = start_three("reassign-failover");
+	int32_t a = ctrl == 1 ? 2 : 1, b = 6 - ctrl - a; /* the two others */
+	const int32_t row[] = { 1, 2 }, i12[] = { 1, 2 }, r123[] = { 1, 2, 3 }, on[] = { 1, 2, 3 };
+	create_manual(1, "fo", row, 1, 2, NULL, 0);
+	create_manual(1, "half", r123, 1, 3, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "fo", 0, 1, 0, i12, 2) &&
+		   all_state_is(on, 3, "half", 0, 1, 0, r123, 3), WAIT_MS, "topics everywhere");
+	const int32_t t23[] = { 2, 3 };
+	ck_assert_int_eq(reassign(ctrl, "fo", 0, t23, 2).error, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "fo", 0, 1, 1, i12, 2), WAIT_MS, "A: epoch 1");
+	/* the controller looks away; "half" gets a U ({1,2,3} with RR {3})
+	 * as if a controller wrote it and died before B */
+	static int busy_ms = 3000;
+	ck_assert_int_eq(ctl_post(mirrors[ctrl].c, busy_job, &busy_ms), 0);
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/brokers/topics/half", NULL);
+	ck_assert_ptr_nonnull(d);
+	char *at = strstr(d, "\"removing_replicas\":{}");
+	ck_assert_ptr_nonnull(at);
+	char json[1024];
+	snprintf(json, sizeof(json), "%.*s\"removing_replicas\":{\"0\":[3]}%s", (int)(at - d), d,
+		 at + strlen("\"removing_replicas\":{}"));
+	free(d);
+	ck_assert_int_eq(ctl_zk_set(zk, "/brokers/topics/half", json, (int)strlen(json),
+				    CTL_ZK_ANY_VERSION, NULL), CTL_ZK_OK);
+	/* its /controller goes: another broker is elected and resumes */
+	ck_assert_int_eq(ctl_zk_delete(zk, "/controller", CTL_ZK_ANY_VERSION), CTL_ZK_OK);
+	const int32_t rs[] = { 2, 3, 1 }, a3[] = { 3 }, r1[] = { 1 }, both[] = { a, b };
+	WAIT_UNTIL(mirrors[a].controller != ctrl && mirrors[a].controller > 0 &&
+		   all_state_is(both, 2, "fo", 0, 1, 2, i12, 2) &&
+		   assignment_is(a, "fo", 0, rs, 3, a3, 1, r1, 1), WAIT_MS,
+		   "fo resumed: a new leader epoch, still in progress");
+	const int32_t t12[] = { 1, 2 };
+	WAIT_UNTIL(assignment_is(a, "half", 0, t12, 2, NULL, 0, NULL, 0) &&
+		   all_state_is(both, 2, "half", 0, 1, 1, i12, 2), WAIT_MS,
+		   "half completed at failover: RS {1,2}, 3 out of the ISR");
+	ck_assert(topic_has(zk, "half", "\"adding_replicas\":{},\"removing_replicas\":{}"));
+	/* the old controller comes back to its senses and resigns */
+	WAIT_UNTIL(mirrors[ctrl].controller == mirrors[a].controller, WAIT_MS, "one controller");
+	const int32_t i23[] = { 2, 3 };
+	leader_sets_isr(a, "fo", 0, r123, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "fo", 0, 2, 3, i23, 2) &&
+		   assignment_is(b, "fo", 0, t23, 2, NULL, 0, NULL, 0), WAIT_MS, "fo completed");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* /admin/reassign_partitions as kafka-reassign-partitions.sh (ZooKeeper
+ * mode) writes it: valid entries start (a broker that is down is waited
+ * for), bad ones are dropped, and the znode goes once all is done. */
+START_TEST(test_reassign_znode)
+{
+	start_three("reassign-znode");
+	const int32_t row[] = { 1, 2 }, i12[] = { 1, 2 }, on[] = { 1, 2, 3 };
+	create_manual(1, "zn", row, 1, 2, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "zn", 0, 1, 0, i12, 2), WAIT_MS, "zn everywhere");
+	/* broker 3 down: a target anyway (the znode path has no liveness check) */
+	close_broker(3);
+	const int32_t on12[] = { 1, 2 };
+	WAIT_UNTIL(mirrors[1].nbrokers == 2 && mirrors[2].nbrokers == 2, WAIT_MS, "3 gone");
+	ctl_zk *zk = raw_open();
+	const char *js = "{\"version\":1,\"partitions\":[{\"topic\":\"zn\",\"partition\":0,"
+			 "\"replicas\":[2,3]},{\"topic\":\"none\",\"partition\":0,\"replicas\":[1]}]}";
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/reassign_partitions", js, (int)strlen(js),
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	const int32_t rs[] = { 2, 3, 1 }, a3[] = { 3 }, r1[] = { 1 };
+	WAIT_UNTIL(assignment_is(1, "zn", 0, rs, 3, a3, 1, r1, 1) &&
+		   all_state_is(on12, 2, "zn", 0, 1, 1, i12, 2), WAIT_MS, "zn in progress");
+	/* the unknown topic's entry is dropped, zn's stays */
+	WAIT_UNTIL(text_is(zk, "/admin/reassign_partitions", "\"zn\"", "none"), WAIT_MS,
+		   "the bad entry dropped");
+	/* 3 comes back and catches up (its leader adds it): done, the znode goes */
+	open_broker(3);
+	const int32_t i123[] = { 1, 2, 3 }, t23[] = { 2, 3 }, i23[] = { 2, 3 };
+	leader_sets_isr(1, "zn", 0, i123, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "zn", 0, 2, 2, i23, 2) &&
+		   assignment_is(3, "zn", 0, t23, 2, NULL, 0, NULL, 0), WAIT_MS, "zn completed");
+	WAIT_UNTIL(!raw_exists(zk, "/admin/reassign_partitions"), WAIT_MS, "the znode deleted");
+	/* an unparsable znode is deleted, and the watch stays armed */
+	ck_assert_int_eq(ctl_zk_create(zk, "/admin/reassign_partitions", "{", 1, CTL_ZK_PERSISTENT,
+				       NULL, 0, NULL), CTL_ZK_OK);
+	WAIT_UNTIL(!raw_exists(zk, "/admin/reassign_partitions"), WAIT_MS, "the bad znode deleted");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* Deletion with a replica's broker down (CLUSTER.md 2.9 point 4): the topic
+ * is gone for the brokers at once and cannot be made again, its znodes stay
+ * until the broker is back, which then learns of it; a reassignment in
+ * progress holds a deletion back too. */
+START_TEST(test_delete_waits)
+{
+	int32_t ctrl = start_three("delete-waits");
+	const int32_t row[] = { 1, 3 }, i13[] = { 1, 3 };
+	create_manual(1, "dw", row, 1, 2, NULL, 0);
+	WAIT_UNTIL(state_is(3, "dw", 0, 1, 0, i13, 2) && state_is(2, "dw", 0, 1, 0, i13, 2),
+		   WAIT_MS, "dw everywhere");
+	ck_assert_int_ne(ctrl, 3);
+	close_broker(3);
+	WAIT_UNTIL(mirrors[1].nbrokers == 2 && mirrors[2].nbrokers == 2, WAIT_MS, "3 gone");
+	ctl_op op = { .type = CTL_OP_DELETE_TOPIC };
+	snprintf(op.topic, sizeof(op.topic), "dw");
+	ck_assert_int_eq(call(2, &op).error, 0);
+	WAIT_UNTIL(!m_topic(&mirrors[1], "dw") && !m_topic(&mirrors[2], "dw"), WAIT_MS,
+		   "gone for the brokers");
+	ctl_zk *zk = raw_open();
+	sleep_ms(500);
+	pump_all();
+	ck_assert(raw_exists(zk, "/brokers/topics/dw"));
+	ck_assert(raw_exists(zk, "/admin/delete_topics/dw"));
+	ctl_result r = create_topic(ctrl, "dw", 1, 1, NULL, 0, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_TOPIC_ALREADY_EXISTS);
+	ck_assert_str_eq(r.msg, "Topic 'dw' is marked for deletion.");
+	/* 3 comes back: told, and the deletion completes */
+	open_broker(3);
+	bool told = false;
+	for (int i = 0; i < mirrors[3].ndeleted; i++)
+		told |= strcmp(mirrors[3].deleted[i], "dw") == 0;
+	ck_assert_msg(told, "broker 3 started without learning that dw was deleted");
+	ck_assert(!m_topic(&mirrors[3], "dw"));
+	WAIT_UNTIL(!raw_exists(zk, "/brokers/topics/dw") && !raw_exists(zk, "/admin/delete_topics/dw"),
+		   WAIT_MS, "deleted once 3 is back");
+	ck_assert_int_eq(create_topic(ctrl, "dw", 1, 1, NULL, 0, NULL, 0).error, 0);
+
+	/* a reassignment in progress holds a deletion back */
+	const int32_t r12[] = { 1, 2 }, i12[] = { 1, 2 }, t23[] = { 2, 3 };
+	create_manual(1, "dr", r12, 1, 2, NULL, 0);
+	WAIT_UNTIL(state_is(3, "dr", 0, 1, 0, i12, 2), WAIT_MS, "dr everywhere");
+	ck_assert_int_eq(reassign(ctrl, "dr", 0, t23, 2).error, 0);
+	WAIT_UNTIL(state_is(1, "dr", 0, 1, 1, i12, 2), WAIT_MS, "dr in progress");
+	snprintf(op.topic, sizeof(op.topic), "dr");
+	ck_assert_int_eq(call(ctrl, &op).error, 0);
+	sleep_ms(500);
+	ck_assert(raw_exists(zk, "/brokers/topics/dr"));
+	/* no reassignment of a topic being deleted */
+	ck_assert_int_eq(reassign(ctrl, "dr", 0, r12, 2).error, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	/* the leader completes it: then the deletion goes on (the leader's
+	 * write, as a broker would still make it from its own log) */
+	ctl_op isr = { .type = CTL_OP_ALTER_ISR, .partition = 0, .leader_epoch = 1,
+		       .isr = (const int32_t[]){ 1, 2, 3 }, .nisr = 3 };
+	snprintf(isr.topic, sizeof(isr.topic), "dr");
+	char *d;
+	ctl_zk_stat st;
+	ck_assert_ptr_nonnull((d = raw_get(zk, "/brokers/topics/dr/partitions/0/state", &st)));
+	free(d);
+	isr.partition_epoch = st.version;
+	ck_assert_int_eq(call(1, &isr).error, 0);
+	WAIT_UNTIL(!raw_exists(zk, "/brokers/topics/dr"), WAIT_MS, "dr deleted after its reassignment");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
 
 /* Preferred elections through CTL_OP_ELECT_LEADER (KIP-460, Kafka's
  * ZooKeeper-mode rules): the preferred replica comes back once it is in the
@@ -1552,6 +1900,59 @@ START_TEST(test_auto_rebalance)
 }
 END_TEST
 
+/* Kafka's automatic rebalance waits while a partition is being
+ * reassigned: broker 1 back in rb-0's ISR is not made its leader until the
+ * reassignment of another topic ends (here cancelled). */
+START_TEST(test_rebalance_waits_for_reassignment)
+{
+	set_chroot("rebalance-reassign");
+	int32_t order[] = { 3, 1, 2 };
+	for (int i = 0; i < 3; i++) {
+		ctl_options o = broker_options(order[i], NULL, false);
+		o.auto_leader_rebalance_enable = true;
+		o.leader_imbalance_check_interval_seconds = 1;
+		o.leader_imbalance_per_broker_percentage = 10;
+		open_broker_opts(order[i], &o);
+	}
+	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
+	long long elected = h_now_ms();
+	int32_t rows[] = { 1, 2, 3 };
+	create_manual(3, "rb", rows, 1, 3, NULL, 0);
+	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 0, rows, 3), WAIT_MS, "states");
+	close_broker(1);
+	const int32_t i23[] = { 2, 3 };
+	WAIT_UNTIL(all_state_is(on23, 2, "rb", 0, 2, 1, i23, 2), WAIT_MS, "2 leads rb-0");
+	ctl_options o = broker_options(1, NULL, false);
+	o.auto_leader_rebalance_enable = true;
+	o.leader_imbalance_check_interval_seconds = 1;
+	open_broker_opts(1, &o);
+	WAIT_UNTIL(mirrors[3].nbrokers == 3, WAIT_MS, "1 is back");
+	/* hold-0 {2,3} -> {2,1}: in progress while 1 is out of its ISR */
+	create_manual(3, "hold", i23, 1, 2, NULL, 0);
+	WAIT_UNTIL(all_state_is(on, 3, "hold", 0, 2, 0, i23, 2), WAIT_MS, "hold everywhere");
+	const int32_t t21[] = { 2, 1 }, rs[] = { 2, 1, 3 }, a1[] = { 1 }, r3[] = { 3 };
+	ctl_result r = reassign(3, "hold", 0, t21, 2);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(assignment_is(3, "hold", 0, rs, 3, a1, 1, r3, 1), WAIT_MS, "hold in progress");
+	/* 1 rejoins rb-0's ISR: the checks (5 s after the election, then
+	 * every second) leave it alone; three of them at least */
+	const int32_t i231[] = { 2, 3, 1 };
+	leader_sets_isr(2, "rb", 0, i231, 3);
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 2, 1, i231, 3), WAIT_MS, "1 back in the ISR");
+	long long quiet = elected + 5000 + 3000 - h_now_ms();
+	sleep_ms((int)(quiet > 3000 ? quiet : 3000));
+	pump_all();
+	ck_assert(all_state_is(on, 3, "rb", 0, 2, 1, i231, 3));
+	/* the reassignment ends: the next check gives rb-0 back to 1 */
+	r = reassign(3, "hold", 0, NULL, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(assignment_is(3, "hold", 0, i23, 2, NULL, 0, NULL, 0), WAIT_MS, "hold reverted");
+	WAIT_UNTIL(all_state_is(on, 3, "rb", 0, 1, 2, i231, 3), WAIT_MS, "1 leads rb-0 again");
+	close_all();
+}
+END_TEST
+
 int main(void)
 {
 	if (h_init() != 0)
@@ -1589,10 +1990,17 @@ int main(void)
 	ADD(test_fast_restart);
 	ADD(test_session_expiry);
 	ADD(test_zookeeper_outage);
+	ADD(test_reassign_move);
+	ADD(test_reassign_checks);
+	ADD(test_reassign_cancel);
+	ADD(test_reassign_failover);
+	ADD(test_reassign_znode);
+	ADD(test_delete_waits);
 	ADD(test_elect_preferred);
 	ADD(test_elect_unclean);
 	ADD(test_preferred_znode);
 	ADD(test_auto_rebalance);
+	ADD(test_rebalance_waits_for_reassignment);
 #undef ADD
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

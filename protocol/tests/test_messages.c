@@ -650,6 +650,74 @@ START_TEST(test_vec_metadata_v0_request)
 }
 END_TEST
 
+/* AlterPartitionReassignments (flexible from v0): TimeoutMs, then (v1)
+ * AllowReplicationFactorChange, then compact arrays; a null replica list
+ * (cancel) is a compact count of 0. ListPartitionReassignments v0
+ * response: throttle, error, compact nullable message, then per partition
+ * the three replica lists. */
+START_TEST(test_vec_partition_reassignments)
+{
+	static const uint8_t v1[] = {
+		0x00, 0x00, 0x75, 0x30, 0x00, 0x02, 0x02, 't', 0x03,
+		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00,
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+		0x00, 0x00,
+	};
+	proto_reader r;
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	AlterPartitionReassignmentsRequest m;
+	proto_reader_init(&r, v1, sizeof(v1));
+	ck_assert_int_eq(AlterPartitionReassignmentsRequest_decode(&r, &a, 1, &m), 0);
+	ck_assert_int_eq(m.timeout_ms, 30000);
+	ck_assert(!m.allow_replication_factor_change);
+	ck_assert_int_eq(m.topics_count, 1);
+	ck_assert(proto_str_eq(m.topics[0].name, "t"));
+	ck_assert_int_eq(m.topics[0].partitions_count, 2);
+	ck_assert_int_eq(m.topics[0].partitions[0].replicas_count, 2);
+	ck_assert_int_eq(m.topics[0].partitions[0].replicas[1], 3);
+	ck_assert_int_eq(m.topics[0].partitions[1].partition_index, 1);
+	ck_assert_int_eq(m.topics[0].partitions[1].replicas_count, -1);
+	/* v0: the same without the option, which then reads its default */
+	uint8_t v0[sizeof(v1) - 1];
+	memcpy(v0, v1, 4);
+	memcpy(v0 + 4, v1 + 5, sizeof(v1) - 5);
+	proto_reader_init(&r, v0, sizeof(v0));
+	ck_assert_int_eq(AlterPartitionReassignmentsRequest_decode(&r, &a, 0, &m), 0);
+	ck_assert(m.allow_replication_factor_change);
+	ck_assert_int_eq(m.topics[0].partitions[1].replicas_count, -1);
+
+	static const uint8_t list[] = {
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 't', 0x02,
+		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x01,
+		0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x00,
+		0x00, 0x00,
+	};
+	int32_t reps[] = { 2, 1 }, add[] = { 2 };
+	ListPartitionReassignmentsResponse_OngoingPartitionReassignment op;
+	ListPartitionReassignmentsResponse_OngoingPartitionReassignment_init(&op);
+	op.replicas = reps;
+	op.replicas_count = 2;
+	op.adding_replicas = add;
+	op.adding_replicas_count = 1;
+	ListPartitionReassignmentsResponse_OngoingTopicReassignment ot;
+	ListPartitionReassignmentsResponse_OngoingTopicReassignment_init(&ot);
+	ot.name = proto_cstr("t");
+	ot.partitions = &op;
+	ot.partitions_count = 1;
+	ListPartitionReassignmentsResponse lr;
+	ListPartitionReassignmentsResponse_init(&lr);
+	lr.topics = &ot;
+	lr.topics_count = 1;
+	proto_writer w;
+	proto_writer_init(&w);
+	ck_assert_int_eq(ListPartitionReassignmentsResponse_encode(&w, 0, &lr), 0);
+	CHECK_BYTES(&w, list);
+	proto_writer_free(&w);
+	proto_arena_free(&a);
+}
+END_TEST
+
 /* DescribeTopicPartitions v0 (KIP-966), flexible: the cursor is a nullable
  * struct, an int8 marker (-1 null, 1 present) before its fields. Request:
  * topics ["t"], limit 2, cursor {"t", 1}; then no topics, the default limit
@@ -1194,6 +1262,7 @@ static Suite *messages_suite(void)
 	tcase_add_test(tc, test_vec_controlled_shutdown);
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_request);
 	tcase_add_test(tc, test_vec_offset_for_leader_epoch_response);
+	tcase_add_test(tc, test_vec_partition_reassignments);
 	tcase_add_test(tc, test_vec_elect_leaders);
 	tcase_add_test(tc, test_vec_describe_topic_partitions);
 #endif
