@@ -20,6 +20,8 @@ extern const adm_api adm_api_describe_log_dirs;        /* key 35 */
 extern const adm_api adm_api_create_partitions;        /* key 37 */
 extern const adm_api adm_api_elect_leaders;            /* key 43 */
 extern const adm_api adm_api_incremental_alter_configs; /* key 44 */
+extern const adm_api adm_api_alter_partition_reassignments; /* key 45 */
+extern const adm_api adm_api_list_partition_reassignments;  /* key 46 */
 extern const adm_api adm_api_describe_cluster;         /* key 60 */
 
 #endif

@@ -4,6 +4,7 @@
  *   cmd_cluster.c   brokers, log-dirs
  *   cmd_config.c    config
  *   cmd_elect.c     elect-leaders
+ *   cmd_reassign.c  reassign, reassignments, drain
  *
  * A command gets the run's context (admin.h; ctx->cmd is its name) and its
  * own arguments, argv[0] being its name; it parses them with getopt_long
@@ -31,6 +32,7 @@ extern const adm_command adm_cmd_topics, adm_cmd_describe, adm_cmd_create_topic,
 extern const adm_command adm_cmd_brokers, adm_cmd_log_dirs;
 extern const adm_command adm_cmd_config;
 extern const adm_command adm_cmd_elect_leaders;
+extern const adm_command adm_cmd_reassign, adm_cmd_reassignments, adm_cmd_drain;
 
 /* getopt_long over a command's arguments, reset for each command: GNU
  * getopt is told to start over (optind 0) and print nothing (opterr 0);

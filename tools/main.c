@@ -30,6 +30,9 @@ static const adm_command *const commands[] = {
 	&adm_cmd_add_partitions,
 	&adm_cmd_config,
 	&adm_cmd_elect_leaders,
+	&adm_cmd_reassign,
+	&adm_cmd_reassignments,
+	&adm_cmd_drain,
 	&adm_cmd_log_dirs,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

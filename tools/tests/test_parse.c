@@ -162,6 +162,7 @@ START_TEST(test_api_table)
 		&adm_api_metadata, &adm_api_create_topics, &adm_api_delete_topics,
 		&adm_api_describe_configs, &adm_api_describe_log_dirs, &adm_api_create_partitions,
 		&adm_api_elect_leaders, &adm_api_incremental_alter_configs,
+		&adm_api_alter_partition_reassignments, &adm_api_list_partition_reassignments,
 		&adm_api_describe_cluster,
 	};
 	for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
