@@ -91,7 +91,7 @@ static int64_t tear(hc_cluster *c, int id, const char *topic, int32_t partition,
 	while ((e = readdir(d)))
 		if (strlen(e->d_name) == 24 && strcmp(e->d_name + 20, ".log") == 0 &&
 		    strcmp(e->d_name, last) > 0)
-			snprintf(last, sizeof(last), "%s", e->d_name);
+			memcpy(last, e->d_name, 25); /* 24 characters and the NUL */
 	closedir(d);
 	ck_assert_msg(last[0], "%s: no segment", dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, last);
