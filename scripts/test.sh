@@ -20,7 +20,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The cluster tests' shorter loops under the sanitizers: the same faults,
 # fewer rounds (the plain build runs them all).
 export SAMSA_CLUSTER_QUICK=1
-run sanitize --enable-sanitizers CFLAGS="-O1 -g"
+run sanitize --enable-sanitizers --enable-werror CFLAGS="-O1 -g"
 # libFuzzer targets (fuzz/) under ASan+UBSan, 30 s each; each leaves a .trs
 # with its result, counted below.
 rm -rf build/fuzz; mkdir -p build/fuzz
