@@ -1295,6 +1295,57 @@ static bool is_wildcard(const char *host)
 	       strcmp(host, "0:0:0:0:0:0:0:0") == 0;
 }
 
+/* zookeeper.connect: "host:port[,host:port...][/chroot]", the shape
+ * ZooKeeper's ConnectStringParser takes (a port may be left out: 2181) and
+ * a chroot PathUtils.validatePath accepts ("/" alone means none; no empty
+ * segment, no "." or "..", no '/' at the end). Checked here so that a
+ * typo stops the broker with its reason instead of a failed connect. */
+static int check_zk_connect(const char *s, char *err, size_t errsize)
+{
+	const char *key = "zookeeper.connect";
+	const char *slash = strchr(s, '/');
+	size_t hlen = slash ? (size_t)(slash - s) : strlen(s);
+	if (hlen == 0)
+		return fail(err, errsize, "%s: \"%s\" names no host (host:port[,host:port...][/chroot])",
+			    key, s);
+	for (const char *h = s; h < s + hlen;) {
+		const char *end = memchr(h, ',', (size_t)(s + hlen - h));
+		size_t n = end ? (size_t)(end - h) : (size_t)(s + hlen - h);
+		const char *colon = memchr(h, ':', n);
+		if (n == 0 || colon == h)
+			return fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
+		if (colon) {
+			char port[8];
+			size_t plen = (size_t)(h + n - colon - 1);
+			char *pend;
+			if (plen == 0 || plen >= sizeof(port))
+				return fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
+			memcpy(port, colon + 1, plen);
+			port[plen] = '\0';
+			long v = strtol(port, &pend, 10);
+			if (*pend || !isdigit((unsigned char)port[0]) || v < 1 || v > 65535)
+				return fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
+		}
+		h += n + (end ? 1 : 0);
+		if (end && h == s + hlen)
+			return fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
+	}
+	if (!slash || strcmp(slash, "/") == 0)
+		return 0;
+	size_t plen = strlen(slash);
+	if (slash[plen - 1] == '/')
+		return fail(err, errsize, "%s: the chroot \"%s\" must not end with '/'", key, slash);
+	for (const char *seg = slash + 1; *seg;) {
+		const char *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+		if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return fail(err, errsize, "%s: the chroot \"%s\" has an empty, \".\" or \"..\" "
+				    "segment", key, slash);
+		seg += n + (end ? 1 : 0);
+	}
+	return 0;
+}
+
 int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 {
 	if (cfg->nlisteners < 1)
@@ -1310,6 +1361,8 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
 				     ") are synonyms and must be equal",
 			    cfg->broker_id, cfg->given.node_id);
+	if (cfg->zookeeper_connect[0] && check_zk_connect(cfg->zookeeper_connect, err, errsize) < 0)
+		return -1;
 	/* Kafka's KafkaConfig.validateValues. */
 	if (cfg->max_connections_per_ip == 0 && cfg->nmax_connections_per_ip_overrides == 0)
 		return fail(err, errsize, "max.connections.per.ip can be set to zero only if "

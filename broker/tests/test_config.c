@@ -222,6 +222,31 @@ START_TEST(test_synonyms)
 	ck_assert_int_eq(set("broker.id", "7"), 0);
 	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "node.id") != NULL, "message: %s", err);
+
+	/* zookeeper.connect: ZooKeeper's connect string and chroot rules. */
+	static const char *const zk_good[] = { "zk1:2181,zk2:2181/kafka", "127.0.0.1:2181",
+					       "zk", "zk:2181/", "h:1/a/b.c" };
+	for (size_t i = 0; i < sizeof(zk_good) / sizeof(zk_good[0]); i++) {
+		brk_config_defaults(&cfg);
+		ck_assert_int_eq(set("zookeeper.connect", zk_good[i]), 0);
+		ck_assert_msg(brk_config_finish(&cfg, err, sizeof(err)) == 0, "%s refused: %s",
+			      zk_good[i], err);
+	}
+	static const char *const zk_bad[] = { "127.0.0.1:2181/samsa/", "/kafka", "zk:2181,",
+					      ",zk:2181", "zk:", "zk:0", "zk:70000", "zk:21x",
+					      "zk:2181//a", "zk:2181/a/../b", "zk:2181/a/." };
+	for (size_t i = 0; i < sizeof(zk_bad) / sizeof(zk_bad[0]); i++) {
+		brk_config_defaults(&cfg);
+		ck_assert_int_eq(set("zookeeper.connect", zk_bad[i]), 0);
+		ck_assert_msg(brk_config_finish(&cfg, err, sizeof(err)) == -1, "%s accepted",
+			      zk_bad[i]);
+		ck_assert_msg(strstr(err, "zookeeper.connect") != NULL, "message: %s", err);
+	}
+	ck_assert_msg(strstr(err, "\"/a/.\"") != NULL, "message: %s", err);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("zookeeper.connect", "127.0.0.1:2181/samsa/"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "must not end with '/'") != NULL, "message: %s", err);
 }
 END_TEST
 
