@@ -21,9 +21,12 @@
 #include "controller/zk_backend.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "controller/zk_json.h"
@@ -82,6 +85,37 @@ bool zkb_transient(int zrc)
 int16_t zkb_kafka_error(int zrc)
 {
 	return zkb_transient(zrc) ? KERR_REQUEST_TIMED_OUT : KERR_UNKNOWN_SERVER_ERROR;
+}
+
+/* After the C client refused to start a session: names each host of
+ * "host:port[,...][/chroot]" that getaddrinfo(3) cannot resolve (the
+ * client says only "system error"). Returns whether there was one. */
+static bool report_unresolved(const char *connect)
+{
+	bool any = false;
+	const char *end = connect + strcspn(connect, "/");
+	for (const char *h = connect; h < end;) {
+		size_t n = strcspn(h, ",/");
+		char host[256];
+		size_t hlen = strcspn(h, ":,/");
+		if (hlen < sizeof(host) && hlen > 0) {
+			memcpy(host, h, hlen);
+			host[hlen] = '\0';
+			struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+			int g = getaddrinfo(host, NULL, &hints, &res);
+			if (g != 0) {
+				fprintf(stderr, "samsa: zookeeper.connect: cannot resolve host \"%s\": %s\n",
+					host, gai_strerror(g));
+				any = true;
+			} else {
+				freeaddrinfo(res);
+			}
+		}
+		h += n + (h[n] == ',' ? 1 : 0);
+		if (n == 0)
+			break;
+	}
+	return any;
 }
 
 static int errno_of(int zrc)
@@ -582,8 +616,10 @@ static int start(ctl *c, const ctl_options *o, void **state)
 	if (rc != CTL_ZK_OK) {
 		fprintf(stderr, "samsa: cannot connect to ZooKeeper at %s: %s\n", z->connect,
 			ctl_zk_strerror(rc));
+		bool unresolved = (rc == CTL_ZK_SYSTEMERROR || rc == CTL_ZK_BADARGUMENTS) &&
+				  report_unresolved(z->connect);
 		zkb_free(z);
-		return errno_of(rc);
+		return unresolved ? -EINVAL : errno_of(rc);
 	}
 	if (pthread_create(&z->timer, NULL, timer_main, z) != 0) {
 		zkb_free(z);
