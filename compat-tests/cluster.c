@@ -84,10 +84,19 @@ int hc_start(hc_cluster *c, const hc_options *o)
 		fprintf(stderr, "cluster: %d brokers asked, 1..%d possible\n", n, HC_MAX_BROKERS);
 		return -1;
 	}
+	c->net = o ? o->net : NULL;
 	if (o && o->zk) {
 		c->zk = o->zk;
 	} else {
 		c->zk = h_zk_new();
+		int zn = c->net ? hn_find(c->net, "zk") : -1;
+		if (c->zk && c->net &&
+		    (zn < 0 || h_zk_set_net(c->zk, hn_ns(c->net, zn), hn_ip(c->net, zn)) < 0)) {
+			fprintf(stderr, "cluster: the network has no node \"zk\"\n");
+			h_zk_free(c->zk);
+			c->zk = NULL;
+			return -1;
+		}
 		if (!c->zk || h_zk_start(c->zk) < 0) {
 			fprintf(stderr, "cluster: ZooKeeper did not start\n");
 			return -1;
@@ -109,6 +118,16 @@ int hc_start(hc_cluster *c, const hc_options *o)
 		if (!c->b[id])
 			return -1;
 		c->n = id;
+		if (c->net) {
+			char name[16];
+			snprintf(name, sizeof(name), "b%d", id);
+			int node = hn_find(c->net, name);
+			if (node < 0 || h_broker_set_net(c->b[id], hn_ns(c->net, node),
+							 hn_ip(c->net, node)) < 0) {
+				fprintf(stderr, "cluster: the network has no node \"%s\"\n", name);
+				return -1;
+			}
+		}
 	}
 	/* Launch all, then wait for each: they register concurrently, as the
 	 * brokers of a real cluster do. */
@@ -529,7 +548,7 @@ int hc_metadata(hc_cluster *c, int id, const char *topic, hc_md *md, int timeout
 	body[blen++] = 0; /* allow_auto_topic_creation: false */
 	int32_t cid = 0x5a5a; /* one request per connection */
 	int n = w_build_request(req, sizeof(req), 3, 7, cid, "samsa-cluster-harness", body, blen);
-	int fd = w_connect(c->b[id]->port, timeout_ms);
+	int fd = w_connect_host(c->b[id]->host, c->b[id]->port, timeout_ms);
 	if (fd < 0 || n < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -23,6 +23,13 @@
  * (controller/zk.h; hc_zk_*), which is the source of truth for leadership
  * (the partition state znodes, CLUSTER.md 1.4).
  *
+ * With hc_options.net (netns.h; harness B of CLUSTER.md 6.5) broker id
+ * runs in the network namespace of the node named "b<id>" and listens on
+ * (and advertises) that node's address, and a ZooKeeper of its own runs in
+ * node "zk"; a ZooKeeper passed in o->zk must already run there. The
+ * test process stays in the root namespace and reaches them over the
+ * bridge: every view below works the same.
+ *
  * Nothing here knows check or librdkafka; functions report failure by
  * return value and a line on stderr.
  */
@@ -33,6 +40,7 @@
 #include <stdint.h>
 
 #include "compat-tests/harness.h"
+#include "compat-tests/netns.h"
 #include "controller/zk.h"
 
 #define HC_MAX_BROKERS 8
@@ -67,6 +75,8 @@ typedef struct hc_options {
 	/* per broker id (index 1..brokers), NULL-terminated, or NULL */
 	const char *const *broker_overrides[HC_MAX_BROKERS + 1];
 	h_zk *zk;                     /* a running server to use; NULL: start one of its own */
+	hn_net *net;                  /* run in its namespaces (nodes "zk", "b1".."b<n>"); NULL:
+				       * loopback */
 } hc_options;
 
 typedef struct hc_cluster {
@@ -77,7 +87,8 @@ typedef struct hc_cluster {
 	bool paused[HC_MAX_BROKERS + 1];   /* SIGSTOPped by hc_pause */
 	char chroot[64];                   /* "/samsa-<pid>-<n>" */
 	char connect[128];                 /* the brokers' zookeeper.connect */
-	char bootstrap[HC_MAX_BROKERS * 24]; /* "127.0.0.1:p1,127.0.0.1:p2,..." */
+	char bootstrap[HC_MAX_BROKERS * 24]; /* "host1:p1,host2:p2,..." */
+	hn_net *net;                       /* hc_options.net, NULL on loopback */
 	ctl_zk *zkc;                       /* the test's session (hc_zk_*), opened on demand */
 } hc_cluster;
 

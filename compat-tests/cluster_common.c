@@ -25,10 +25,12 @@
  * and inherited (as a pointer to the parent's record) by the forked tests,
  * which only connect to it. */
 static h_zk *shared_zk;
+/* cc_run_suite_net's network, made in the parent like shared_zk. */
+static hn_net *shared_net;
 
 /* ---- runner and environment ---- */
 
-int cc_run_suite(Suite *s)
+static int run_suite(Suite *s, int brokers, const char *const *clients)
 {
 	if (h_init() < 0)
 		return 99;
@@ -38,11 +40,52 @@ int cc_run_suite(Suite *s)
 		h_fini();
 		return 99;
 	}
+	if (brokers > 0) {
+		char why[512];
+		if (hn_available(why, sizeof(why)) < 0) {
+			printf("SKIP: network namespaces cannot be made here: %s\n", why);
+			fflush(stdout);
+			h_fini();
+			return 77;
+		}
+		const char *names[HN_MAX_NODES + 1];
+		char bn[HC_MAX_BROKERS][8];
+		int k = 0;
+		names[k++] = "zk";
+		for (int id = 1; id <= brokers && k < HN_MAX_NODES; id++) {
+			snprintf(bn[id - 1], sizeof(bn[0]), "b%d", id);
+			names[k++] = bn[id - 1];
+		}
+		for (int i = 0; clients && clients[i] && k < HN_MAX_NODES; i++)
+			names[k++] = clients[i];
+		names[k] = NULL;
+		shared_net = hn_new(names, why, sizeof(why));
+		if (!shared_net) {
+			fprintf(stderr, "cluster: no network of namespaces: %s\n", why);
+			h_fini();
+			return 99;
+		}
+		char desc[256] = "";
+		for (int i = 0; i <= shared_net->n; i++) {
+			size_t l = strlen(desc);
+			snprintf(desc + l, sizeof(desc) - l, "%s%s=%s", i ? " " : "",
+				 shared_net->node[i].name, shared_net->node[i].ip);
+		}
+		fprintf(stderr, "cluster: network of namespaces on bridge %s: %s\n",
+			shared_net->bridge, desc);
+	}
 	shared_zk = h_zk_new();
+	int zn = shared_net ? hn_find(shared_net, "zk") : -1;
+	if (shared_zk && shared_net &&
+	    h_zk_set_net(shared_zk, hn_ns(shared_net, zn), hn_ip(shared_net, zn)) < 0) {
+		h_zk_free(shared_zk);
+		shared_zk = NULL;
+	}
 	if (!shared_zk || h_zk_start(shared_zk) < 0) {
 		fprintf(stderr, "cluster: the shared ZooKeeper server did not start\n");
 		h_zk_free(shared_zk);
-		h_fini();
+		shared_zk = NULL;
+		h_fini(); /* also removes the network (h_at_fini) */
 		return 99;
 	}
 	SRunner *sr = srunner_create(s);
@@ -56,13 +99,32 @@ int cc_run_suite(Suite *s)
 	}
 	h_zk_free(shared_zk);
 	shared_zk = NULL;
+	hn_free(shared_net);
+	shared_net = NULL;
 	h_fini();
 	return failed ? 1 : 0;
+}
+
+int cc_run_suite(Suite *s)
+{
+	return run_suite(s, 0, NULL);
+}
+
+int cc_run_suite_net(Suite *s, int brokers, const char *const *clients)
+{
+	if (brokers < 1 || brokers > HC_MAX_BROKERS)
+		return 99;
+	return run_suite(s, brokers, clients);
 }
 
 h_zk *cc_shared_zk(void)
 {
 	return shared_zk;
+}
+
+hn_net *cc_shared_net(void)
+{
+	return shared_net;
 }
 
 static bool env_set(const char *name)
@@ -114,6 +176,11 @@ void cc_start(hc_cluster *c, const hc_options *o, bool own_zk)
 		memset(&opt, 0, sizeof(opt));
 	if (!own_zk && !opt.zk)
 		opt.zk = shared_zk;
+	if (!opt.net && shared_net)
+		opt.net = shared_net;
+	if (opt.net)
+		ck_assert_msg(hn_heal_all(opt.net) == 0, "the partitions of a test before could "
+			      "not be healed");
 	ck_assert_msg(hc_start(c, &opt) == 0, "the cluster did not form (logs above)");
 	cc_log("cluster of %d formed (chroot %s, bootstrap %s)", c->n, c->chroot, c->bootstrap);
 }
@@ -121,6 +188,8 @@ void cc_start(hc_cluster *c, const hc_options *o, bool own_zk)
 void cc_finish(hc_cluster *c)
 {
 	cc_log("stopping the cluster");
+	if (c->net)
+		hn_heal_all(c->net);
 	int bad = hc_stop(c, 30000);
 	cc_log("stopped");
 	hc_free(c);
@@ -770,8 +839,8 @@ void cc_check(chk *h, const chk_options *opt, chk_report *r, const char *what)
 int cc_connect(hc_cluster *c, int id)
 {
 	ck_assert_msg(hc_alive(c, id), "broker %d is not running", id);
-	int fd = w_connect(c->b[id]->port, h_scaled_ms(5000));
-	ck_assert_msg(fd >= 0, "connect to broker %d (port %d)", id, c->b[id]->port);
+	int fd = w_connect_host(c->b[id]->host, c->b[id]->port, h_scaled_ms(5000));
+	ck_assert_msg(fd >= 0, "connect to broker %d (%s)", id, c->b[id]->bootstrap);
 	return fd;
 }
 

@@ -50,6 +50,22 @@ int cc_run_suite(Suite *s);
 /* The shared server (NULL outside cc_run_suite). */
 h_zk *cc_shared_zk(void);
 
+/*
+ * main() of a partition test program (harness B, netns.h): as
+ * cc_run_suite, but first a network of nodes "zk", "b1".."b<brokers>" and
+ * the client nodes named in clients (NULL-terminated, or NULL), with the
+ * shared ZooKeeper in node "zk". Every cc_start then runs its cluster in
+ * it, after healing every partition a test before it left. The network
+ * is removed at the end, also when the program is interrupted. When
+ * namespaces cannot be made here (not root, no CAP_NET_ADMIN, no ip or
+ * nft), prints a line "SKIP: <why>" and returns 77, automake's code for a
+ * skipped test.
+ */
+int cc_run_suite_net(Suite *s, int brokers, const char *const *clients);
+
+/* The network of cc_run_suite_net (NULL outside it). */
+hn_net *cc_shared_net(void);
+
 /* true when SAMSA_CLUSTER_QUICK / SAMSA_CLUSTER_LONG is set (not "0"). */
 bool cc_quick(void);
 bool cc_long(void);

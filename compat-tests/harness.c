@@ -14,6 +14,7 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,13 @@ static int broker_seq;         /* names of data dirs and logs */
 static h_broker *live[H_MAX_BROKERS];
 static h_zk *live_zk[H_MAX_ZK];
 static pid_t live_owner;
+
+/* h_at_fini's hooks (run by the process that called h_init). */
+#define H_MAX_FINI 4
+static struct {
+	void (*fn)(void *);
+	void *arg;
+} fini_hooks[H_MAX_FINI];
 
 long long h_now_ms(void)
 {
@@ -189,9 +197,48 @@ void h_fini(void)
 	if (!base_dir[0] || base_owner != getpid())
 		return;
 	cleanup_live();
+	for (int i = H_MAX_FINI - 1; i >= 0; i--) {
+		if (fini_hooks[i].fn) {
+			void (*fn)(void *) = fini_hooks[i].fn;
+			fini_hooks[i].fn = NULL;
+			fn(fini_hooks[i].arg);
+		}
+	}
 	if (!getenv("SAMSA_KEEP_TMP"))
 		h_rm_rf(base_dir);
 	base_dir[0] = 0;
+}
+
+int h_at_fini(void (*fn)(void *), void *arg)
+{
+	for (int i = 0; i < H_MAX_FINI; i++)
+		if (!fini_hooks[i].fn) {
+			fini_hooks[i].fn = fn;
+			fini_hooks[i].arg = arg;
+			return 0;
+		}
+	return -1;
+}
+
+void h_at_fini_remove(void (*fn)(void *), void *arg)
+{
+	for (int i = 0; i < H_MAX_FINI; i++)
+		if (fini_hooks[i].fn == fn && fini_hooks[i].arg == arg)
+			fini_hooks[i].fn = NULL;
+}
+
+int h_setns(const char *name)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = setns(fd, CLONE_NEWNET);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
 }
 
 const char *h_base_dir(void)
@@ -231,7 +278,7 @@ static int write_props(h_broker *b)
 	if (!f)
 		return -1;
 	fprintf(f, "# written by the samsa compat harness\n");
-	fprintf(f, "listeners=PLAINTEXT://127.0.0.1:%d\n", b->port);
+	fprintf(f, "listeners=PLAINTEXT://%s:%d\n", b->host, b->port);
 	fprintf(f, "log.dirs=%s\n", b->dir);
 	return fclose(f) == 0 ? 0 : -1;
 }
@@ -244,6 +291,7 @@ static h_broker *broker_alloc(const char *const *overrides)
 	if (!b)
 		return NULL;
 	b->last_status = -1;
+	snprintf(b->host, sizeof(b->host), "127.0.0.1");
 	for (int i = 0; overrides && overrides[i]; i++) {
 		if (b->noverrides == H_MAX_OVERRIDES) {
 			fprintf(stderr, "harness: too many overrides\n");
@@ -263,7 +311,7 @@ static h_broker *broker_alloc(const char *const *overrides)
 		h_broker_free(b);
 		return NULL;
 	}
-	snprintf(b->bootstrap, sizeof(b->bootstrap), "127.0.0.1:%d", b->port);
+	snprintf(b->bootstrap, sizeof(b->bootstrap), "%s:%d", b->host, b->port);
 	return b;
 }
 
@@ -298,6 +346,27 @@ h_broker *h_broker_new_same_dir(const h_broker *other, const char *const *overri
 		return NULL;
 	}
 	return b;
+}
+
+int h_broker_set_net(h_broker *b, const char *netns, const char *host)
+{
+	if (b->pid > 0 || strlen(netns) >= sizeof(b->netns) || strlen(host) >= sizeof(b->host))
+		return -1;
+	snprintf(b->netns, sizeof(b->netns), "%s", netns);
+	snprintf(b->host, sizeof(b->host), "%s", host);
+	snprintf(b->bootstrap, sizeof(b->bootstrap), "%s:%d", b->host, b->port);
+	return write_props(b);
+}
+
+/* In a child between fork and exec: join netns (if any) or die. */
+static void child_setns(const char *netns)
+{
+	if (!netns[0] || h_setns(netns) == 0)
+		return;
+	static const char msg[] = "harness: cannot join the network namespace\n";
+	ssize_t w = write(2, msg, sizeof(msg) - 1);
+	(void)w;
+	_exit(126);
 }
 
 int h_broker_launch(h_broker *b)
@@ -341,6 +410,7 @@ int h_broker_launch(h_broker *b)
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
+		child_setns(b->netns);
 		/* Do not leak the test's sockets (librdkafka's) into the broker. */
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
@@ -397,7 +467,7 @@ int h_broker_wait_ready(h_broker *b, int timeout_ms)
 			h_broker_dump_log(b, stderr, 40);
 			return -1;
 		}
-		if (w_probe(b->port, 1000) == 0)
+		if (w_probe_host(b->host, b->port, 1000) == 0)
 			return 0;
 		if (h_now_ms() >= deadline) {
 			fprintf(stderr,
@@ -432,7 +502,7 @@ int h_broker_start(h_broker *b)
 			if (port < 0)
 				return -1;
 			b->port = port;
-			snprintf(b->bootstrap, sizeof(b->bootstrap), "127.0.0.1:%d", b->port);
+			snprintf(b->bootstrap, sizeof(b->bootstrap), "%s:%d", b->host, b->port);
 			if (write_props(b) < 0)
 				return -1;
 			fprintf(stderr, "harness: retrying on port %d\n", port);
@@ -654,7 +724,7 @@ static int zk_write_cfg(h_zk *z)
 		 "tickTime=500\n"
 		 "minSessionTimeout=1000\n"
 		 "maxSessionTimeout=30000\n"
-		 "clientPortAddress=127.0.0.1\n"
+		 "clientPortAddress=%s\n"
 		 "clientPort=%d\n"
 		 "dataDir=%s/data\n"
 		 "admin.enableServer=false\n"
@@ -662,7 +732,7 @@ static int zk_write_cfg(h_zk *z)
 		 "# test only: no fsync of the transaction log, 1 MB log files\n"
 		 "forceSync=no\n"
 		 "preAllocSize=1024\n",
-		 z->port, z->dir);
+		 z->host, z->port, z->dir);
 	return write_file(z->cfg, text);
 }
 
@@ -674,6 +744,7 @@ h_zk *h_zk_new(void)
 	if (!z)
 		return NULL;
 	z->last_status = -1;
+	snprintf(z->host, sizeof(z->host), "127.0.0.1");
 	snprintf(z->dir, sizeof(z->dir), "%s/zk-%d-%d-XXXXXX", base_dir, (int)getpid(), ++zk_seq);
 	if (!mkdtemp(z->dir)) {
 		fprintf(stderr, "harness: mkdtemp %s: %s\n", z->dir, strerror(errno));
@@ -704,8 +775,18 @@ h_zk *h_zk_new(void)
 		free(z);
 		return NULL;
 	}
-	snprintf(z->connect, sizeof(z->connect), "127.0.0.1:%d", z->port);
+	snprintf(z->connect, sizeof(z->connect), "%s:%d", z->host, z->port);
 	return z;
+}
+
+int h_zk_set_net(h_zk *z, const char *netns, const char *host)
+{
+	if (z->pid > 0 || strlen(netns) >= sizeof(z->netns) || strlen(host) >= sizeof(z->host))
+		return -1;
+	snprintf(z->netns, sizeof(z->netns), "%s", netns);
+	snprintf(z->host, sizeof(z->host), "%s", host);
+	snprintf(z->connect, sizeof(z->connect), "%s:%d", z->host, z->port);
+	return zk_write_cfg(z);
 }
 
 int h_zk_launch(h_zk *z)
@@ -747,6 +828,7 @@ int h_zk_launch(h_zk *z)
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
+		child_setns(z->netns);
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
 		signal(SIGPIPE, SIG_DFL);
@@ -778,8 +860,14 @@ bool h_zk_alive(h_zk *z)
 
 int h_zk_4lw(int port, const char *word, char *buf, size_t cap, int timeout_ms)
 {
+	return h_zk_4lw_host("127.0.0.1", port, word, buf, cap, timeout_ms);
+}
+
+int h_zk_4lw_host(const char *host, int port, const char *word, char *buf, size_t cap,
+		  int timeout_ms)
+{
 	long long deadline = h_now_ms() + timeout_ms;
-	int fd = w_connect(port, timeout_ms);
+	int fd = w_connect_host(host, port, timeout_ms);
 	if (fd < 0)
 		return -1;
 	size_t len = 0;
@@ -845,7 +933,7 @@ int h_zk_wait_ready(h_zk *z, int timeout_ms)
 		/* A probe that arrives while the server is still starting can go
 		 * unanswered until it times out: keep probes short. */
 		char ans[16];
-		if (h_zk_4lw(z->port, "ruok", ans, sizeof(ans), 200) >= 0 &&
+		if (h_zk_4lw_host(z->host, z->port, "ruok", ans, sizeof(ans), 200) >= 0 &&
 		    strcmp(ans, "imok") == 0)
 			return 0;
 		if (h_now_ms() >= deadline) {
@@ -888,7 +976,7 @@ int h_zk_start(h_zk *z)
 			if (port < 0)
 				return -1;
 			z->port = port;
-			snprintf(z->connect, sizeof(z->connect), "127.0.0.1:%d", z->port);
+			snprintf(z->connect, sizeof(z->connect), "%s:%d", z->host, z->port);
 			if (zk_write_cfg(z) < 0)
 				return -1;
 			fprintf(stderr, "harness: retrying ZooKeeper on port %d\n", port);

@@ -26,11 +26,14 @@
 
 typedef struct h_broker {
 	pid_t pid;                /* running child, 0 when not running */
-	int port;                 /* 127.0.0.1 port of the PLAINTEXT listener */
+	int port;                 /* port of the PLAINTEXT listener */
+	char host[16];            /* its address: "127.0.0.1", or the namespace's
+				   * address after h_broker_set_net */
+	char netns[64];           /* named network namespace it runs in, "" none */
 	char dir[PATH_MAX];       /* log.dirs */
 	char props[PATH_MAX];     /* the server.properties file passed to it */
 	char logpath[PATH_MAX];   /* its stdout+stderr (appended across restarts) */
-	char bootstrap[64];       /* "127.0.0.1:PORT" */
+	char bootstrap[64];       /* "HOST:PORT" */
 	char *overrides[H_MAX_OVERRIDES]; /* "key=value", owned */
 	int noverrides;
 	bool owns_dir;            /* remove dir in h_broker_free */
@@ -68,6 +71,15 @@ h_broker *h_broker_new(const char *const *overrides);
 /* A second broker on the same data dir as other, a new port, its own log
  * file; does not remove the dir when freed. */
 h_broker *h_broker_new_same_dir(const h_broker *other, const char *const *overrides);
+
+/*
+ * Run the broker in the named network namespace netns (one of
+ * /run/netns, as `ip netns add` makes them; netns.h), listening on host (an
+ * IPv4 address of that namespace) and its port: the child joins the
+ * namespace (setns) between fork and exec, so b->pid is the broker itself
+ * and every fault applies to it. Call before the first launch. 0 or -1.
+ */
+int h_broker_set_net(h_broker *b, const char *netns, const char *host);
 
 /* Fork and exec the broker, return at once. 0 or -1. */
 int h_broker_launch(h_broker *b);
@@ -111,6 +123,18 @@ void h_broker_free(h_broker *b);
 /* Print the last max_lines lines of the broker's log to f. */
 void h_broker_dump_log(const h_broker *b, FILE *f, int max_lines);
 
+/* Join the named network namespace (/run/netns/<name>) in the calling
+ * thread (setns CLONE_NEWNET). 0, or -1 with errno. */
+int h_setns(const char *name);
+
+/* Have h_fini (at exit, or on SIGTERM/SIGINT/SIGHUP of the process that
+ * called h_init) call fn(arg) after it killed what this process started
+ * and before it removes the base dir: for what lives outside the base
+ * dir (network namespaces). At most 4. 0 or -1. */
+int h_at_fini(void (*fn)(void *), void *arg);
+/* Forget a hook of h_at_fini (no-op when not registered). */
+void h_at_fini_remove(void (*fn)(void *), void *arg);
+
 /* Print the tail of every broker log under the base dir (named
  * broker-<test pid>-<n>.log): for a run with failures, before h_fini. */
 void h_dump_all_logs(FILE *f, int max_lines);
@@ -150,12 +174,15 @@ long h_broker_status_kb(const h_broker *b, const char *field);
  */
 typedef struct h_zk {
 	pid_t pid;                /* running JVM, 0 when not running */
-	int port;                 /* 127.0.0.1 client port */
+	int port;                 /* client port */
+	char host[16];            /* its clientPortAddress: "127.0.0.1", or the
+				   * namespace's address (h_zk_set_net) */
+	char netns[64];           /* named network namespace it runs in, "" none */
 	char dir[PATH_MAX / 2];   /* its dir under the base dir */
 	char cfg[PATH_MAX];       /* <dir>/conf/zoo.cfg */
 	char logpath[PATH_MAX];   /* <dir>/zookeeper.log (the server's log4j log) */
 	char outpath[PATH_MAX];   /* <dir>/java.out (the JVM's stdout+stderr) */
-	char connect[64];         /* connect string "127.0.0.1:PORT" */
+	char connect[64];         /* connect string "HOST:PORT" */
 	int last_status;          /* wait status of the last exit, -1 if none */
 	long long start_ms;       /* launch to "imok" of the last (re)start, ms */
 } h_zk;
@@ -163,6 +190,10 @@ typedef struct h_zk {
 /* A new server (not started) on a fresh port with an empty data dir under
  * the base dir. NULL on error (message on stderr). Free with h_zk_free. */
 h_zk *h_zk_new(void);
+
+/* Run the server in network namespace netns on host (as
+ * h_broker_set_net). Before the first launch. 0 or -1. */
+int h_zk_set_net(h_zk *z, const char *netns, const char *host);
 
 /* Fork and exec the JVM, return at once. 0 or -1. */
 int h_zk_launch(h_zk *z);
@@ -197,6 +228,9 @@ void h_zk_free(h_zk *z);
  * read the answer until the server closes, at most timeout_ms, into buf
  * (NUL-terminated, truncated to cap). Returns the answer's length or -1. */
 int h_zk_4lw(int port, const char *word, char *buf, size_t cap, int timeout_ms);
+/* The same to host:port. */
+int h_zk_4lw_host(const char *host, int port, const char *word, char *buf, size_t cap,
+		  int timeout_ms);
 
 /* Print the last max_lines lines of the server's log (and of java.out) to f. */
 void h_zk_dump_log(const h_zk *z, FILE *f, int max_lines);

@@ -33,14 +33,20 @@ static int remaining(long long deadline)
 
 int w_connect(int port, int timeout_ms)
 {
+	return w_connect_host("127.0.0.1", port, timeout_ms);
+}
+
+int w_connect_host(const char *host, int port, int timeout_ms)
+{
 	struct sockaddr_in sa;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 		int err = 0;
@@ -269,7 +275,12 @@ int w_api_versions_v0(int fd, int32_t correlation_id, int timeout_ms)
 
 int w_probe(int port, int timeout_ms)
 {
-	int fd = w_connect(port, timeout_ms);
+	return w_probe_host("127.0.0.1", port, timeout_ms);
+}
+
+int w_probe_host(const char *host, int port, int timeout_ms)
+{
+	int fd = w_connect_host(host, port, timeout_ms);
 	if (fd < 0)
 		return WIRE_CLOSED;
 	int rc = w_api_versions_v0(fd, 0x5a5a, timeout_ms);

@@ -23,6 +23,10 @@ enum {
  * Returns the fd or -1. */
 int w_connect(int port, int timeout_ms);
 
+/* The same to host (a dotted IPv4 address: a broker in a network
+ * namespace of netns.h). -1 also when host is not an address. */
+int w_connect_host(const char *host, int port, int timeout_ms);
+
 /* Send all len bytes within timeout_ms. Returns 0, WIRE_CLOSED, WIRE_TIMEOUT. */
 int w_send_all(int fd, const void *buf, size_t len, int timeout_ms);
 
@@ -83,5 +87,7 @@ int w_api_versions_v0(int fd, int32_t correlation_id, int timeout_ms);
 
 /* Connect, w_api_versions_v0, close. Returns 0 or a W_* error. */
 int w_probe(int port, int timeout_ms);
+/* The same to host:port. */
+int w_probe_host(const char *host, int port, int timeout_ms);
 
 #endif
