@@ -114,6 +114,7 @@ void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config 
 	memset(gc, 0, sizeof(*gc));
 	gc->loop = loop;
 	gc->cfg = cfg;
+	brk_strmap_init(&gc->groups);
 	proto_writer_init(&gc->batch_buf);
 	proto_writer_init(&gc->kv_buf);
 }
@@ -127,15 +128,16 @@ int grp_partitions_known(grp_coordinator *gc, int32_t npartitions)
 		memset(n + gc->npartitions, 0, (size_t)(npartitions - gc->npartitions) * sizeof(*n));
 		gc->parts = n;
 	}
+	bool was_unknown = gc->npartitions <= 0;
 	if (npartitions > 0)
 		gc->npartitions = npartitions;
 	/* Groups made while the topic was unknown (their writes failed) now
-	 * belong to a partition, and go with it when it is (re)loaded. */
-	for (int32_t i = 0; i < gc->ngroups; i++) {
-		grp_group *g = gc->groups[i];
+	 * belong to a partition, and go with it when it is (re)loaded. Only
+	 * then can a group be without one. */
+	grp_group *g;
+	for (int32_t i = 0; was_unknown && (g = grp_at(gc, i)) != NULL; i++)
 		if (g->partition < 0)
 			g->partition = grp_partition_of(gc, g->group_id, (int32_t)strlen(g->group_id));
-	}
 	return 0;
 }
 
@@ -188,15 +190,17 @@ int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail
 
 grp_group *grp_find(grp_coordinator *gc, const char *group_id, int32_t len)
 {
-	for (int32_t i = 0; i < gc->ngroups; i++)
-		if (str_eq_view(gc->groups[i]->group_id, group_id, len))
-			return gc->groups[i];
-	return NULL;
+	return brk_strmap_get(&gc->groups, group_id, len);
 }
 
 grp_group *grp_at(grp_coordinator *gc, int32_t i)
 {
-	return i >= 0 && i < gc->ngroups ? gc->groups[i] : NULL;
+	return brk_strmap_at(&gc->groups, i);
+}
+
+int32_t grp_count(const grp_coordinator *gc)
+{
+	return brk_strmap_count(&gc->groups);
 }
 
 grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t len)
@@ -204,21 +208,18 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 	grp_group *g = grp_find(gc, group_id, len);
 	if (g)
 		return g;
-	if (gc->ngroups == gc->groups_cap) {
-		int32_t cap = gc->groups_cap ? gc->groups_cap * 2 : 16;
-		grp_group **n = realloc(gc->groups, (size_t)cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		gc->groups = n;
-		gc->groups_cap = cap;
-	}
+	if (len < 0)
+		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
 	g->group_id = dup_view(group_id, len);
+	g->group_id_len = len;
 	g->offsets = grp_offsets_new();
 	g->txns = grp_txn_set_new();
-	if (!g->group_id || !g->offsets || !g->txns) {
+	/* The key is the group's own id string (strmap.h: borrowed). */
+	if (!g->group_id || !g->offsets || !g->txns ||
+	    brk_strmap_put(&gc->groups, g->group_id, len, g) < 0) {
 		free(g->group_id);
 		grp_offsets_free(g->offsets);
 		grp_txn_set_free(g->txns);
@@ -231,7 +232,6 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 	g->previous_state = GRP_EMPTY;
 	g->generation_id = 0;
 	g->state_timestamp_ms = brk_wall_ms();
-	gc->groups[gc->ngroups++] = g;
 	return g;
 }
 
@@ -1562,14 +1562,7 @@ static void group_free(grp_group *g, int16_t error)
 static void remove_group(grp_group *g, int16_t error)
 {
 	grp_coordinator *gc = g->coord;
-	for (int32_t i = 0; i < gc->ngroups; i++) {
-		if (gc->groups[i] == g) {
-			memmove(&gc->groups[i], &gc->groups[i + 1],
-				(size_t)(gc->ngroups - i - 1) * sizeof(*gc->groups));
-			gc->ngroups--;
-			break;
-		}
-	}
+	brk_strmap_remove(&gc->groups, g->group_id, g->group_id_len);
 	g->state = GRP_DEAD;
 	group_free(g, error);
 }
@@ -1587,10 +1580,10 @@ int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 	/* Kafka's onGroupUnloaded: waiting members are told NOT_COORDINATOR
 	 * and look for the new coordinator. */
 	int32_t n = 0;
-	for (int32_t i = gc->ngroups - 1; i >= 0; i--) {
-		if (i >= gc->ngroups)
-			continue; /* removals below may have shrunk the array */
-		grp_group *g = gc->groups[i];
+	for (int32_t i = grp_count(gc) - 1; i >= 0; i--) {
+		grp_group *g = grp_at(gc, i);
+		if (!g)
+			continue; /* removals below may have shrunk the registry */
 		if (g->partition != index)
 			continue;
 		remove_group(g, KERR_NOT_COORDINATOR);
@@ -1601,11 +1594,9 @@ int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 
 void grp_coordinator_free(grp_coordinator *gc)
 {
-	while (gc->ngroups > 0)
-		grp_remove(gc->groups[gc->ngroups - 1]);
-	free(gc->groups);
-	gc->groups = NULL;
-	gc->ngroups = gc->groups_cap = 0;
+	while (grp_count(gc) > 0)
+		grp_remove(grp_at(gc, grp_count(gc) - 1));
+	brk_strmap_free(&gc->groups);
 	cancel_timer(gc, &gc->expiry_timer);
 	free(gc->parts);
 	gc->parts = NULL;

@@ -39,9 +39,7 @@ int brk_handle_list_groups(brk_request *req)
 		return BRK_CLOSE;
 	ListGroupsResponse r;
 	ListGroupsResponse_init(&r);
-	int32_t total = 0;
-	while (grp_at(&server.groups, total))
-		total++;
+	int32_t total = grp_count(&server.groups);
 	r.groups = proto_arena_alloc(req->arena, (size_t)(total ? total : 1) * sizeof(*r.groups));
 	if (!r.groups)
 		return BRK_CLOSE;

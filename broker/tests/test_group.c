@@ -11,7 +11,8 @@
  * transactional offset commit rules (grp_validate_txn_commit) and pending
  * transactional offsets (txn_offsets.c): commit and abort markers through
  * grp_txn_completed, which of a plain and a transactional commit wins,
- * tombstones.
+ * tombstones; the registry at 20,000 groups (lookup by id, iteration,
+ * removal by id and by partition).
  *
  * Each test has its own grp_coordinator, whose store (gc.write_group) is
  * a counter; brk_request_complete / brk_conn_client_host are recorders.
@@ -935,6 +936,88 @@ START_TEST(test_unload)
 }
 END_TEST
 
+/* The registry at scale: 20,000 groups found by id (views without a NUL),
+ * iterated once each, removed one by one (grp_remove) and by partition
+ * (grp_partition_unload: exactly that partition's groups), an id with an
+ * embedded NUL a group of its own. */
+START_TEST(test_registry_many)
+{
+	enum { N = 20000, NP = 8 };
+	char id[32];
+	ck_assert_int_eq(grp_partitions_known(&gc, NP), 0);
+	int32_t per_partition[NP] = { 0 };
+	for (int i = 0; i < N; i++) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		grp_group *g = grp_get_or_create(&gc, id, len);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(g->partition, brk_coordinator_partition(id, len, NP));
+		per_partition[g->partition]++;
+	}
+	ck_assert_int_eq(grp_count(&gc), N);
+	for (int i = 0; i < N; i++) {
+		/* a view into a longer buffer: "group-<i>" then "xyz" */
+		int len = snprintf(id, sizeof(id), "group-%dxyz", i) - 3;
+		grp_group *g = grp_find(&gc, id, len);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(g->group_id_len, len);
+		ck_assert(memcmp(g->group_id, id, (size_t)len) == 0);
+		ck_assert_ptr_eq(grp_get_or_create(&gc, id, len), g); /* no second one */
+	}
+	ck_assert_int_eq(grp_count(&gc), N);
+	ck_assert_ptr_null(grp_find(&gc, "group-", 6));
+	ck_assert_ptr_null(grp_find(&gc, "group-1x", 8));
+	/* "a\0b" and "a" are two groups. */
+	grp_group *nul = grp_get_or_create(&gc, "a\0b", 3);
+	grp_group *a = grp_get_or_create(&gc, "a", 1);
+	ck_assert_ptr_nonnull(nul);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_ne(nul, a);
+	ck_assert_ptr_eq(grp_find(&gc, "a\0b", 3), nul);
+	grp_remove(nul);
+	ck_assert_ptr_null(grp_find(&gc, "a\0b", 3));
+	ck_assert_ptr_eq(grp_find(&gc, "a", 1), a);
+	per_partition[a->partition]++;
+
+	/* Iteration: every group once. */
+	char *seen = calloc(N + 1, 1);
+	grp_group *g;
+	int32_t n = 0;
+	for (int32_t i = 0; (g = grp_at(&gc, i)) != NULL; i++, n++) {
+		int k = g->group_id[0] == 'a' ? N : atoi(g->group_id + 6);
+		ck_assert_int_eq(seen[k], 0);
+		seen[k] = 1;
+	}
+	ck_assert_int_eq(n, N + 1);
+	free(seen);
+
+	/* Every third group removed by id. */
+	int32_t removed = 0;
+	for (int i = 0; i < N; i += 3) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		g = grp_find(&gc, id, len);
+		per_partition[g->partition]--;
+		grp_remove(g);
+		removed++;
+	}
+	ck_assert_int_eq(grp_count(&gc), N + 1 - removed);
+	for (int i = 0; i < N; i++) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		g = grp_find(&gc, id, len);
+		ck_assert(i % 3 == 0 ? g == NULL : g != NULL);
+	}
+	/* Unloading a partition takes exactly its groups. */
+	int32_t left = grp_count(&gc);
+	ck_assert_int_eq(grp_partition_unload(&gc, 3), per_partition[3]);
+	ck_assert_int_eq(grp_count(&gc), left - per_partition[3]);
+	for (int32_t i = 0; (g = grp_at(&gc, i)) != NULL; i++)
+		ck_assert_int_ne(g->partition, 3);
+	for (int p = 0; p < NP; p++)
+		if (p != 3)
+			ck_assert_int_eq(grp_partition_unload(&gc, p), per_partition[p]);
+	ck_assert_int_eq(grp_count(&gc), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("group");
@@ -957,6 +1040,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_not_coordinator);
 	tcase_add_test(tc, test_partition_assigned_later);
 	tcase_add_test(tc, test_unload);
+	tcase_add_test(tc, test_registry_many);
 	suite_add_tcase(s, tc);
 	return s;
 }
