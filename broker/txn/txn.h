@@ -90,6 +90,7 @@
 #include "broker/hw_wait.h"
 #include "broker/loop.h"
 #include "broker/request.h"
+#include "broker/strmap.h"
 #include "broker/txn/marker_channel.h"
 #include "broker/txn/markers.h"
 #include "broker/txn/store_codec.h"
@@ -160,10 +161,6 @@ typedef struct txn_meta {
 	brk_hw_mark prepare_mark;
 	brk_hw_wait *prepare_wait;  /* waiting for the Prepare* record, or NULL */
 	txn_marker_job *markers;    /* markers being written, or NULL */
-	/* registry (coordinator.c) */
-	uint32_t hash;
-	int32_t pos;                /* index in the registry's array */
-	struct txn_meta *next;      /* hash chain */
 } txn_meta;
 
 /* A partition named by a request (views into the request). */
@@ -204,11 +201,7 @@ struct txn_coordinator {
 	const brk_config *cfg;
 	txn_env env;
 	txn_marker_env markers;    /* where partitions are led, how markers go */
-	/* registry */
-	txn_meta **all;            /* dense, for iteration */
-	int32_t n, cap;
-	txn_meta **buckets;        /* hash chains; nbuckets is a power of two */
-	uint32_t nbuckets;
+	brk_strmap ids;            /* the registry: transactional id -> txn_meta */
 	uint64_t abort_timer, expire_timer;
 	/* __transaction_state */
 	int32_t npartitions;       /* 0 while unknown */
@@ -273,10 +266,11 @@ brk_hw_mark txn_last_write(txn_coordinator *tc, proto_str id);
 
 /* ---- registry ---- */
 
-/* The metadata of a transactional id, or NULL. */
+/* The metadata of a transactional id, or NULL. A hash lookup (strmap.h). */
 txn_meta *txn_find(txn_coordinator *tc, const char *id, int32_t len);
 /* Iterate: i from 0 while it returns non-NULL (order unspecified; stable
- * while nothing is added or removed). */
+ * while nothing is added or removed; a removal moves the last id into the
+ * removed one's index). */
 txn_meta *txn_at(txn_coordinator *tc, int32_t i);
 /* The number of transactional ids known. */
 int32_t txn_count(const txn_coordinator *tc);
