@@ -115,6 +115,7 @@ void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config 
 	gc->loop = loop;
 	gc->cfg = cfg;
 	brk_strmap_init(&gc->groups);
+	brk_strmap_init(&gc->open_txns);
 	proto_writer_init(&gc->batch_buf);
 	proto_writer_init(&gc->kv_buf);
 }
@@ -1563,6 +1564,8 @@ static void remove_group(grp_group *g, int16_t error)
 {
 	grp_coordinator *gc = g->coord;
 	brk_strmap_remove(&gc->groups, g->group_id, g->group_id_len);
+	if (g->txn_tracked)
+		brk_strmap_remove(&gc->open_txns, g->group_id, g->group_id_len);
 	g->state = GRP_DEAD;
 	group_free(g, error);
 }
@@ -1597,6 +1600,8 @@ void grp_coordinator_free(grp_coordinator *gc)
 	while (grp_count(gc) > 0)
 		grp_remove(grp_at(gc, grp_count(gc) - 1));
 	brk_strmap_free(&gc->groups);
+	brk_strmap_free(&gc->open_txns);
+	gc->open_txns_lost = false;
 	cancel_timer(gc, &gc->expiry_timer);
 	free(gc->parts);
 	gc->parts = NULL;

@@ -49,8 +49,9 @@
  *   group.c          registry, ownership, state machine, members, timers,
  *                    rebalance completion (membership handlers call it)
  *   offsets.c        committed offsets of a group (grp_offsets_*)
- *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*)
- *                    and grp_txn_completed
+ *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*),
+ *                    the index of groups with open transactions and
+ *                    grp_txn_completed
  *   store.c          durability in __consumer_offsets (Kafka's key/value
  *                    layouts), creation of that topic, loading on election
  *   handlers/<api>.c one file per API key
@@ -144,6 +145,7 @@ typedef struct grp_group {
 	grp_offsets *offsets;       /* committed offsets (never NULL) */
 	grp_txn_set *txns;          /* pending transactional offsets by producer
 				     * id (never NULL; txn_offsets.h) */
+	bool txn_tracked;           /* in coord->open_txns (grp_txn_track) */
 	/* Kept by group.c: */
 	grp_state previous_state;   /* state before the last transition */
 	uint64_t sync_timer;        /* pending SyncGroup expiry, 0 = none */
@@ -174,6 +176,9 @@ struct grp_coordinator {
 	struct brk_partitions *partitions; /* set by grp_store_open (NULL: no store) */
 	grp_write_group_fn write_group;    /* set by grp_store_open, or a test's */
 	brk_strmap groups;         /* group id -> grp_group (strmap.h) */
+	brk_strmap open_txns;      /* the groups with open transactions (grp_txn_track) */
+	bool open_txns_lost;       /* the index missed a group (no memory): every
+				    * group is visited instead */
 	int32_t npartitions;       /* __consumer_offsets' partitions, 0 while unknown */
 	grp_partition *parts;      /* npartitions */
 	/* store.c: batch and key/value buffers, the offset expiry timer */
@@ -290,6 +295,19 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
  */
 void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
 		       bool commit);
+
+/* g's pending transactional offsets may have opened or closed a
+ * transaction (grp_txn_put / grp_txn_complete on g->txns, or g->txns
+ * replaced): keep the coordinator's index of groups with open
+ * transactions in step, so that grp_txn_completed visits those groups
+ * only, not every group (Kafka's OffsetMetadataManager
+ * .openTransactionsByProducer). */
+void grp_txn_track(grp_group *g);
+/* Iterate the groups with open transactions (every group once the index
+ * missed one): i from grp_txn_group_count - 1 down to 0 (grp_txn_track
+ * may remove the group at i). */
+grp_group *grp_txn_group_at(grp_coordinator *gc, int32_t i);
+int32_t grp_txn_group_count(const grp_coordinator *gc);
 
 /* Members: allocate a zeroed member (NULL on failure), free one with every
  * string it owns (not its pending requests), add one to a group (0 or

@@ -193,6 +193,7 @@ int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t produ
 				it->partition, &v) < 0)
 			err = KERR_UNKNOWN_SERVER_ERROR;
 	}
+	grp_txn_track(g);
 	return err;
 }
 
@@ -692,6 +693,7 @@ static int restore_groups(grp_coordinator *gc, stage *st, int32_t index, int64_t
 		grp_txn_set_free(g->txns);
 		g->txns = sg->txns;
 		sg->txns = NULL;
+		grp_txn_track(g);
 		if (rc >= 0)
 			grp_restored(g);
 	}
@@ -740,7 +742,7 @@ static void warn_pending(grp_coordinator *gc, int32_t index, int64_t npending)
 	int64_t shown = 0;
 	names[0] = 0;
 	grp_group *g;
-	for (int32_t i = 0; (g = grp_at(gc, i)) != NULL; i++) {
+	for (int32_t i = 0; (g = grp_txn_group_at(gc, i)) != NULL; i++) {
 		int64_t pid;
 		if (g->partition != index)
 			continue;

@@ -342,6 +342,16 @@ static int64_t committed(grp_group *g, const char *topic, int32_t partition)
 	return o ? o->offset : -1;
 }
 
+/* grp_txn_put on g's set, then the coordinator's index follows. */
+static int put_txn(grp_group *g, int64_t pid, int32_t offsets_partition, const char *topic,
+		   int32_t partition, const grp_offset *v)
+{
+	int rc = grp_txn_put(g->txns, pid, offsets_partition, topic, (int32_t)strlen(topic),
+			     partition, v);
+	grp_txn_track(g);
+	return rc;
+}
+
 START_TEST(test_txn_commit_and_abort)
 {
 	grp_group *g = grp_get_or_create(&gc, "g1", 2);
@@ -349,18 +359,25 @@ START_TEST(test_txn_commit_and_abort)
 	grp_group *other = grp_get_or_create(&gc, "g3", 2);
 	grp_offset v;
 	v = off_at(10, 50);
-	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 100, 5, "t", 0, &v), 0);
 	v = off_at(11, 51);
-	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 100, 5, "t", 1, &v), 0);
 	v = off_at(20, 52);
-	ck_assert_int_eq(grp_txn_put(g->txns, 200, 5, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 200, 5, "t", 0, &v), 0);
 	v = off_at(30, 53);
-	ck_assert_int_eq(grp_txn_put(h->txns, 100, 5, "u", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(h, 100, 5, "u", 0, &v), 0);
 	/* The same producer in a group of another __consumer_offsets
 	 * partition (one transaction, two coordinators' partitions). */
 	v = off_at(40, 7);
-	ck_assert_int_eq(grp_txn_put(other->txns, 100, 9, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(other, 100, 9, "t", 0, &v), 0);
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
+	/* A group without a transaction is not visited at transaction ends. */
+	grp_group *idle = grp_get_or_create(&gc, "g4", 2);
+	ck_assert_ptr_nonnull(idle);
+	ck_assert_int_eq(grp_count(&gc), 4);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 3);
+	for (int32_t i = 0; i < grp_txn_group_count(&gc); i++)
+		ck_assert_ptr_ne(grp_txn_group_at(&gc, i), idle);
 
 	/* Pending offsets are not committed. */
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
@@ -384,6 +401,7 @@ START_TEST(test_txn_commit_and_abort)
 	ck_assert_str_eq(grp_offsets_get(g->offsets, "t", 1, 0)->metadata, "md");
 	ck_assert_int_eq(committed(h, "u", 0), 30);
 	ck_assert_int_eq(grp_txn_set_count(h->txns), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 2); /* h left the index */
 	/* Producer 200 is still open on t-0; t-1 no longer pending. */
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 1));
@@ -404,6 +422,13 @@ START_TEST(test_txn_commit_and_abort)
 	grp_txn_completed(&gc, 9, 100, false);
 	ck_assert_int_eq(grp_offsets_count(other->offsets), 0);
 	ck_assert_int_eq(grp_txn_set_count(other->txns), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 0);
+	/* A removed group leaves the index too. */
+	ck_assert_int_eq(put_txn(h, 300, 5, "u", 0, &v), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 1);
+	grp_remove(h);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 0);
+	grp_txn_completed(&gc, 5, 300, true);
 }
 END_TEST
 
@@ -413,9 +438,9 @@ START_TEST(test_txn_commit_record_order)
 {
 	grp_group *g = grp_get_or_create(&gc, "ord", 3);
 	grp_offset v = off_at(100, 10); /* transactional, record 10 */
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	v = off_at(200, 20); /* transactional, record 20 */
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 1, &v), 0);
 	/* Plain commits: t-0 written after the transactional one (record
 	 * 15), t-1 before it (record 5). */
 	v = off_at(150, 15);
@@ -430,9 +455,9 @@ START_TEST(test_txn_commit_record_order)
 	/* A later transactional commit of the same partition replaces the
 	 * earlier pending one of that producer. */
 	v = off_at(300, 30);
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	v = off_at(301, 31);
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	grp_txn_completed(&gc, 0, 7, true);
 	ck_assert_int_eq(committed(g, "t", 0), 301);
 }
@@ -444,9 +469,9 @@ START_TEST(test_txn_tombstone)
 {
 	grp_group *g = grp_get_or_create(&gc, "tomb", 4);
 	grp_offset v = off_at(1, 1);
-	ck_assert_int_eq(grp_txn_put(g->txns, 1, 0, "t", 1, 0, &v), 0);
-	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 0, &v), 0);
-	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 1, 0, "t", 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 2, 0, "t", 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 2, 0, "t", 1, &v), 0);
 	grp_txn_forget(g->txns, "t", 1, 0);
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 1));
@@ -457,7 +482,7 @@ START_TEST(test_txn_tombstone)
 	ck_assert_int_eq(committed(g, "t", 1), 1);
 
 	/* DeleteGroups: every pending offset goes, transactions stay open. */
-	ck_assert_int_eq(grp_txn_put(g->txns, 3, 0, "t", 1, 5, &v), 0);
+	ck_assert_int_eq(put_txn(g, 3, 0, "t", 5, &v), 0);
 	grp_txn_forget_all(g->txns);
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 5));
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 1);

@@ -296,7 +296,7 @@ static void abort_orphan_offsets(txn_coordinator *tc, grp_coordinator *gc, int64
 	for (int32_t round = 0; round < 100000; round++) {
 		grp_group *g, *found = NULL;
 		int64_t pid = -1;
-		for (int32_t i = 0; !found && (g = grp_at(gc, i)) != NULL; i++) {
+		for (int32_t i = 0; !found && (g = grp_txn_group_at(gc, i)) != NULL; i++) {
 			int64_t q;
 			for (int32_t j = 0; grp_txn_at(g->txns, j, &q) != NULL; j++)
 				if (!producer_has_open_txn(tc, q)) {
