@@ -83,15 +83,21 @@ uint64_t brk_siphash(const uint8_t key[16], const void *p, size_t len, int c_rou
 void brk_strmap_init(brk_strmap *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (getrandom(m->seed, sizeof(m->seed), GRND_NONBLOCK) != (ssize_t)sizeof(m->seed)) {
-		/* No entropy yet (early boot): still a key per map and process. */
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
-		uint64_t b = (uint64_t)(uintptr_t)m ^ rotl(a, 17);
-		memcpy(m->seed, &a, 8);
-		memcpy(m->seed + 8, &b, 8);
-	}
+}
+
+/* Draw the map's hash key: when its index is first allocated, so that an
+ * empty map (a group without members) costs no system call. */
+static void draw_seed(brk_strmap *m)
+{
+	if (getrandom(m->seed, sizeof(m->seed), GRND_NONBLOCK) == (ssize_t)sizeof(m->seed))
+		return;
+	/* No entropy yet (early boot): still a key per map and process. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t a = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30);
+	uint64_t b = (uint64_t)(uintptr_t)m ^ rotl(a, 17);
+	memcpy(m->seed, &a, 8);
+	memcpy(m->seed + 8, &b, 8);
 }
 
 void brk_strmap_free(brk_strmap *m)
@@ -155,6 +161,8 @@ int brk_strmap_put(brk_strmap *m, const char *key, int32_t len, void *value)
 {
 	if (len < 0)
 		return -EINVAL;
+	if (m->nslots == 0)
+		draw_seed(m); /* empty: no entry was hashed with the old key */
 	if ((uint32_t)(m->n + 1) * 2 > m->nslots &&
 	    reindex(m, m->nslots ? m->nslots * 2 : MIN_SLOTS) < 0)
 		return -ENOMEM;

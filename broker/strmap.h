@@ -13,7 +13,8 @@
  * back.
  *
  * The keys are hashed with SipHash-1-3 under a random 128-bit key drawn per
- * map (getrandom), as Redis' dict and Rust's HashMap do: group ids and
+ * map (getrandom, when the map first allocates), as Redis' dict and Rust's
+ * HashMap do: group ids and
  * transactional ids come from clients, and an unkeyed hash would let one
  * client make every lookup probe a chain of its colliding ids.
  *
@@ -44,7 +45,8 @@ typedef struct brk_strmap {
 	uint8_t seed[16];    /* SipHash key */
 } brk_strmap;
 
-/* An empty map (allocates nothing yet; draws its hash key). */
+/* An empty map (allocates nothing; its hash key is drawn at the first
+ * put). A zeroed brk_strmap is an empty map too. */
 void brk_strmap_init(brk_strmap *m);
 /* Free the map's arrays (not the values); the map is empty and usable. */
 void brk_strmap_free(brk_strmap *m);

@@ -238,10 +238,7 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len)
 {
-	for (int32_t i = 0; i < g->nmembers; i++)
-		if (str_eq_view(g->members[i]->member_id, member_id, len))
-			return g->members[i];
-	return NULL;
+	return brk_strmap_get(&g->member_index, member_id, len);
 }
 
 static grp_member *member_by_id(grp_group *g, const char *id)
@@ -251,10 +248,35 @@ static grp_member *member_by_id(grp_group *g, const char *id)
 
 static grp_member *static_member(grp_group *g, const char *iid, int32_t len)
 {
-	for (int32_t i = 0; i < g->nmembers; i++)
-		if (str_eq_view(g->members[i]->group_instance_id, iid, len))
-			return g->members[i];
-	return NULL;
+	return brk_strmap_get(&g->static_index, iid, len);
+}
+
+/* Index m by member id and group instance id. Returns 0, -EEXIST (an id
+ * taken) or -ENOMEM; nothing is indexed then. */
+static int index_member(grp_group *g, grp_member *m)
+{
+	if (!m->member_id)
+		return 0;
+	int rc = brk_strmap_put(&g->member_index, m->member_id, (int32_t)strlen(m->member_id), m);
+	if (rc < 0 || !m->group_instance_id)
+		return rc;
+	rc = brk_strmap_put(&g->static_index, m->group_instance_id,
+			    (int32_t)strlen(m->group_instance_id), m);
+	if (rc < 0)
+		brk_strmap_remove(&g->member_index, m->member_id, (int32_t)strlen(m->member_id));
+	return rc;
+}
+
+static void unindex_member(grp_group *g, grp_member *m)
+{
+	if (m->member_id &&
+	    brk_strmap_get(&g->member_index, m->member_id, (int32_t)strlen(m->member_id)) == m)
+		brk_strmap_remove(&g->member_index, m->member_id, (int32_t)strlen(m->member_id));
+	if (m->group_instance_id &&
+	    brk_strmap_get(&g->static_index, m->group_instance_id,
+			   (int32_t)strlen(m->group_instance_id)) == m)
+		brk_strmap_remove(&g->static_index, m->group_instance_id,
+				  (int32_t)strlen(m->group_instance_id));
 }
 
 /* ---- members ---- */
@@ -307,6 +329,9 @@ int grp_member_add(grp_group *g, grp_member *m)
 		if (!g->leader_id)
 			return -ENOMEM;
 	}
+	int rc = index_member(g, m);
+	if (rc < 0)
+		return rc;
 	g->members[g->nmembers++] = m;
 	m->group = g;
 	return 0;
@@ -702,6 +727,7 @@ static void remove_member(grp_group *g, grp_member *m, int16_t error)
 		return;
 	memmove(&g->members[at], &g->members[at + 1], (size_t)(g->nmembers - at - 1) * sizeof(*g->members));
 	g->nmembers--;
+	unindex_member(g, m);
 	if (is_leader(g, m->member_id)) {
 		free(g->leader_id);
 		g->leader_id = g->nmembers > 0 ? strdup(g->members[0]->member_id) : NULL;
@@ -1083,8 +1109,13 @@ static int update_static_member(brk_request *req, const JoinGroupRequest *r, grp
 	complete_join(m, &fenced);
 	complete_sync(m, KERR_FENCED_INSTANCE_ID, NULL, NULL, false);
 	bool was_leader = is_leader(g, m->member_id);
+	unindex_member(g, m);
 	free(m->member_id);
 	m->member_id = new_id;
+	if (index_member(g, m) < 0)
+		/* Only out of memory: the member is not found by id and rejoins. */
+		fprintf(stderr, "samsa: group %s: out of memory indexing member %s\n", g->group_id,
+			new_id);
 	if (was_leader) {
 		char *l = strdup(new_id);
 		if (l) {
@@ -1549,6 +1580,8 @@ static void group_free(grp_group *g, int16_t error)
 		grp_member_free(g->members[i]);
 	}
 	free(g->members);
+	brk_strmap_free(&g->member_index);
+	brk_strmap_free(&g->static_index);
 	if (g->offsets)
 		grp_offsets_free(g->offsets);
 	grp_txn_set_free(g->txns);

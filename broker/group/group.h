@@ -138,8 +138,10 @@ typedef struct grp_group {
 	char *protocol_type; /* NULL while no member */
 	char *protocol_name; /* chosen protocol, NULL while none */
 	char *leader_id;     /* member id of the leader, NULL while none */
-	grp_member **members;
+	grp_member **members;       /* in join order (leader, protocol votes) */
 	int32_t nmembers;
+	brk_strmap member_index;    /* member id -> member (Kafka's ClassicGroup.members) */
+	brk_strmap static_index;    /* group instance id -> static member (staticMembers) */
 	int64_t state_timestamp_ms; /* wall clock of the last state change */
 	uint64_t rebalance_timer;   /* rebalance / initial delay timer, 0 = none */
 	grp_offsets *offsets;       /* committed offsets (never NULL) */
@@ -250,7 +252,8 @@ int32_t grp_count(const grp_coordinator *gc);
  * COORDINATOR_NOT_AVAILABLE) and free it. */
 void grp_remove(grp_group *g);
 
-/* A member of g by member id, or NULL. */
+/* A member of g by member id, or NULL. A hash lookup: a heartbeat or a
+ * commit costs the same in a group of 5,000 members as of 5. */
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
 
 /*
@@ -310,8 +313,9 @@ grp_group *grp_txn_group_at(grp_coordinator *gc, int32_t i);
 int32_t grp_txn_group_count(const grp_coordinator *gc);
 
 /* Members: allocate a zeroed member (NULL on failure), free one with every
- * string it owns (not its pending requests), add one to a group (0 or
- * -ENOMEM). */
+ * string it owns (not its pending requests), add one to a group (indexed
+ * by member id and group instance id: 0, -EEXIST when g has a member with
+ * that member id or group instance id, or -ENOMEM). */
 grp_member *grp_member_new(void);
 void grp_member_free(grp_member *m);
 int grp_member_add(grp_group *g, grp_member *m);

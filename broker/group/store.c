@@ -650,7 +650,12 @@ static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
 			}
 			ok = m->protocols && m->protocols[0].name && m->protocols[0].metadata;
 		}
-		if (!ok || grp_member_add(g, m) < 0) {
+		int arc = ok ? grp_member_add(g, m) : -ENOMEM;
+		if (arc == -EEXIST) {
+			grp_member_free(m); /* a member id or instance id named twice: the first stays */
+			continue;
+		}
+		if (arc < 0) {
 			grp_member_free(m);
 			return -ENOMEM;
 		}

@@ -21,6 +21,7 @@
  * partition answers its members' waiting requests NOT_COORDINATOR.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,6 +288,72 @@ START_TEST(test_validate_commit)
 	g->state = GRP_COMPLETING_REBALANCE;
 	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m1"), 3, none),
 			 KERR_REBALANCE_IN_PROGRESS);
+}
+END_TEST
+
+/* Members found by member id and by group instance id at 5,000 members:
+ * duplicates refused, the leader's removal elects the next member, a
+ * removed member (by id, or a static one by instance id) is no longer
+ * found, the others still are. */
+START_TEST(test_members_many)
+{
+	enum { M = 5000 };
+	proto_str none = proto_str_of(NULL, -1);
+	char id[32], iid[32];
+	grp_group *g = grp_get_or_create(&gc, "big", 3);
+	for (int i = 0; i < M; i++) {
+		snprintf(id, sizeof(id), "m-%d", i);
+		grp_member *m = member_with(id, "range", NULL);
+		if (i % 2) {
+			snprintf(iid, sizeof(iid), "i-%d", i);
+			m->group_instance_id = strdup(iid);
+		}
+		ck_assert_int_eq(grp_member_add(g, m), 0);
+	}
+	grp_member *dup = member_with("m-7", "range", NULL);
+	ck_assert_int_eq(grp_member_add(g, dup), -EEXIST);
+	grp_member_free(dup);
+	dup = member_with("m-new", "range", NULL);
+	dup->group_instance_id = strdup("i-7");
+	ck_assert_int_eq(grp_member_add(g, dup), -EEXIST);
+	ck_assert_ptr_null(grp_member_find(g, "m-new", 5));
+	grp_member_free(dup);
+	ck_assert_int_eq(g->nmembers, M);
+	ck_assert_str_eq(g->leader_id, "m-0");
+	g->generation_id = 1;
+	g->state = GRP_STABLE;
+	for (int i = 0; i < M; i++) {
+		int len = snprintf(id, sizeof(id), "m-%d", i);
+		grp_member *m = grp_member_find(g, id, len);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_str_eq(m->member_id, id);
+		ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), 1, none), KERR_NONE);
+	}
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m-9"), 1, proto_cstr("i-9")), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m-8"), 1, proto_cstr("i-9")),
+			 KERR_FENCED_INSTANCE_ID);
+	/* Every fourth member leaves by id, the static ones 1 mod 4 by
+	 * instance id. */
+	for (int i = 0; i < M; i += 4) {
+		snprintf(id, sizeof(id), "m-%d", i);
+		ck_assert_int_eq(grp_leave_member(g, proto_cstr(id), none), KERR_NONE);
+		snprintf(iid, sizeof(iid), "i-%d", i + 1);
+		ck_assert_int_eq(grp_leave_member(g, proto_cstr(""), proto_cstr(iid)), KERR_NONE);
+	}
+	ck_assert_int_eq(g->nmembers, M / 2);
+	ck_assert_str_eq(g->leader_id, "m-2");
+	for (int i = 0; i < M; i++) {
+		int len = snprintf(id, sizeof(id), "m-%d", i);
+		ck_assert((grp_member_find(g, id, len) != NULL) == (i % 4 >= 2));
+		if (i % 2) {
+			len = snprintf(iid, sizeof(iid), "i-%d", i);
+			int16_t want = i % 4 >= 2 ? KERR_NONE : KERR_UNKNOWN_MEMBER_ID;
+			snprintf(id, sizeof(id), "m-%d", i);
+			ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), 1, proto_str_of(iid, len)),
+					 want);
+		}
+	}
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr("m-0"), none), KERR_UNKNOWN_MEMBER_ID);
 }
 END_TEST
 
@@ -1051,6 +1118,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_partition_for);
 	tcase_add_test(tc, test_select_protocol);
 	tcase_add_test(tc, test_validate_commit);
+	tcase_add_test(tc, test_members_many);
 	tcase_add_test(tc, test_validate_txn_commit);
 	tcase_add_test(tc, test_txn_commit_and_abort);
 	tcase_add_test(tc, test_txn_commit_record_order);
