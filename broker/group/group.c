@@ -114,6 +114,7 @@ void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config 
 	memset(gc, 0, sizeof(*gc));
 	gc->loop = loop;
 	gc->cfg = cfg;
+	gc->load_slice = GRP_LOAD_SLICE_RECORDS;
 	brk_strmap_init(&gc->groups);
 	brk_strmap_init(&gc->open_txns);
 	proto_writer_init(&gc->batch_buf);
@@ -159,7 +160,20 @@ int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t
 	int32_t i = grp_partition_of(gc, id, len);
 	if (i < 0)
 		return KERR_NONE; /* no __consumer_offsets yet: its writes answer */
-	return gc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+	if (gc->parts[i].loaded)
+		return KERR_NONE;
+	return gc->parts[i].loading ? KERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NOT_COORDINATOR;
+}
+
+void grp_partition_loading(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch)
+{
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (!ps)
+		return;
+	if (!ps->loading)
+		gc->nloading++;
+	*ps = (grp_partition){ .loading = true, .p = p, .leader_epoch = leader_epoch };
 }
 
 void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partition *p,
@@ -173,6 +187,8 @@ void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partiti
 	brk_hw_mark loaded = { 0 };
 	if (p && p->log)
 		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	if (ps->loading)
+		gc->nloading--;
 	*ps = (grp_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
 			       .last_write = loaded };
 }
@@ -1611,8 +1627,11 @@ void grp_remove(grp_group *g)
 int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 {
 	grp_partition *ps = grp_partition_state(gc, index);
-	if (ps)
+	if (ps) {
+		if (ps->loading)
+			gc->nloading--;
 		*ps = (grp_partition){ 0 }; /* first: the answers below do not wait */
+	}
 	/* Kafka's onGroupUnloaded: waiting members are told NOT_COORDINATOR
 	 * and look for the new coordinator. */
 	int32_t n = 0;
@@ -1630,6 +1649,9 @@ int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 
 void grp_coordinator_free(grp_coordinator *gc)
 {
+	if (gc->store_close)
+		gc->store_close(gc); /* the loads in progress first */
+	gc->store_close = NULL;
 	while (grp_count(gc) > 0)
 		grp_remove(grp_at(gc, grp_count(gc) - 1));
 	brk_strmap_free(&gc->groups);
@@ -1638,7 +1660,7 @@ void grp_coordinator_free(grp_coordinator *gc)
 	cancel_timer(gc, &gc->expiry_timer);
 	free(gc->parts);
 	gc->parts = NULL;
-	gc->npartitions = 0;
+	gc->npartitions = gc->nloading = 0;
 	proto_writer_free(&gc->batch_buf);
 	proto_writer_free(&gc->kv_buf);
 }

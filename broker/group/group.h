@@ -7,16 +7,18 @@
  * Ownership (Kafka's onElection / onResignation). A group lives in
  * partition brk_coordinator_partition(group id) of __consumer_offsets, and
  * this broker serves it only while it leads that partition and has loaded
- * it: store.c's role observer loads a partition's groups when this broker
- * becomes its leader (grp_partition_loaded after the groups are restored)
- * and drops them when it stops (grp_partition_unload: waiting JoinGroup /
- * SyncGroup requests are answered NOT_COORDINATOR, timers cancelled).
- * Requests for a group of another partition answer NOT_COORDINATOR
- * (grp_coordinator_error), so the client asks FindCoordinator again.
- * Loading is synchronous, on the loop, so COORDINATOR_LOAD_IN_PROGRESS is
- * never answered. While __consumer_offsets does not exist (npartitions 0)
- * every group id is served, as a single node did before: a write then
- * answers COORDINATOR_NOT_AVAILABLE (store.h).
+ * it: store.c's role observer starts loading a partition's groups when
+ * this broker becomes its leader (grp_partition_loading, then
+ * grp_partition_loaded once the groups are restored) and drops them when
+ * it stops (grp_partition_unload: waiting JoinGroup / SyncGroup requests
+ * are answered NOT_COORDINATOR, timers cancelled). Requests for a group of
+ * another partition answer NOT_COORDINATOR (grp_coordinator_error), so the
+ * client asks FindCoordinator again. Loading runs in the background, a
+ * slice per loop iteration (store.h), and meanwhile the partition's groups
+ * answer COORDINATOR_LOAD_IN_PROGRESS, as Kafka's; every other request is
+ * served. While __consumer_offsets does not exist (npartitions 0) every
+ * group id is served, as a single node did before: a write then answers
+ * COORDINATOR_NOT_AVAILABLE (store.h).
  *
  * Replicated writes. A change is appended to the group's partition and
  * applied in memory at once (a new leader reloads from its own replicated
@@ -160,13 +162,23 @@ typedef struct grp_group {
 	int32_t npending;
 } grp_group;
 
-/* One partition of __consumer_offsets as the coordinator sees it. */
+/* One partition of __consumer_offsets as the coordinator sees it:
+ * neither flag (not served: NOT_COORDINATOR), loading (led here, its
+ * groups being read: COORDINATOR_LOAD_IN_PROGRESS) or loaded (served). */
 typedef struct grp_partition {
 	bool loaded;            /* led here and its groups in memory */
-	struct brk_partition *p; /* while loaded */
-	int32_t leader_epoch;   /* the leader epoch it was loaded at */
+	bool loading;           /* led here, store.c reading its log */
+	struct brk_partition *p; /* while loading or loaded */
+	int32_t leader_epoch;   /* the leader epoch it is loaded at */
 	brk_hw_mark last_write; /* the coordinator's last append there */
 } grp_partition;
+
+/* Default of grp_coordinator.load_slice: records applied per loop
+ * iteration while loading (plus the rest of the batch at hand). About a
+ * millisecond of work: other requests wait at most that long. */
+#define GRP_LOAD_SLICE_RECORDS 4096
+
+struct grp_loader; /* store.c: the partitions being loaded */
 
 /* Append g's GroupMetadataValue (store.c's grp_store_write_group; a Kafka
  * error code). */
@@ -183,6 +195,16 @@ struct grp_coordinator {
 				    * group is visited instead */
 	int32_t npartitions;       /* __consumer_offsets' partitions, 0 while unknown */
 	grp_partition *parts;      /* npartitions */
+	int32_t nloading;          /* partitions loading */
+	int32_t load_slice;        /* records per slice of a load (GRP_LOAD_SLICE_RECORDS) */
+	/* store.c: the loads in progress, and what frees them (called first
+	 * by grp_coordinator_free) */
+	struct grp_loader *loader;
+	void (*store_close)(grp_coordinator *gc);
+	/* Called when the last queued load ended (txn/store.c waits for the
+	 * groups before its start-up check of orphan transactional offsets). */
+	void (*loads_done)(void *arg);
+	void *loads_done_arg;
 	/* store.c: batch and key/value buffers, the offset expiry timer */
 	proto_writer batch_buf, kv_buf;
 	uint64_t expiry_timer;
@@ -208,13 +230,21 @@ grp_partition *grp_partition_state(grp_coordinator *gc, int32_t index);
 
 /*
  * Whether this coordinator serves group id: NONE when its partition is
- * loaded here or __consumer_offsets is not known (npartitions 0), else
- * NOT_COORDINATOR. Handlers check it after the group id's own checks
- * (Kafka: INVALID_GROUP_ID first); grp_join, grp_sync and grp_heartbeat
- * check it themselves.
+ * loaded here or __consumer_offsets is not known (npartitions 0),
+ * COORDINATOR_LOAD_IN_PROGRESS while its partition is loading here (the
+ * client retries), else NOT_COORDINATOR. Handlers check it after the
+ * group id's own checks (Kafka: INVALID_GROUP_ID first) and before they
+ * look the group up (the registry holds the groups of a loading partition
+ * already, half restored); grp_join, grp_sync and grp_heartbeat check it
+ * themselves.
  */
 int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t len);
 
+/* Partition index starts loading: p (its leader here) at leader_epoch;
+ * its groups answer COORDINATOR_LOAD_IN_PROGRESS until
+ * grp_partition_loaded or grp_partition_unload. */
+void grp_partition_loading(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch);
 /* Partition index is loaded: p (its leader here) at leader_epoch. The
  * groups restored from its log are in the registry already. The log end
  * offset then becomes the partition's last write (what was loaded may be
@@ -223,7 +253,8 @@ void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partiti
 			  int32_t leader_epoch);
 /* Drop partition index: every group in it is removed (members' waiting
  * JoinGroup / SyncGroup answered NOT_COORDINATOR, timers cancelled) and the
- * partition is no longer served. Returns the number of groups dropped. */
+ * partition is no longer served nor loading (store.c stops its load
+ * first). Returns the number of groups dropped. */
 int32_t grp_partition_unload(grp_coordinator *gc, int32_t index);
 
 /*
@@ -288,7 +319,9 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
 /*
  * The transaction of producer_id ended: its end transaction marker was
  * written to partition offsets_partition of __consumer_offsets
- * (store.c's marker observer calls this after the marker). In every
+ * (store.c's marker observer calls this after the marker; nothing happens
+ * while that partition is loading: the load reads the marker from the log
+ * and applies it). In every
  * group with an open transaction of producer_id in that partition, the
  * pending transactional offsets are applied to the committed ones (commit;
  * a plain commit written after the transactional one keeps its value) or

@@ -173,6 +173,9 @@ int32_t grp_txn_group_count(const grp_coordinator *gc)
 void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
 		       bool commit)
 {
+	grp_partition *ps = grp_partition_state(gc, offsets_partition);
+	if (ps && ps->loading)
+		return; /* its load reads the marker from the log */
 	/* From the end: a group whose last transaction ends leaves the index. */
 	for (int32_t i = grp_txn_group_count(gc) - 1; i >= 0; i--) {
 		grp_group *g = grp_txn_group_at(gc, i);

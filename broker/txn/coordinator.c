@@ -56,6 +56,7 @@ void txn_coordinator_init(txn_coordinator *tc, brk_loop *loop, const brk_config 
 	tc->loop = loop;
 	tc->cfg = cfg;
 	brk_strmap_init(&tc->ids);
+	tc->load_slice = TXN_LOAD_SLICE_RECORDS;
 	proto_writer_init(&tc->batch_buf);
 	proto_writer_init(&tc->kv_buf);
 }
@@ -91,7 +92,16 @@ int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id)
 	int32_t i = txn_partition_of(tc, id);
 	if (i < 0)
 		return KERR_NONE; /* no __transaction_state yet: its writes answer */
-	return tc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+	if (tc->parts[i].loaded)
+		return KERR_NONE;
+	return tc->parts[i].loading ? KERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NOT_COORDINATOR;
+}
+
+/* Whether m's partition is served here: loaded, or none known. */
+static bool served(txn_coordinator *tc, const txn_meta *m)
+{
+	const txn_partition *ps = txn_partition_state(tc, m->partition);
+	return !ps || ps->loaded;
 }
 
 brk_hw_mark txn_last_write(txn_coordinator *tc, proto_str id)
@@ -183,6 +193,9 @@ void txn_forget(txn_coordinator *tc, const char *id, int32_t len)
 
 void txn_coordinator_free(txn_coordinator *tc)
 {
+	if (tc->store_close)
+		tc->store_close(tc); /* the loads in progress first */
+	tc->store_close = NULL;
 	if (tc->loop) {
 		if (tc->abort_timer)
 			brk_timer_cancel(tc->loop, tc->abort_timer);
@@ -203,7 +216,7 @@ void txn_coordinator_free(txn_coordinator *tc)
 	tc->parts = NULL;
 	tc->log_tps = NULL;
 	tc->refs = NULL;
-	tc->npartitions = tc->log_tps_cap = tc->refs_cap = 0;
+	tc->npartitions = tc->nloading = tc->log_tps_cap = tc->refs_cap = 0;
 	tc->abort_timer = tc->expire_timer = 0;
 }
 
@@ -984,6 +997,8 @@ void txn_abort_timed_out(txn_coordinator *tc, int64_t now_ms)
 {
 	txn_meta *m;
 	for (int32_t i = 0; (m = txn_at(tc, i)) != NULL; i++) {
+		if (!served(tc, m))
+			continue; /* its partition is loading */
 		if (is_prepare(m)) {
 			(void)complete(m, now_ms); /* nothing when its work is in flight */
 		} else if (m->state == TXN_ONGOING && m->start_ms + m->timeout_ms < now_ms) {
@@ -1011,7 +1026,7 @@ void txn_expire_ids(txn_coordinator *tc, int64_t now_ms)
 		txn_meta *m = txn_at(tc, i);
 		bool idle = m->state == TXN_EMPTY || m->state == TXN_COMPLETE_COMMIT ||
 			    m->state == TXN_COMPLETE_ABORT;
-		if (!idle || m->last_update_ms > horizon)
+		if (!idle || m->last_update_ms > horizon || !served(tc, m))
 			continue;
 		brk_hw_mark mark = { 0 };
 		int16_t err = tc->env.append(tc->env.arg, m->partition, proto_str_of(m->id, m->id_len),
@@ -1075,6 +1090,8 @@ int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_part
 	brk_hw_mark loaded = { 0 };
 	if (p && p->log)
 		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	if (ps->loading)
+		tc->nloading--;
 	*ps = (txn_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
 			       .last_write = loaded };
 	/* Kafka's loadTransactionsForTxnTopicPartition: the transactions
@@ -1092,11 +1109,25 @@ int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_part
 	return completed;
 }
 
+void txn_partition_loading(txn_coordinator *tc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch)
+{
+	txn_partition *ps = txn_partition_state(tc, index);
+	if (!ps)
+		return;
+	if (!ps->loading)
+		tc->nloading++;
+	*ps = (txn_partition){ .loading = true, .p = p, .leader_epoch = leader_epoch };
+}
+
 int32_t txn_partition_unload(txn_coordinator *tc, int32_t index)
 {
 	txn_partition *ps = txn_partition_state(tc, index);
-	if (ps)
+	if (ps) {
+		if (ps->loading)
+			tc->nloading--;
 		*ps = (txn_partition){ 0 };
+	}
 	int32_t n = 0;
 	for (int32_t i = txn_count(tc) - 1; i >= 0; i--) {
 		txn_meta *m = txn_at(tc, i);
