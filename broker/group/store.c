@@ -987,6 +987,14 @@ static int start_load(grp_coordinator *gc, brk_partition *p, bool quiet)
 	brk_strmap_init(&l->staged);
 	proto_arena_init(&l->arena, 0);
 	grp_partition_loading(gc, l->index, p, l->leader_epoch);
+	if (p->log && log_end_offset(p->log) <= log_start_offset(p->log)) {
+		/* Nothing to read (a partition just made): served at once, so a
+		 * new topic answers its first requests without
+		 * COORDINATOR_LOAD_IN_PROGRESS. */
+		load_done(l);
+		load_free(l);
+		return 0;
+	}
 	if (quiet) {
 		if (ld->startup_left++ == 0)
 			ld->startup_ms = l->start_ms;

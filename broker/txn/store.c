@@ -528,6 +528,14 @@ static int start_load(txn_coordinator *tc, brk_partition *p, bool quiet)
 	brk_internal_reader_init(&l->rd, p);
 	proto_arena_init(&l->arena, 0);
 	txn_partition_loading(tc, l->partition, p, l->leader_epoch);
+	if (p->log && log_end_offset(p->log) <= log_start_offset(p->log)) {
+		/* Nothing to read (a partition just made): served at once, so a
+		 * new topic answers its first requests without
+		 * COORDINATOR_LOAD_IN_PROGRESS. */
+		load_done(l);
+		load_free(l);
+		return 0;
+	}
 	if (quiet && ld->startup_left++ == 0)
 		ld->startup_ms = l->start_ms;
 	if (ld->tail)
