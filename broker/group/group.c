@@ -252,9 +252,17 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 	return g;
 }
 
+/* A group's members by member id and by group instance id; allocated with
+ * the first member, so that the many groups without members (simple
+ * commits) pay one pointer. */
+struct grp_member_index {
+	brk_strmap by_id;
+	brk_strmap by_instance;
+};
+
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len)
 {
-	return brk_strmap_get(&g->member_index, member_id, len);
+	return g->index ? brk_strmap_get(&g->index->by_id, member_id, len) : NULL;
 }
 
 static grp_member *member_by_id(grp_group *g, const char *id)
@@ -264,7 +272,7 @@ static grp_member *member_by_id(grp_group *g, const char *id)
 
 static grp_member *static_member(grp_group *g, const char *iid, int32_t len)
 {
-	return brk_strmap_get(&g->static_index, iid, len);
+	return g->index ? brk_strmap_get(&g->index->by_instance, iid, len) : NULL;
 }
 
 /* Index m by member id and group instance id. Returns 0, -EEXIST (an id
@@ -273,25 +281,29 @@ static int index_member(grp_group *g, grp_member *m)
 {
 	if (!m->member_id)
 		return 0;
-	int rc = brk_strmap_put(&g->member_index, m->member_id, (int32_t)strlen(m->member_id), m);
+	if (!g->index && !(g->index = calloc(1, sizeof(*g->index))))
+		return -ENOMEM;
+	brk_strmap *by_id = &g->index->by_id;
+	int rc = brk_strmap_put(by_id, m->member_id, (int32_t)strlen(m->member_id), m);
 	if (rc < 0 || !m->group_instance_id)
 		return rc;
-	rc = brk_strmap_put(&g->static_index, m->group_instance_id,
+	rc = brk_strmap_put(&g->index->by_instance, m->group_instance_id,
 			    (int32_t)strlen(m->group_instance_id), m);
 	if (rc < 0)
-		brk_strmap_remove(&g->member_index, m->member_id, (int32_t)strlen(m->member_id));
+		brk_strmap_remove(by_id, m->member_id, (int32_t)strlen(m->member_id));
 	return rc;
 }
 
 static void unindex_member(grp_group *g, grp_member *m)
 {
-	if (m->member_id &&
-	    brk_strmap_get(&g->member_index, m->member_id, (int32_t)strlen(m->member_id)) == m)
-		brk_strmap_remove(&g->member_index, m->member_id, (int32_t)strlen(m->member_id));
+	if (!g->index)
+		return;
+	brk_strmap *by_id = &g->index->by_id, *by_instance = &g->index->by_instance;
+	if (m->member_id && brk_strmap_get(by_id, m->member_id, (int32_t)strlen(m->member_id)) == m)
+		brk_strmap_remove(by_id, m->member_id, (int32_t)strlen(m->member_id));
 	if (m->group_instance_id &&
-	    brk_strmap_get(&g->static_index, m->group_instance_id,
-			   (int32_t)strlen(m->group_instance_id)) == m)
-		brk_strmap_remove(&g->static_index, m->group_instance_id,
+	    brk_strmap_get(by_instance, m->group_instance_id, (int32_t)strlen(m->group_instance_id)) == m)
+		brk_strmap_remove(by_instance, m->group_instance_id,
 				  (int32_t)strlen(m->group_instance_id));
 }
 
@@ -1596,8 +1608,11 @@ static void group_free(grp_group *g, int16_t error)
 		grp_member_free(g->members[i]);
 	}
 	free(g->members);
-	brk_strmap_free(&g->member_index);
-	brk_strmap_free(&g->static_index);
+	if (g->index) {
+		brk_strmap_free(&g->index->by_id);
+		brk_strmap_free(&g->index->by_instance);
+		free(g->index);
+	}
 	if (g->offsets)
 		grp_offsets_free(g->offsets);
 	grp_txn_set_free(g->txns);

@@ -142,8 +142,9 @@ typedef struct grp_group {
 	char *leader_id;     /* member id of the leader, NULL while none */
 	grp_member **members;       /* in join order (leader, protocol votes) */
 	int32_t nmembers;
-	brk_strmap member_index;    /* member id -> member (Kafka's ClassicGroup.members) */
-	brk_strmap static_index;    /* group instance id -> static member (staticMembers) */
+	struct grp_member_index *index; /* group.c: members by member id and by group
+				     * instance id (Kafka's ClassicGroup.members,
+				     * staticMembers); NULL until the first member */
 	int64_t state_timestamp_ms; /* wall clock of the last state change */
 	uint64_t rebalance_timer;   /* rebalance / initial delay timer, 0 = none */
 	grp_offsets *offsets;       /* committed offsets (never NULL) */
