@@ -80,17 +80,19 @@ END_TEST
 
 #define MANY 100000
 
-/* Key i: "group-<i>" in keys + i * 16, NUL-padded. */
+#define KEY_BYTES 24
+
+/* Key i: "group-<i>" in keys + i * KEY_BYTES, NUL-padded. */
 static char *make_keys(int n)
 {
-	char *keys = calloc((size_t)n, 16);
+	char *keys = calloc((size_t)n, KEY_BYTES);
 	ck_assert_ptr_nonnull(keys);
 	for (int i = 0; i < n; i++)
-		snprintf(keys + (size_t)i * 16, 16, "group-%d", i);
+		snprintf(keys + (size_t)i * KEY_BYTES, KEY_BYTES, "group-%d", i);
 	return keys;
 }
 
-static const char *key_of(const char *keys, int i) { return keys + (size_t)i * 16; }
+static const char *key_of(const char *keys, int i) { return keys + (size_t)i * KEY_BYTES; }
 
 START_TEST(test_many)
 {
