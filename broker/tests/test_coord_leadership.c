@@ -22,7 +22,8 @@
  * other partition is served and a commit marker written meanwhile is
  * applied; a load dropped half-way (installed groups go) and a queued one
  * dropped before it started; transactional ids loaded in slices, the
- * timers leaving the loading partition alone.
+ * timers leaving the loading partition alone; both coordinators freed
+ * while their loads run.
  *
  * Replaced at link time (the edges of this unit): the controller's wait
  * (brk_ctl_wait_then_retry), producer ids, the cluster's brokers, the peer
@@ -757,6 +758,42 @@ START_TEST(test_txn_load_in_slices)
 }
 END_TEST
 
+/* The coordinators freed while loads run (a shutdown during start-up):
+ * the loads, their staged and installed groups and ids go, nothing runs
+ * afterwards (the sanitizer build checks for leaks and use after free). */
+START_TEST(test_free_while_loading)
+{
+	add_topic("__consumer_offsets", 2, 1, false);
+	add_topic("__transaction_state", 1, 1, false);
+	settle();
+	commit_groups(500);
+	char id[32];
+	int64_t pid;
+	int16_t epoch;
+	for (int i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "tx-%d", i);
+		ck_assert_int_eq(txn_init_producer_id(&server.txns, proto_cstr(id), 1000, -1, -1,
+						      brk_wall_ms(), &pid, &epoch),
+				 KERR_NONE);
+	}
+	server.groups.load_slice = 8;
+	server.txns.load_slice = 8;
+	elect("__consumer_offsets", 0, 2, 1);
+	elect("__consumer_offsets", 1, 2, 1);
+	elect("__transaction_state", 0, 2, 1);
+	elect("__consumer_offsets", 0, 1, 2);
+	elect("__consumer_offsets", 1, 1, 2);
+	elect("__transaction_state", 0, 1, 2);
+	for (int i = 0; i < 80; i++)
+		one_iteration(); /* partition 0 installing, 1 queued, ids half read */
+	ck_assert_int_eq(server.groups.nloading, 2);
+	ck_assert_int_eq(server.txns.nloading, 1);
+	ck_assert_int_gt(grp_count(&server.groups), 0);
+	ck_assert_int_gt(txn_count(&server.txns), 0);
+	/* The teardown frees both coordinators now. */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coord_leadership");
@@ -769,6 +806,7 @@ int main(void)
 	tcase_add_test(tc, test_groups_load_in_slices);
 	tcase_add_test(tc, test_groups_load_dropped);
 	tcase_add_test(tc, test_txn_load_in_slices);
+	tcase_add_test(tc, test_free_while_loading);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
