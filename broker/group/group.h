@@ -56,9 +56,10 @@
  *                    grp_txn_completed
  *   store.c          durability in __consumer_offsets (Kafka's key/value
  *                    layouts), creation of that topic, loading on election
+ *                    (in slices on the loop)
  *   handlers/<api>.c one file per API key
  * Calls go one way: store.c calls group.c; group.c reaches the store only
- * through gc->write_group.
+ * through gc->write_group and gc->store_close.
  */
 #ifndef SAMSA_BROKER_GROUP_GROUP_H
 #define SAMSA_BROKER_GROUP_GROUP_H

@@ -74,13 +74,14 @@
  *   markers.c         a transaction's markers, delivered and retried
  *   marker_channel.c  markers to this broker's partitions and to others
  *                     (WriteTxnMarkers through peers)
- *   store.c           __transaction_state: creation, loading, writes
+ *   store.c           __transaction_state: creation, loading (in slices
+ *                     on the loop), writes
  *   store_codec.c     Kafka's key and value layouts
  *   verify.c          KIP-890 verification of this broker's writes
  *   handlers/<api>.c  one file per API key
  * Calls go one way: store.c calls coordinator.c; coordinator.c reaches
- * the store, producer ids and the partitions only through its txn_env and
- * txn_marker_env.
+ * the store, producer ids and the partitions only through its txn_env,
+ * txn_marker_env and tc->store_close.
  */
 #ifndef SAMSA_BROKER_TXN_TXN_H
 #define SAMSA_BROKER_TXN_TXN_H
