@@ -5,6 +5,7 @@
 #include "broker/internal_topic.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,61 +85,91 @@ static int read_full(int fd, uint8_t *buf, size_t len, off_t pos)
 	return 0;
 }
 
-int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *arg)
+void brk_internal_reader_init(brk_internal_reader *r, brk_partition *p)
 {
-	log_partition *lp = p->log;
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->next = p->log ? log_start_offset(p->log) : 0;
+	proto_scratch_init(&r->scratch, LOAD_SCRATCH_MAX);
+}
+
+void brk_internal_reader_free(brk_internal_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->cap = r->len = r->pos = 0;
+	proto_scratch_free(&r->scratch);
+}
+
+/* Read the batches from r->next on (up to LOAD_READ_BYTES, at least one
+ * batch) into r->buf. Returns 1 when there are some, 0 at the log end,
+ * or a negative error. */
+static int reader_fill(brk_internal_reader *r)
+{
+	log_partition *lp = r->p->log;
 	if (!lp)
 		return -EIO;
-	proto_scratch scratch;
-	proto_scratch_init(&scratch, LOAD_SCRATCH_MAX);
-	uint8_t *buf = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	int64_t off = log_start_offset(lp);
 	int64_t end = log_end_offset(lp); /* not the high watermark: see the header */
-	while (off < end && rc == 0) {
-		log_read_result rr;
-		rc = log_read(lp, off, end, LOAD_READ_BYTES, true, &rr);
-		if (rc) {
-			rc = rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
-			break;
-		}
-		if (rr.len <= 0) {
-			if (rr.segment)
-				log_segment_release(rr.segment);
-			break;
-		}
-		if ((size_t)rr.len > cap) {
-			uint8_t *nb = realloc(buf, (size_t)rr.len);
-			if (!nb) {
-				log_segment_release(rr.segment);
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = (size_t)rr.len;
-		}
-		size_t got = (size_t)rr.len;
-		rc = read_full(rr.fd, buf, got, rr.file_pos);
-		log_segment_release(rr.segment);
-		if (rc)
-			break;
-		int64_t start = off;
-		for (size_t pos = 0; pos < got && rc == 0;) {
-			proto_batch_info bi;
-			if (proto_batch_header(buf + pos, got - pos, &bi) != 0)
-				break;
-			const uint8_t *bp = buf + pos;
-			pos += (size_t)bi.size;
-			off = bi.base_offset + bi.last_offset_delta + 1;
-			rc = fn(arg, &bi, bp, &scratch);
-		}
-		if (off <= start)
-			break; /* no progress: a torn read; stop rather than spin */
+	if (r->next >= end)
+		return 0;
+	log_read_result rr;
+	int rc = log_read(lp, r->next, end, LOAD_READ_BYTES, true, &rr);
+	if (rc)
+		return rc == LOG_ERR_OFFSET_OUT_OF_RANGE ? -ERANGE : -EIO;
+	if (rr.len <= 0) {
+		if (rr.segment)
+			log_segment_release(rr.segment);
+		return 0;
 	}
-	free(buf);
-	proto_scratch_free(&scratch);
-	return rc;
+	if ((size_t)rr.len > r->cap) {
+		uint8_t *nb = realloc(r->buf, (size_t)rr.len);
+		if (!nb) {
+			log_segment_release(rr.segment);
+			return -ENOMEM;
+		}
+		r->buf = nb;
+		r->cap = (size_t)rr.len;
+	}
+	rc = read_full(rr.fd, r->buf, (size_t)rr.len, rr.file_pos);
+	log_segment_release(rr.segment);
+	if (rc)
+		return rc;
+	r->len = (size_t)rr.len;
+	r->pos = 0;
+	return 1;
+}
+
+int brk_internal_reader_next(brk_internal_reader *r, proto_batch_info *bi, const uint8_t **batch)
+{
+	bool filled = false;
+	for (;;) {
+		if (r->pos >= r->len) {
+			/* A fresh read starts at the batch holding r->next, so it
+			 * gives at least one batch at or above it; once more would
+			 * read the same bytes again. */
+			if (filled)
+				return 0;
+			r->len = r->pos = 0;
+			int rc = reader_fill(r);
+			if (rc <= 0)
+				return rc;
+			filled = true;
+		}
+		if (proto_batch_header(r->buf + r->pos, r->len - r->pos, bi) != 0) {
+			/* A torn batch (recovery cuts torn tails, so only a
+			 * concurrent truncation): the log ends here for now. */
+			r->len = r->pos = 0;
+			return 0;
+		}
+		const uint8_t *b = r->buf + r->pos;
+		r->pos += (size_t)bi->size;
+		int64_t last = bi->base_offset + bi->last_offset_delta;
+		if (last < r->next)
+			continue; /* before where the reader stands */
+		r->next = last + 1;
+		*batch = b;
+		return 1;
+	}
 }
 
 int brk_internal_append(brk_partitions *reg, brk_partition *p, uint8_t *batch, int32_t size,

@@ -50,29 +50,45 @@ void brk_internal_topic_op_init(brk_internal_topic_op *o, const char *name, int3
 				int32_t live_brokers);
 
 /*
- * Called for each batch read back: bi is its parsed header (base offset and
- * attributes as stored: control, transactional, producer id/epoch), batch
- * its bytes (bi->size of them, valid during the call only). scratch is for
- * proto_record_iter_init (decompression). Returns 0 to go on, or a negative
- * value that stops the reading and is returned by brk_internal_topic_read.
- */
-typedef int (*brk_internal_batch_fn)(void *arg, const proto_batch_info *bi, const uint8_t *batch,
-				     proto_scratch *scratch);
-
-/*
- * Read partition p of an internal topic from its log start offset to its
- * log end offset, calling fn for every batch in offset order. A new
- * leader's records above its high watermark are read too, as Kafka's
+ * Reading a partition of an internal topic back, batch by batch, from its
+ * log start offset to its log end offset, so that a coordinator can load
+ * its state a slice at a time on the loop (group/store.h, txn/store.h).
+ * The log end offset is looked at again whenever the reader runs dry, so
+ * batches appended meanwhile (markers, writes) are read too. A new
+ * leader's records above its high watermark are read as well, as Kafka's
  * GroupMetadataManager / TransactionStateManager load to the log end
  * offset: the leader's log is what the followers converge on, and a record
  * the previous leader acknowledged may sit above this broker's high
  * watermark (a follower learns the high watermark one fetch late). On a
- * single node the two are the same. Returns 0,
- * fn's negative result, -ENOMEM, or -EIO / -ERANGE when the log cannot be
- * read. A torn batch at the end stops the read quietly (recovery has
- * already cut torn tails).
+ * single node the two are the same.
+ *
+ * The reader copies up to 1 MiB of whole batches at a time (a larger batch
+ * whole) from the segment files into its own buffer, so nothing it hands
+ * out depends on a segment staying open. Its partition's log must stay
+ * open while it is used: the coordinators drop a reader when the
+ * partition changes leader epoch or goes (before a follower truncates).
  */
-int brk_internal_topic_read(brk_partition *p, brk_internal_batch_fn fn, void *arg);
+typedef struct brk_internal_reader {
+	brk_partition *p;
+	int64_t next;          /* the offset after the last batch handed out */
+	uint8_t *buf;          /* batches read and not handed out yet: [pos, len) */
+	size_t cap, len, pos;
+	proto_scratch scratch; /* for proto_record_iter_init (decompression) */
+} brk_internal_reader;
+
+/* A reader of p from its log start offset. */
+void brk_internal_reader_init(brk_internal_reader *r, brk_partition *p);
+/* Free its buffers (not p). */
+void brk_internal_reader_free(brk_internal_reader *r);
+/*
+ * The next batch in offset order: 1 with *bi its parsed header (base
+ * offset and attributes as stored: control, transactional, producer
+ * id/epoch) and *batch its bytes (bi->size of them, valid until the next
+ * call); 0 at the log end offset (call again later for what is appended);
+ * -ENOMEM, or -EIO / -ERANGE when the log cannot be read. A torn batch
+ * reads as the end.
+ */
+int brk_internal_reader_next(brk_internal_reader *r, proto_batch_info *bi, const uint8_t **batch);
 
 /* brk_internal_append's result for a batch larger than the partition
  * accepts (not a Kafka error code: those are >= 0). */

@@ -6,8 +6,10 @@
  * dir -> meta.properties (created with a new random cluster id, or checked
  * against broker.id) -> clean-shutdown marker read and removed -> partition
  * registry -> controller (its initial events open the partition logs) ->
- * stray partition directories set aside -> consumer groups (loaded from __consumer_offsets) -> transactional
- * ids (loaded from __transaction_state) -> listeners -> loop.
+ * stray partition directories set aside -> consumer groups and transactional
+ * ids start loading from __consumer_offsets and __transaction_state (in the
+ * background, a slice per loop iteration; meanwhile their requests answer
+ * COORDINATOR_LOAD_IN_PROGRESS) -> listeners -> loop.
  *
  * Shutdown on SIGTERM/SIGINT (read from a signalfd on the loop): listeners
  * close, idle connections close, requests in flight get up to
@@ -493,13 +495,15 @@ int main(int argc, char **argv)
 	if (brk_fetchers_init(&server.fetchers, &fc) != 0)
 		fprintf(stderr, "samsa: cannot start the replica fetchers\n");
 	brk_isr_start();
-	/* Groups and committed offsets of the partitions led here, loaded
-	 * before any client connects; later ones as leadership moves. */
+	/* Groups and committed offsets of the partitions led here: their
+	 * loads start now and go on in the background once the loop runs
+	 * (Metadata, Produce, Fetch... are served meanwhile); later ones as
+	 * leadership moves. */
 	grp_coordinator_init(&server.groups, server.loop, &server.cfg);
 	rc = grp_store_open(&server.groups, &server.partitions);
 	if (rc < 0) {
-		fprintf(stderr, "samsa: cannot load the consumer groups from __consumer_offsets: %s\n",
-			rc >= -4095 ? strerror(-rc) : "corrupt data");
+		fprintf(stderr, "samsa: cannot follow the consumer groups of __consumer_offsets: %s\n",
+			strerror(-rc));
 		grp_coordinator_free(&server.groups);
 		brk_cluster_close(&server.cluster);
 		brk_partitions_shutdown(&server.partitions);
@@ -507,16 +511,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Transactional ids of the partitions led here, loaded (and prepared
-	 * transactions completed) before any client connects; later ones as
-	 * leadership moves. Markers go to partitions here or to their
-	 * leaders. */
+	 * transactions completed) in the background as the groups; later
+	 * ones as leadership moves. Markers go to partitions here or to
+	 * their leaders. */
 	txn_coordinator_init(&server.txns, server.loop, &server.cfg);
 	txn_marker_channel_init(&server.txns.channel, &server.txns.markers, &server.partitions,
 				&server.cluster, &server.peers);
 	rc = txn_store_open(&server.txns, &server.partitions, &server.groups);
 	if (rc < 0) {
-		fprintf(stderr, "samsa: cannot load the transactions from __transaction_state: %s\n",
-			rc >= -4095 ? strerror(-rc) : "corrupt data");
+		fprintf(stderr, "samsa: cannot follow the transactions of __transaction_state: %s\n",
+			strerror(-rc));
 		txn_coordinator_free(&server.txns);
 		txn_marker_channel_close(&server.txns.channel);
 		grp_coordinator_free(&server.groups);

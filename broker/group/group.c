@@ -114,6 +114,9 @@ void grp_coordinator_init(grp_coordinator *gc, brk_loop *loop, const brk_config 
 	memset(gc, 0, sizeof(*gc));
 	gc->loop = loop;
 	gc->cfg = cfg;
+	gc->load_slice = GRP_LOAD_SLICE_RECORDS;
+	brk_strmap_init(&gc->groups);
+	brk_strmap_init(&gc->open_txns);
 	proto_writer_init(&gc->batch_buf);
 	proto_writer_init(&gc->kv_buf);
 }
@@ -127,15 +130,16 @@ int grp_partitions_known(grp_coordinator *gc, int32_t npartitions)
 		memset(n + gc->npartitions, 0, (size_t)(npartitions - gc->npartitions) * sizeof(*n));
 		gc->parts = n;
 	}
+	bool was_unknown = gc->npartitions <= 0;
 	if (npartitions > 0)
 		gc->npartitions = npartitions;
 	/* Groups made while the topic was unknown (their writes failed) now
-	 * belong to a partition, and go with it when it is (re)loaded. */
-	for (int32_t i = 0; i < gc->ngroups; i++) {
-		grp_group *g = gc->groups[i];
+	 * belong to a partition, and go with it when it is (re)loaded. Only
+	 * then can a group be without one. */
+	grp_group *g;
+	for (int32_t i = 0; was_unknown && (g = grp_at(gc, i)) != NULL; i++)
 		if (g->partition < 0)
 			g->partition = grp_partition_of(gc, g->group_id, (int32_t)strlen(g->group_id));
-	}
 	return 0;
 }
 
@@ -156,7 +160,20 @@ int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t
 	int32_t i = grp_partition_of(gc, id, len);
 	if (i < 0)
 		return KERR_NONE; /* no __consumer_offsets yet: its writes answer */
-	return gc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+	if (gc->parts[i].loaded)
+		return KERR_NONE;
+	return gc->parts[i].loading ? KERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NOT_COORDINATOR;
+}
+
+void grp_partition_loading(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch)
+{
+	grp_partition *ps = grp_partition_state(gc, index);
+	if (!ps)
+		return;
+	if (!ps->loading)
+		gc->nloading++;
+	*ps = (grp_partition){ .loading = true, .p = p, .leader_epoch = leader_epoch };
 }
 
 void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partition *p,
@@ -170,6 +187,8 @@ void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partiti
 	brk_hw_mark loaded = { 0 };
 	if (p && p->log)
 		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	if (ps->loading)
+		gc->nloading--;
 	*ps = (grp_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
 			       .last_write = loaded };
 }
@@ -188,15 +207,17 @@ int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail
 
 grp_group *grp_find(grp_coordinator *gc, const char *group_id, int32_t len)
 {
-	for (int32_t i = 0; i < gc->ngroups; i++)
-		if (str_eq_view(gc->groups[i]->group_id, group_id, len))
-			return gc->groups[i];
-	return NULL;
+	return brk_strmap_get(&gc->groups, group_id, len);
 }
 
 grp_group *grp_at(grp_coordinator *gc, int32_t i)
 {
-	return i >= 0 && i < gc->ngroups ? gc->groups[i] : NULL;
+	return brk_strmap_at(&gc->groups, i);
+}
+
+int32_t grp_count(const grp_coordinator *gc)
+{
+	return brk_strmap_count(&gc->groups);
 }
 
 grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t len)
@@ -204,21 +225,18 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 	grp_group *g = grp_find(gc, group_id, len);
 	if (g)
 		return g;
-	if (gc->ngroups == gc->groups_cap) {
-		int32_t cap = gc->groups_cap ? gc->groups_cap * 2 : 16;
-		grp_group **n = realloc(gc->groups, (size_t)cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		gc->groups = n;
-		gc->groups_cap = cap;
-	}
+	if (len < 0)
+		return NULL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
 	g->group_id = dup_view(group_id, len);
+	g->group_id_len = len;
 	g->offsets = grp_offsets_new();
 	g->txns = grp_txn_set_new();
-	if (!g->group_id || !g->offsets || !g->txns) {
+	/* The key is the group's own id string (strmap.h: borrowed). */
+	if (!g->group_id || !g->offsets || !g->txns ||
+	    brk_strmap_put(&gc->groups, g->group_id, len, g) < 0) {
 		free(g->group_id);
 		grp_offsets_free(g->offsets);
 		grp_txn_set_free(g->txns);
@@ -231,16 +249,20 @@ grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t 
 	g->previous_state = GRP_EMPTY;
 	g->generation_id = 0;
 	g->state_timestamp_ms = brk_wall_ms();
-	gc->groups[gc->ngroups++] = g;
 	return g;
 }
 
+/* A group's members by member id and by group instance id; allocated with
+ * the first member, so that the many groups without members (simple
+ * commits) pay one pointer. */
+struct grp_member_index {
+	brk_strmap by_id;
+	brk_strmap by_instance;
+};
+
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len)
 {
-	for (int32_t i = 0; i < g->nmembers; i++)
-		if (str_eq_view(g->members[i]->member_id, member_id, len))
-			return g->members[i];
-	return NULL;
+	return g->index ? brk_strmap_get(&g->index->by_id, member_id, len) : NULL;
 }
 
 static grp_member *member_by_id(grp_group *g, const char *id)
@@ -250,10 +272,39 @@ static grp_member *member_by_id(grp_group *g, const char *id)
 
 static grp_member *static_member(grp_group *g, const char *iid, int32_t len)
 {
-	for (int32_t i = 0; i < g->nmembers; i++)
-		if (str_eq_view(g->members[i]->group_instance_id, iid, len))
-			return g->members[i];
-	return NULL;
+	return g->index ? brk_strmap_get(&g->index->by_instance, iid, len) : NULL;
+}
+
+/* Index m by member id and group instance id. Returns 0, -EEXIST (an id
+ * taken) or -ENOMEM; nothing is indexed then. */
+static int index_member(grp_group *g, grp_member *m)
+{
+	if (!m->member_id)
+		return 0;
+	if (!g->index && !(g->index = calloc(1, sizeof(*g->index))))
+		return -ENOMEM;
+	brk_strmap *by_id = &g->index->by_id;
+	int rc = brk_strmap_put(by_id, m->member_id, (int32_t)strlen(m->member_id), m);
+	if (rc < 0 || !m->group_instance_id)
+		return rc;
+	rc = brk_strmap_put(&g->index->by_instance, m->group_instance_id,
+			    (int32_t)strlen(m->group_instance_id), m);
+	if (rc < 0)
+		brk_strmap_remove(by_id, m->member_id, (int32_t)strlen(m->member_id));
+	return rc;
+}
+
+static void unindex_member(grp_group *g, grp_member *m)
+{
+	if (!g->index)
+		return;
+	brk_strmap *by_id = &g->index->by_id, *by_instance = &g->index->by_instance;
+	if (m->member_id && brk_strmap_get(by_id, m->member_id, (int32_t)strlen(m->member_id)) == m)
+		brk_strmap_remove(by_id, m->member_id, (int32_t)strlen(m->member_id));
+	if (m->group_instance_id &&
+	    brk_strmap_get(by_instance, m->group_instance_id, (int32_t)strlen(m->group_instance_id)) == m)
+		brk_strmap_remove(by_instance, m->group_instance_id,
+				  (int32_t)strlen(m->group_instance_id));
 }
 
 /* ---- members ---- */
@@ -306,6 +357,9 @@ int grp_member_add(grp_group *g, grp_member *m)
 		if (!g->leader_id)
 			return -ENOMEM;
 	}
+	int rc = index_member(g, m);
+	if (rc < 0)
+		return rc;
 	g->members[g->nmembers++] = m;
 	m->group = g;
 	return 0;
@@ -701,6 +755,7 @@ static void remove_member(grp_group *g, grp_member *m, int16_t error)
 		return;
 	memmove(&g->members[at], &g->members[at + 1], (size_t)(g->nmembers - at - 1) * sizeof(*g->members));
 	g->nmembers--;
+	unindex_member(g, m);
 	if (is_leader(g, m->member_id)) {
 		free(g->leader_id);
 		g->leader_id = g->nmembers > 0 ? strdup(g->members[0]->member_id) : NULL;
@@ -1082,8 +1137,13 @@ static int update_static_member(brk_request *req, const JoinGroupRequest *r, grp
 	complete_join(m, &fenced);
 	complete_sync(m, KERR_FENCED_INSTANCE_ID, NULL, NULL, false);
 	bool was_leader = is_leader(g, m->member_id);
+	unindex_member(g, m);
 	free(m->member_id);
 	m->member_id = new_id;
+	if (index_member(g, m) < 0)
+		/* Only out of memory: the member is not found by id and rejoins. */
+		fprintf(stderr, "samsa: group %s: out of memory indexing member %s\n", g->group_id,
+			new_id);
 	if (was_leader) {
 		char *l = strdup(new_id);
 		if (l) {
@@ -1548,6 +1608,11 @@ static void group_free(grp_group *g, int16_t error)
 		grp_member_free(g->members[i]);
 	}
 	free(g->members);
+	if (g->index) {
+		brk_strmap_free(&g->index->by_id);
+		brk_strmap_free(&g->index->by_instance);
+		free(g->index);
+	}
 	if (g->offsets)
 		grp_offsets_free(g->offsets);
 	grp_txn_set_free(g->txns);
@@ -1562,14 +1627,9 @@ static void group_free(grp_group *g, int16_t error)
 static void remove_group(grp_group *g, int16_t error)
 {
 	grp_coordinator *gc = g->coord;
-	for (int32_t i = 0; i < gc->ngroups; i++) {
-		if (gc->groups[i] == g) {
-			memmove(&gc->groups[i], &gc->groups[i + 1],
-				(size_t)(gc->ngroups - i - 1) * sizeof(*gc->groups));
-			gc->ngroups--;
-			break;
-		}
-	}
+	brk_strmap_remove(&gc->groups, g->group_id, g->group_id_len);
+	if (g->txn_tracked)
+		brk_strmap_remove(&gc->open_txns, g->group_id, g->group_id_len);
 	g->state = GRP_DEAD;
 	group_free(g, error);
 }
@@ -1582,15 +1642,18 @@ void grp_remove(grp_group *g)
 int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 {
 	grp_partition *ps = grp_partition_state(gc, index);
-	if (ps)
+	if (ps) {
+		if (ps->loading)
+			gc->nloading--;
 		*ps = (grp_partition){ 0 }; /* first: the answers below do not wait */
+	}
 	/* Kafka's onGroupUnloaded: waiting members are told NOT_COORDINATOR
 	 * and look for the new coordinator. */
 	int32_t n = 0;
-	for (int32_t i = gc->ngroups - 1; i >= 0; i--) {
-		if (i >= gc->ngroups)
-			continue; /* removals below may have shrunk the array */
-		grp_group *g = gc->groups[i];
+	for (int32_t i = grp_count(gc) - 1; i >= 0; i--) {
+		grp_group *g = grp_at(gc, i);
+		if (!g)
+			continue; /* removals below may have shrunk the registry */
 		if (g->partition != index)
 			continue;
 		remove_group(g, KERR_NOT_COORDINATOR);
@@ -1601,15 +1664,18 @@ int32_t grp_partition_unload(grp_coordinator *gc, int32_t index)
 
 void grp_coordinator_free(grp_coordinator *gc)
 {
-	while (gc->ngroups > 0)
-		grp_remove(gc->groups[gc->ngroups - 1]);
-	free(gc->groups);
-	gc->groups = NULL;
-	gc->ngroups = gc->groups_cap = 0;
+	if (gc->store_close)
+		gc->store_close(gc); /* the loads in progress first */
+	gc->store_close = NULL;
+	while (grp_count(gc) > 0)
+		grp_remove(grp_at(gc, grp_count(gc) - 1));
+	brk_strmap_free(&gc->groups);
+	brk_strmap_free(&gc->open_txns);
+	gc->open_txns_lost = false;
 	cancel_timer(gc, &gc->expiry_timer);
 	free(gc->parts);
 	gc->parts = NULL;
-	gc->npartitions = 0;
+	gc->npartitions = gc->nloading = 0;
 	proto_writer_free(&gc->batch_buf);
 	proto_writer_free(&gc->kv_buf);
 }

@@ -7,16 +7,18 @@
  * Ownership (Kafka's onElection / onResignation). A group lives in
  * partition brk_coordinator_partition(group id) of __consumer_offsets, and
  * this broker serves it only while it leads that partition and has loaded
- * it: store.c's role observer loads a partition's groups when this broker
- * becomes its leader (grp_partition_loaded after the groups are restored)
- * and drops them when it stops (grp_partition_unload: waiting JoinGroup /
- * SyncGroup requests are answered NOT_COORDINATOR, timers cancelled).
- * Requests for a group of another partition answer NOT_COORDINATOR
- * (grp_coordinator_error), so the client asks FindCoordinator again.
- * Loading is synchronous, on the loop, so COORDINATOR_LOAD_IN_PROGRESS is
- * never answered. While __consumer_offsets does not exist (npartitions 0)
- * every group id is served, as a single node did before: a write then
- * answers COORDINATOR_NOT_AVAILABLE (store.h).
+ * it: store.c's role observer starts loading a partition's groups when
+ * this broker becomes its leader (grp_partition_loading, then
+ * grp_partition_loaded once the groups are restored) and drops them when
+ * it stops (grp_partition_unload: waiting JoinGroup / SyncGroup requests
+ * are answered NOT_COORDINATOR, timers cancelled). Requests for a group of
+ * another partition answer NOT_COORDINATOR (grp_coordinator_error), so the
+ * client asks FindCoordinator again. Loading runs in the background, a
+ * slice per loop iteration (store.h), and meanwhile the partition's groups
+ * answer COORDINATOR_LOAD_IN_PROGRESS, as Kafka's; every other request is
+ * served. While __consumer_offsets does not exist (npartitions 0) every
+ * group id is served, as a single node did before: a write then answers
+ * COORDINATOR_NOT_AVAILABLE (store.h).
  *
  * Replicated writes. A change is appended to the group's partition and
  * applied in memory at once (a new leader reloads from its own replicated
@@ -40,21 +42,24 @@
  *
  * Memory: every string and byte array in a grp_group/grp_member is owned by
  * it (malloc'ed copies of request views). Groups are found by id through
- * grp_find; a pointer stays valid until grp_remove, the unload of its
- * partition or grp_coordinator_free.
+ * grp_find, a hash lookup (strmap.h: a commit costs the same with 100,000
+ * groups as with 10); a pointer stays valid until grp_remove, the unload
+ * of its partition or grp_coordinator_free.
  * Everything runs on the event loop thread.
  *
  * Split of the module:
  *   group.c          registry, ownership, state machine, members, timers,
  *                    rebalance completion (membership handlers call it)
  *   offsets.c        committed offsets of a group (grp_offsets_*)
- *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*)
- *                    and grp_txn_completed
+ *   txn_offsets.c    pending transactional offsets of a group (grp_txn_*),
+ *                    the index of groups with open transactions and
+ *                    grp_txn_completed
  *   store.c          durability in __consumer_offsets (Kafka's key/value
  *                    layouts), creation of that topic, loading on election
+ *                    (in slices on the loop)
  *   handlers/<api>.c one file per API key
  * Calls go one way: store.c calls group.c; group.c reaches the store only
- * through gc->write_group.
+ * through gc->write_group and gc->store_close.
  */
 #ifndef SAMSA_BROKER_GROUP_GROUP_H
 #define SAMSA_BROKER_GROUP_GROUP_H
@@ -66,6 +71,7 @@
 #include "broker/hw_wait.h"
 #include "broker/loop.h"
 #include "broker/request.h"
+#include "broker/strmap.h"
 #include "protocol/buf.h"
 #include "protocol/gen/messages.h"
 
@@ -129,18 +135,23 @@ typedef struct grp_group {
 	grp_coordinator *coord; /* the coordinator holding it */
 	int32_t partition;      /* its __consumer_offsets partition, -1 while unknown */
 	char *group_id;
+	int32_t group_id_len;   /* bytes (the registry's key) */
 	grp_state state;
 	int32_t generation_id;
 	char *protocol_type; /* NULL while no member */
 	char *protocol_name; /* chosen protocol, NULL while none */
 	char *leader_id;     /* member id of the leader, NULL while none */
-	grp_member **members;
+	grp_member **members;       /* in join order (leader, protocol votes) */
 	int32_t nmembers;
+	struct grp_member_index *index; /* group.c: members by member id and by group
+				     * instance id (Kafka's ClassicGroup.members,
+				     * staticMembers); NULL until the first member */
 	int64_t state_timestamp_ms; /* wall clock of the last state change */
 	uint64_t rebalance_timer;   /* rebalance / initial delay timer, 0 = none */
 	grp_offsets *offsets;       /* committed offsets (never NULL) */
 	grp_txn_set *txns;          /* pending transactional offsets by producer
 				     * id (never NULL; txn_offsets.h) */
+	bool txn_tracked;           /* in coord->open_txns (grp_txn_track) */
 	/* Kept by group.c: */
 	grp_state previous_state;   /* state before the last transition */
 	uint64_t sync_timer;        /* pending SyncGroup expiry, 0 = none */
@@ -153,13 +164,23 @@ typedef struct grp_group {
 	int32_t npending;
 } grp_group;
 
-/* One partition of __consumer_offsets as the coordinator sees it. */
+/* One partition of __consumer_offsets as the coordinator sees it:
+ * neither flag (not served: NOT_COORDINATOR), loading (led here, its
+ * groups being read: COORDINATOR_LOAD_IN_PROGRESS) or loaded (served). */
 typedef struct grp_partition {
 	bool loaded;            /* led here and its groups in memory */
-	struct brk_partition *p; /* while loaded */
-	int32_t leader_epoch;   /* the leader epoch it was loaded at */
+	bool loading;           /* led here, store.c reading its log */
+	struct brk_partition *p; /* while loading or loaded */
+	int32_t leader_epoch;   /* the leader epoch it is loaded at */
 	brk_hw_mark last_write; /* the coordinator's last append there */
 } grp_partition;
+
+/* Default of grp_coordinator.load_slice: records applied per loop
+ * iteration while loading (plus the rest of the batch at hand). About a
+ * millisecond of work: other requests wait at most that long. */
+#define GRP_LOAD_SLICE_RECORDS 4096
+
+struct grp_loader; /* store.c: the partitions being loaded */
 
 /* Append g's GroupMetadataValue (store.c's grp_store_write_group; a Kafka
  * error code). */
@@ -170,10 +191,22 @@ struct grp_coordinator {
 	const brk_config *cfg;
 	struct brk_partitions *partitions; /* set by grp_store_open (NULL: no store) */
 	grp_write_group_fn write_group;    /* set by grp_store_open, or a test's */
-	grp_group **groups;
-	int32_t ngroups, groups_cap;
+	brk_strmap groups;         /* group id -> grp_group (strmap.h) */
+	brk_strmap open_txns;      /* the groups with open transactions (grp_txn_track) */
+	bool open_txns_lost;       /* the index missed a group (no memory): every
+				    * group is visited instead */
 	int32_t npartitions;       /* __consumer_offsets' partitions, 0 while unknown */
 	grp_partition *parts;      /* npartitions */
+	int32_t nloading;          /* partitions loading */
+	int32_t load_slice;        /* records per slice of a load (GRP_LOAD_SLICE_RECORDS) */
+	/* store.c: the loads in progress, and what frees them (called first
+	 * by grp_coordinator_free) */
+	struct grp_loader *loader;
+	void (*store_close)(grp_coordinator *gc);
+	/* Called when the last queued load ended (txn/store.c waits for the
+	 * groups before its start-up check of orphan transactional offsets). */
+	void (*loads_done)(void *arg);
+	void *loads_done_arg;
 	/* store.c: batch and key/value buffers, the offset expiry timer */
 	proto_writer batch_buf, kv_buf;
 	uint64_t expiry_timer;
@@ -199,13 +232,21 @@ grp_partition *grp_partition_state(grp_coordinator *gc, int32_t index);
 
 /*
  * Whether this coordinator serves group id: NONE when its partition is
- * loaded here or __consumer_offsets is not known (npartitions 0), else
- * NOT_COORDINATOR. Handlers check it after the group id's own checks
- * (Kafka: INVALID_GROUP_ID first); grp_join, grp_sync and grp_heartbeat
- * check it themselves.
+ * loaded here or __consumer_offsets is not known (npartitions 0),
+ * COORDINATOR_LOAD_IN_PROGRESS while its partition is loading here (the
+ * client retries), else NOT_COORDINATOR. Handlers check it after the
+ * group id's own checks (Kafka: INVALID_GROUP_ID first) and before they
+ * look the group up (the registry holds the groups of a loading partition
+ * already, half restored); grp_join, grp_sync and grp_heartbeat check it
+ * themselves.
  */
 int16_t grp_coordinator_error(const grp_coordinator *gc, const char *id, int32_t len);
 
+/* Partition index starts loading: p (its leader here) at leader_epoch;
+ * its groups answer COORDINATOR_LOAD_IN_PROGRESS until
+ * grp_partition_loaded or grp_partition_unload. */
+void grp_partition_loading(grp_coordinator *gc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch);
 /* Partition index is loaded: p (its leader here) at leader_epoch. The
  * groups restored from its log are in the registry already. The log end
  * offset then becomes the partition's last write (what was loaded may be
@@ -214,7 +255,8 @@ void grp_partition_loaded(grp_coordinator *gc, int32_t index, struct brk_partiti
 			  int32_t leader_epoch);
 /* Drop partition index: every group in it is removed (members' waiting
  * JoinGroup / SyncGroup answered NOT_COORDINATOR, timers cancelled) and the
- * partition is no longer served. Returns the number of groups dropped. */
+ * partition is no longer served nor loading (store.c stops its load
+ * first). Returns the number of groups dropped. */
 int32_t grp_partition_unload(grp_coordinator *gc, int32_t index);
 
 /*
@@ -227,19 +269,24 @@ int32_t grp_partition_unload(grp_coordinator *gc, int32_t index);
 int grp_answer(grp_coordinator *gc, brk_request *req, int32_t index, brk_hw_fail_fn fail,
 	       void *arg);
 
-/* Find a group by id (a view, len bytes); NULL when unknown. */
+/* Find a group by id (a view, len bytes); NULL when unknown. O(1). */
 grp_group *grp_find(grp_coordinator *gc, const char *group_id, int32_t len);
 /* Find or create an Empty group with no members (in the partition its id
  * maps to; the caller checked grp_coordinator_error). NULL on allocation
  * failure. */
 grp_group *grp_get_or_create(grp_coordinator *gc, const char *group_id, int32_t len);
-/* Iterate every group: i from 0 while it returns non-NULL. */
+/* Iterate every group: i from 0 while it returns non-NULL. Removing a
+ * group moves the last one into its index: remove while iterating from
+ * grp_count - 1 down. */
 grp_group *grp_at(grp_coordinator *gc, int32_t i);
+/* The number of groups in the registry. */
+int32_t grp_count(const grp_coordinator *gc);
 /* Remove a group (members' waiting requests are answered with
  * COORDINATOR_NOT_AVAILABLE) and free it. */
 void grp_remove(grp_group *g);
 
-/* A member of g by member id, or NULL. */
+/* A member of g by member id, or NULL. A hash lookup: a heartbeat or a
+ * commit costs the same in a group of 5,000 members as of 5. */
 grp_member *grp_member_find(grp_group *g, const char *member_id, int32_t len);
 
 /*
@@ -274,7 +321,9 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
 /*
  * The transaction of producer_id ended: its end transaction marker was
  * written to partition offsets_partition of __consumer_offsets
- * (store.c's marker observer calls this after the marker). In every
+ * (store.c's marker observer calls this after the marker; nothing happens
+ * while that partition is loading: the load reads the marker from the log
+ * and applies it). In every
  * group with an open transaction of producer_id in that partition, the
  * pending transactional offsets are applied to the committed ones (commit;
  * a plain commit written after the transactional one keeps its value) or
@@ -285,9 +334,23 @@ int grp_validate_txn_commit(grp_group *g, proto_str member_id, int32_t generatio
 void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
 		       bool commit);
 
+/* g's pending transactional offsets may have opened or closed a
+ * transaction (grp_txn_put / grp_txn_complete on g->txns, or g->txns
+ * replaced): keep the coordinator's index of groups with open
+ * transactions in step, so that grp_txn_completed visits those groups
+ * only, not every group (Kafka's OffsetMetadataManager
+ * .openTransactionsByProducer). */
+void grp_txn_track(grp_group *g);
+/* Iterate the groups with open transactions (every group once the index
+ * missed one): i from grp_txn_group_count - 1 down to 0 (grp_txn_track
+ * may remove the group at i). */
+grp_group *grp_txn_group_at(grp_coordinator *gc, int32_t i);
+int32_t grp_txn_group_count(const grp_coordinator *gc);
+
 /* Members: allocate a zeroed member (NULL on failure), free one with every
- * string it owns (not its pending requests), add one to a group (0 or
- * -ENOMEM). */
+ * string it owns (not its pending requests), add one to a group (indexed
+ * by member id and group instance id: 0, -EEXIST when g has a member with
+ * that member id or group instance id, or -ENOMEM). */
 grp_member *grp_member_new(void);
 void grp_member_free(grp_member *m);
 int grp_member_add(grp_group *g, grp_member *m);

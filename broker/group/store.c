@@ -193,6 +193,7 @@ int grp_store_write_txn_offsets(grp_group *g, int64_t producer_id, int16_t produ
 				it->partition, &v) < 0)
 			err = KERR_UNKNOWN_SERVER_ERROR;
 	}
+	grp_txn_track(g);
 	return err;
 }
 
@@ -268,6 +269,9 @@ void grp_store_expire(grp_coordinator *gc, int64_t now_ms)
 	for (int32_t gi = 0; (g = grp_at(gc, gi)) != NULL; gi++) {
 		if (g->state != GRP_EMPTY && g->state != GRP_STABLE)
 			continue;
+		const grp_partition *ps = grp_partition_state(gc, g->partition);
+		if (ps && !ps->loaded)
+			continue; /* loading: not served yet */
 		int32_t count = grp_offsets_count(g->offsets);
 		if (count > cap) {
 			grp_store_offset *ni = realloc(items, (size_t)count * sizeof(*ni));
@@ -333,135 +337,163 @@ static void on_expiry_timer(brk_loop *loop, void *arg)
 	gc->expiry_timer = brk_timer_add(loop, interval > 0 ? interval : 600000, on_expiry_timer, gc);
 }
 
-/* ---- loading ---- */
+/* ---- loading ----
+ *
+ * A partition is loaded in slices on the loop (Kafka's
+ * GroupMetadataManager.loadGroupsAndOffsets, which runs on a scheduler
+ * thread): each loop iteration the load timer applies about
+ * gc->load_slice records of the partition at the head of the queue, so
+ * requests for every other group, partition and API are served between
+ * two slices. Loads run one at a time, in the order the partitions were
+ * elected, as Kafka's single loader thread.
+ *
+ * A load goes through two phases:
+ *  1. reading: batches from the log start offset to the log end offset
+ *     (looked at again as the reader runs dry) are applied to staged
+ *     groups (the last GroupMetadataValue, the committed offsets, the
+ *     pending transactional offsets per producer);
+ *  2. installing: the staged groups go into the registry, a slice at a
+ *     time (their offset maps move, their metadata is decoded into
+ *     members); once all are in, the members' session timers start and the
+ *     partition is loaded (grp_partition_loaded).
+ * Until then every request for the partition's groups answers
+ * COORDINATOR_LOAD_IN_PROGRESS (grp_coordinator_error), so nothing else
+ * touches a staged or installed group, and the coordinator writes nothing
+ * there (batch_append needs the partition loaded). What others append
+ * meanwhile is read by the load: end transaction markers at any time (the
+ * marker observer leaves a loading partition alone, grp_txn_completed);
+ * records produced by an admin client during phase 2 are not applied, as
+ * Kafka applies none produced to a loaded partition.
+ *
+ * Why slices on the loop and not a thread: the log, the registry, the
+ * partition's leadership and the transaction markers all belong to the
+ * loop thread; a loader thread would need the log's segment list to hold
+ * still under retention, compaction and appends, a hand-over of its
+ * result, and a way to be cancelled and joined when leadership moves. On
+ * the loop, a leadership change simply drops the load between two slices,
+ * and a marker appended meanwhile is read in order. The price is a slice's
+ * latency (about a millisecond) added to the requests that arrive during
+ * a load, and no second core for the load itself.
+ */
 
 /* What the log says about one group so far. */
 typedef struct staged {
-	char *id; /* owned */
+	char *id; /* owned, the map's key */
 	int32_t len;
-	uint32_t hash;
 	uint8_t *meta; /* last GroupMetadataValue (owned), NULL after a tombstone */
 	int32_t meta_len;
 	grp_offsets *offsets;
-	grp_txn_set *txns; /* pending transactional offsets */
+	grp_txn_set *txns;  /* pending transactional offsets */
+	grp_group *group;   /* once installed: the registry's group, which owns
+			     * offsets and txns now */
 } staged;
-
-typedef struct stage {
-	staged *g;
-	int32_t n, cap;
-	int32_t *slots; /* power of two, -1 empty */
-	uint32_t nslots;
-} stage;
-
-static uint32_t id_hash(const char *s, int32_t len)
-{
-	uint32_t h = 2166136261u;
-	for (int32_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
-}
-
-static int stage_grow(stage *st)
-{
-	uint32_t nslots = st->nslots ? st->nslots * 2 : 64;
-	int32_t *slots = malloc(nslots * sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	memset(slots, 0xff, nslots * sizeof(*slots));
-	for (int32_t i = 0; i < st->n; i++) {
-		uint32_t s = st->g[i].hash & (nslots - 1);
-		while (slots[s] >= 0)
-			s = (s + 1) & (nslots - 1);
-		slots[s] = i;
-	}
-	free(st->slots);
-	st->slots = slots;
-	st->nslots = nslots;
-	return 0;
-}
-
-/* The staged group of id, created when absent; NULL on allocation failure. */
-static staged *stage_get(stage *st, const char *id, int32_t len)
-{
-	if ((uint32_t)(st->n + 1) * 2 > st->nslots && stage_grow(st) < 0)
-		return NULL;
-	uint32_t h = id_hash(id, len), mask = st->nslots - 1, s;
-	for (s = h & mask; st->slots[s] >= 0; s = (s + 1) & mask) {
-		staged *g = &st->g[st->slots[s]];
-		if (g->hash == h && g->len == len && memcmp(g->id, id, (size_t)len) == 0)
-			return g;
-	}
-	if (st->n == st->cap) {
-		int32_t cap = st->cap ? st->cap * 2 : 64;
-		staged *ng = realloc(st->g, (size_t)cap * sizeof(*ng));
-		if (!ng)
-			return NULL;
-		st->g = ng;
-		st->cap = cap;
-	}
-	staged *g = &st->g[st->n];
-	memset(g, 0, sizeof(*g));
-	g->id = malloc((size_t)len + 1);
-	g->offsets = grp_offsets_new();
-	g->txns = grp_txn_set_new();
-	if (!g->id || !g->offsets || !g->txns) {
-		free(g->id);
-		grp_offsets_free(g->offsets);
-		grp_txn_set_free(g->txns);
-		return NULL;
-	}
-	memcpy(g->id, id, (size_t)len);
-	g->id[len] = '\0';
-	g->len = len;
-	g->hash = h;
-	st->slots[s] = st->n++;
-	return g;
-}
-
-static void stage_free(stage *st)
-{
-	for (int32_t i = 0; i < st->n; i++) {
-		free(st->g[i].id);
-		free(st->g[i].meta);
-		grp_offsets_free(st->g[i].offsets);
-		grp_txn_set_free(st->g[i].txns);
-	}
-	free(st->g);
-	free(st->slots);
-}
 
 /* A producer with pending offsets in a staged group, until its marker. */
 typedef struct open_txn {
 	int64_t producer_id;
-	int32_t group; /* index into stage.g */
+	staged *group;
 } open_txn;
 
-/* What loading one partition needs: the groups staged so far, the
- * partition being read, the transactions open in it and the count of
- * malformed records and batches skipped. */
-typedef struct load_ctx {
-	stage *st;
-	int32_t partition;
-	open_txn *open;
+/* One partition being loaded. */
+typedef struct grp_load {
+	grp_coordinator *gc;
+	brk_partition *p;
+	int32_t index, leader_epoch;
+	bool quiet;                /* a start-up load: summed up in one line */
+	brk_internal_reader rd;
+	brk_strmap staged;         /* group id -> staged (owned) */
+	open_txn *open;            /* transactions open in the partition */
 	int32_t nopen, open_cap;
-	int64_t skipped;
-} load_ctx;
+	bool read_done;            /* phase 2 */
+	int32_t installed;         /* staged entries handled by phase 2 */
+	grp_group **restored;      /* installed groups with members */
+	int32_t nrestored, restored_cap;
+	int32_t ngroups;
+	int64_t noffsets;
+	int64_t skipped;           /* malformed records and batches */
+	int64_t late;              /* records produced during phase 2, not applied */
+	int64_t start_ms;          /* monotonic */
+	proto_arena arena;         /* decoding GroupMetadataValues */
+	struct grp_load *next;     /* the queue */
+} grp_load;
 
-/* Note that producer_id has pending offsets in staged group gi. */
-static int note_open(load_ctx *c, int64_t producer_id, int32_t gi)
+/* What the loads found, for the log lines. */
+typedef struct load_stats {
+	int32_t partitions;
+	int32_t ngroups;
+	int64_t noffsets;
+} load_stats;
+
+struct grp_loader {
+	grp_load *head, *tail;     /* the queue: head loads now */
+	uint64_t timer;            /* the next slice, 0 = none */
+	load_stats startup;        /* the start-up loads done so far */
+	int32_t startup_left;      /* start-up loads queued and not done */
+	int64_t startup_ms;        /* monotonic, when they were queued */
+};
+
+/* The staged group of id, created when absent; NULL on allocation failure. */
+static staged *stage_get(grp_load *l, const char *id, int32_t len)
 {
-	for (int32_t i = 0; i < c->nopen; i++)
-		if (c->open[i].producer_id == producer_id && c->open[i].group == gi)
+	staged *g = brk_strmap_get(&l->staged, id, len);
+	if (g)
+		return g;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->id = malloc((size_t)len + 1);
+	g->offsets = grp_offsets_new();
+	g->txns = grp_txn_set_new();
+	if (g->id) {
+		memcpy(g->id, id, (size_t)len);
+		g->id[len] = '\0';
+	}
+	g->len = len;
+	if (!g->id || !g->offsets || !g->txns || brk_strmap_put(&l->staged, g->id, len, g) < 0) {
+		free(g->id);
+		grp_offsets_free(g->offsets);
+		grp_txn_set_free(g->txns);
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void load_free(grp_load *l)
+{
+	staged *g;
+	for (int32_t i = 0; (g = brk_strmap_at(&l->staged, i)) != NULL; i++) {
+		free(g->id);
+		free(g->meta);
+		if (!g->group) {
+			grp_offsets_free(g->offsets);
+			grp_txn_set_free(g->txns);
+		}
+		free(g);
+	}
+	brk_strmap_free(&l->staged);
+	brk_internal_reader_free(&l->rd);
+	proto_arena_free(&l->arena);
+	free(l->open);
+	free(l->restored);
+	free(l);
+}
+
+/* Note that producer_id has pending offsets in staged group g. */
+static int note_open(grp_load *l, int64_t producer_id, staged *g)
+{
+	for (int32_t i = 0; i < l->nopen; i++)
+		if (l->open[i].producer_id == producer_id && l->open[i].group == g)
 			return 0;
-	if (c->nopen == c->open_cap) {
-		int32_t cap = c->open_cap ? c->open_cap * 2 : 16;
-		open_txn *n = realloc(c->open, (size_t)cap * sizeof(*n));
+	if (l->nopen == l->open_cap) {
+		int32_t cap = l->open_cap ? l->open_cap * 2 : 16;
+		open_txn *n = realloc(l->open, (size_t)cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		c->open = n;
-		c->open_cap = cap;
+		l->open = n;
+		l->open_cap = cap;
 	}
-	c->open[c->nopen++] = (open_txn){ producer_id, gi };
+	l->open[l->nopen++] = (open_txn){ producer_id, g };
 	return 0;
 }
 
@@ -469,16 +501,15 @@ static int note_open(load_ctx *c, int64_t producer_id, int32_t gi)
  * a transactional batch (its offsets are pending), -1 otherwise (Kafka's
  * OffsetMetadataManager.replay). Returns 0, 1 when the record was
  * malformed and skipped, or -ENOMEM. */
-static int apply_record(load_ctx *c, const proto_record *r, int64_t producer_id)
+static int apply_record(grp_load *l, const proto_record *r, int64_t producer_id)
 {
-	stage *st = c->st;
 	grp_store_key key;
 	int rc = grp_store_key_decode(r->key, r->key_len, &key);
 	if (rc == PROTO_ERR_VERSION)
 		return 0; /* another coordinator's record type: not ours */
 	if (rc != 0)
 		return 1;
-	staged *g = stage_get(st, key.group.ptr, key.group.len);
+	staged *g = stage_get(l, key.group.ptr, key.group.len);
 	if (!g)
 		return -ENOMEM;
 	if (key.version < GRP_KEY_GROUP_METADATA) {
@@ -496,10 +527,10 @@ static int apply_record(load_ctx *c, const proto_record *r, int64_t producer_id)
 					       &v) < 0
 				       ? -ENOMEM
 				       : 0;
-		if (grp_txn_put(g->txns, producer_id, c->partition, key.topic.ptr, key.topic.len,
+		if (grp_txn_put(g->txns, producer_id, l->index, key.topic.ptr, key.topic.len,
 				key.partition, &v) < 0)
 			return -ENOMEM;
-		return note_open(c, producer_id, (int32_t)(g - st->g));
+		return note_open(l, producer_id, g);
 	}
 	free(g->meta);
 	g->meta = NULL;
@@ -516,58 +547,65 @@ static int apply_record(load_ctx *c, const proto_record *r, int64_t producer_id)
 }
 
 /* A control batch: an end transaction marker applies (commit) or drops
- * (abort) the producer's pending offsets in the staged groups of this
- * partition (Kafka's replayEndTransactionMarker while loading). */
-static int load_marker(load_ctx *c, const proto_batch_info *bi, const uint8_t *batch)
+ * (abort) the producer's pending offsets in the groups of this partition
+ * (Kafka's replayEndTransactionMarker while loading), staged or already
+ * installed (their maps are the same). */
+static int load_marker(grp_load *l, const proto_batch_info *bi, const uint8_t *batch)
 {
 	int16_t type;
 	int32_t coordinator_epoch;
 	if (proto_control_batch_parse(batch, (size_t)bi->size, &type, &coordinator_epoch) != 0) {
-		c->skipped++;
+		l->skipped++;
 		return 0;
 	}
 	if (type != PROTO_CONTROL_COMMIT && type != PROTO_CONTROL_ABORT)
 		return 0; /* Kafka ignores other control records */
 	int rc = 0;
-	for (int32_t i = 0; i < c->nopen;) {
-		if (c->open[i].producer_id != bi->producer_id) {
+	for (int32_t i = 0; i < l->nopen;) {
+		if (l->open[i].producer_id != bi->producer_id) {
 			i++;
 			continue;
 		}
-		staged *g = &c->st->g[c->open[i].group];
-		if (grp_txn_complete(g->txns, g->offsets, bi->producer_id, c->partition,
+		staged *g = l->open[i].group;
+		if (grp_txn_complete(g->txns, g->offsets, bi->producer_id, l->index,
 				     type == PROTO_CONTROL_COMMIT) < 0)
 			rc = -ENOMEM;
-		c->open[i] = c->open[--c->nopen];
+		if (g->group)
+			grp_txn_track(g->group);
+		l->open[i] = l->open[--l->nopen];
 	}
 	return rc;
 }
 
-/* brk_internal_batch_fn: apply the records of one batch. */
-static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batch,
-		      proto_scratch *scratch)
+/* Apply the records of one batch. Returns the records it held (the
+ * slice's budget) or -ENOMEM. */
+static int64_t load_batch(grp_load *l, const proto_batch_info *bi, const uint8_t *batch)
 {
-	load_ctx *c = arg;
 	if (bi->attributes & PROTO_ATTR_CONTROL)
-		return load_marker(c, bi, batch);
+		return load_marker(l, bi, batch) < 0 ? -ENOMEM : 1;
+	int64_t n = bi->records_count > 0 ? bi->records_count : 1;
+	if (l->read_done) {
+		l->late += n; /* produced to the partition while it was installed */
+		return n;
+	}
 	int64_t producer_id =
 		(bi->attributes & PROTO_ATTR_TRANSACTIONAL) && bi->producer_id >= 0 ? bi->producer_id : -1;
 	proto_record_iter it;
-	if (proto_record_iter_init(&it, batch, (size_t)bi->size, scratch) != 0) {
-		c->skipped++;
-		return 0;
+	if (proto_record_iter_init(&it, batch, (size_t)bi->size, &l->rd.scratch) != 0) {
+		l->skipped++;
+		return n;
 	}
 	proto_record r;
 	int rc;
 	while ((rc = proto_record_iter_next(&it, &r)) == 1) {
-		int arc = apply_record(c, &r, producer_id);
+		int arc = apply_record(l, &r, producer_id);
 		if (arc < 0)
 			return arc;
-		c->skipped += arc;
+		l->skipped += arc;
 	}
 	if (rc < 0)
-		c->skipped++;
-	return 0;
+		l->skipped++;
+	return n;
 }
 
 static char *dup_str(proto_str s)
@@ -649,7 +687,12 @@ static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
 			}
 			ok = m->protocols && m->protocols[0].name && m->protocols[0].metadata;
 		}
-		if (!ok || grp_member_add(g, m) < 0) {
+		int arc = ok ? grp_member_add(g, m) : -ENOMEM;
+		if (arc == -EEXIST) {
+			grp_member_free(m); /* a member id or instance id named twice: the first stays */
+			continue;
+		}
+		if (arc < 0) {
 			grp_member_free(m);
 			return -ENOMEM;
 		}
@@ -658,45 +701,51 @@ static int restore_metadata(grp_group *g, const staged *sg, proto_arena *a)
 	return 0;
 }
 
-/* Turn the staged groups of partition index into registry groups. */
-static int restore_groups(grp_coordinator *gc, stage *st, int32_t index, int64_t *skipped)
+/* Install staged group sg into the registry (phase 2). Returns the work
+ * it cost (1 + its members) or -ENOMEM. */
+static int64_t install(grp_load *l, staged *sg)
 {
-	proto_arena a;
-	proto_arena_init(&a, 0);
+	if (!sg->meta && grp_offsets_count(sg->offsets) == 0 && grp_txn_set_count(sg->txns) == 0)
+		return 1; /* deleted */
+	grp_coordinator *gc = l->gc;
+	grp_group *g = grp_get_or_create(gc, sg->id, sg->len);
+	if (!g)
+		return -ENOMEM;
+	g->partition = l->index; /* where its records are */
+	/* A group known from offsets alone is a "simple" Empty group; its
+	 * state time is unknown (Kafka: no currentStateTimestamp). */
+	g->state = GRP_EMPTY;
+	g->state_timestamp_ms = -1;
 	int rc = 0;
-	for (int32_t i = 0; i < st->n && rc >= 0; i++) {
-		staged *sg = &st->g[i];
-		if (!sg->meta && grp_offsets_count(sg->offsets) == 0 &&
-		    grp_txn_set_count(sg->txns) == 0)
-			continue; /* deleted */
-		grp_group *g = grp_get_or_create(gc, sg->id, sg->len);
-		if (!g) {
-			rc = -ENOMEM;
-			break;
+	if (sg->meta) {
+		rc = restore_metadata(g, sg, &l->arena);
+		if (rc == 1) {
+			l->skipped++;
+			rc = 0;
 		}
-		g->partition = index; /* where its records are */
-		/* A group known from offsets alone is a "simple" Empty group;
-		 * its state time is unknown (Kafka: no currentStateTimestamp). */
-		g->state = GRP_EMPTY;
-		g->state_timestamp_ms = -1;
-		if (sg->meta) {
-			rc = restore_metadata(g, sg, &a);
-			if (rc == 1) {
-				(*skipped)++;
-				rc = 0;
-			}
-		}
-		grp_offsets_free(g->offsets);
-		g->offsets = sg->offsets;
-		sg->offsets = NULL;
-		grp_txn_set_free(g->txns);
-		g->txns = sg->txns;
-		sg->txns = NULL;
-		if (rc >= 0)
-			grp_restored(g);
 	}
-	proto_arena_free(&a);
-	return rc;
+	grp_offsets_free(g->offsets);
+	g->offsets = sg->offsets;
+	grp_txn_set_free(g->txns);
+	g->txns = sg->txns;
+	sg->group = g;
+	grp_txn_track(g);
+	l->ngroups++;
+	l->noffsets += grp_offsets_count(g->offsets);
+	if (rc < 0)
+		return rc;
+	if (g->nmembers > 0) {
+		if (l->nrestored == l->restored_cap) {
+			int32_t cap = l->restored_cap ? l->restored_cap * 2 : 64;
+			grp_group **n = realloc(l->restored, (size_t)cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			l->restored = n;
+			l->restored_cap = cap;
+		}
+		l->restored[l->nrestored++] = g;
+	}
+	return 1 + g->nmembers;
 }
 
 void grp_store_topic_op(brk_internal_topic_op *o)
@@ -722,15 +771,6 @@ brk_topic *grp_store_topic(const grp_coordinator *gc)
 	return t && t->npartitions > 0 ? t : NULL;
 }
 
-/* What loading partitions found. */
-typedef struct load_stats {
-	int32_t partitions;
-	int32_t ngroups;
-	int64_t noffsets;
-	int64_t npending; /* producers with transactional offsets still open */
-	int64_t skipped;  /* malformed records and batches */
-} load_stats;
-
 /* The warning about transactions left open in partition index: the first
  * few groups and producer ids by name, then how many more. */
 static void warn_pending(grp_coordinator *gc, int32_t index, int64_t npending)
@@ -740,7 +780,7 @@ static void warn_pending(grp_coordinator *gc, int32_t index, int64_t npending)
 	int64_t shown = 0;
 	names[0] = 0;
 	grp_group *g;
-	for (int32_t i = 0; (g = grp_at(gc, i)) != NULL; i++) {
+	for (int32_t i = 0; (g = grp_txn_group_at(gc, i)) != NULL; i++) {
 		int64_t pid;
 		if (g->partition != index)
 			continue;
@@ -759,49 +799,230 @@ static void warn_pending(grp_coordinator *gc, int32_t index, int64_t npending)
 	fprintf(stderr, "\n");
 }
 
-/*
- * Read partition p (led here, log online) and restore its groups into gc
- * (Kafka's GroupMetadataManager.loadGroupsAndOffsets). Loading is
- * synchronous, on the loop, so no client sees a partition half loaded:
- * Kafka's COORDINATOR_LOAD_IN_PROGRESS is never answered by this broker.
- * On an error the groups restored so far are dropped again.
- */
-static int load_partition(grp_coordinator *gc, brk_partition *p, load_stats *ls)
+/* The end of a load: the members' session timers start (as Kafka does for
+ * loaded groups, so members that never come back expire), the partition
+ * is served, the log lines. */
+static void load_done(grp_load *l)
 {
-	int32_t index = p->index;
-	stage st = { 0 };
-	load_ctx lc = { .st = &st, .partition = index };
-	/* Transactions still open at the end stay pending: the transaction
-	 * coordinator completes or aborts them. */
-	int rc = brk_internal_topic_read(p, load_batch, &lc);
-	int64_t skipped = lc.skipped;
-	free(lc.open);
-	int32_t ngroups = 0;
-	int64_t noffsets = 0;
-	for (int32_t i = 0; i < st.n; i++) {
-		int32_t c = grp_offsets_count(st.g[i].offsets);
-		if (st.g[i].meta || c > 0 || grp_txn_set_count(st.g[i].txns) > 0)
-			ngroups++;
-		noffsets += c;
-	}
-	if (rc == 0)
-		rc = restore_groups(gc, &st, index, &skipped);
-	stage_free(&st);
-	if (rc) {
-		grp_partition_unload(gc, index);
-		return rc;
-	}
-	ls->partitions++;
-	ls->ngroups += ngroups;
-	ls->noffsets += noffsets;
-	ls->npending += lc.nopen;
-	ls->skipped += skipped;
-	if (skipped > 0)
+	grp_coordinator *gc = l->gc;
+	for (int32_t i = 0; i < l->nrestored; i++)
+		grp_restored(l->restored[i]);
+	grp_partition_loaded(gc, l->index, l->p, l->leader_epoch);
+	int64_t ms = brk_mono_ms() - l->start_ms;
+	if (l->skipped > 0)
 		fprintf(stderr, "samsa: warning: %lld malformed record(s) in %s-%d skipped\n",
-			(long long)skipped, GRP_OFFSETS_TOPIC, (int)index);
-	if (lc.nopen > 0)
-		warn_pending(gc, index, lc.nopen);
+			(long long)l->skipped, GRP_OFFSETS_TOPIC, (int)l->index);
+	if (l->late > 0)
+		fprintf(stderr,
+			"samsa: warning: %lld record(s) produced to %s-%d while it was loading were not "
+			"applied\n",
+			(long long)l->late, GRP_OFFSETS_TOPIC, (int)l->index);
+	if (l->nopen > 0)
+		warn_pending(gc, l->index, l->nopen);
+	struct grp_loader *ld = gc->loader;
+	if (l->quiet) {
+		ld->startup.partitions++;
+		ld->startup.ngroups += l->ngroups;
+		ld->startup.noffsets += l->noffsets;
+	} else if (l->ngroups > 0 || l->leader_epoch > 0) {
+		/* Quiet for a new empty partition (the topic just made): 50
+		 * lines that say nothing. */
+		fprintf(stderr,
+			"samsa: %s-%d: loaded %d group(s) and %lld committed offset(s) at leader epoch "
+			"%d in %lld ms\n",
+			GRP_OFFSETS_TOPIC, (int)l->index, (int)l->ngroups, (long long)l->noffsets,
+			(int)l->leader_epoch, (long long)ms);
+	}
+}
+
+/* Take l off the queue (not freed). */
+static void dequeue(struct grp_loader *ld, grp_load *l)
+{
+	grp_load **pp = &ld->head;
+	grp_load *prev = NULL;
+	while (*pp && *pp != l) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return;
+	*pp = l->next;
+	if (ld->tail == l)
+		ld->tail = prev;
+	l->next = NULL;
+}
+
+/* A start-up load ended (done, failed or dropped): after the last one,
+ * the summary line. */
+static void startup_load_ended(grp_coordinator *gc, grp_load *l)
+{
+	struct grp_loader *ld = gc->loader;
+	if (!l->quiet || --ld->startup_left > 0)
+		return;
+	if (ld->startup.ngroups > 0)
+		fprintf(stderr,
+			"samsa: loaded %d group(s) and %lld committed offset(s) from %d partition(s) of "
+			"%s in %lld ms\n",
+			(int)ld->startup.ngroups, (long long)ld->startup.noffsets,
+			(int)ld->startup.partitions, GRP_OFFSETS_TOPIC,
+			(long long)(brk_mono_ms() - ld->startup_ms));
+}
+
+/*
+ * One slice of the load at the head of the queue: up to budget records
+ * read and applied, then up to the rest of the budget in groups installed
+ * (after the log end offset was reached). Returns 1 when the load goes
+ * on, 0 when it is done, or a negative error.
+ */
+static int load_slice(grp_load *l, int64_t budget)
+{
+	int rc = 0;
+	while (budget > 0) {
+		proto_batch_info bi;
+		const uint8_t *batch;
+		rc = brk_internal_reader_next(&l->rd, &bi, &batch);
+		if (rc <= 0)
+			break;
+		int64_t n = load_batch(l, &bi, batch);
+		if (n < 0)
+			return (int)n;
+		budget -= n;
+	}
+	if (rc < 0)
+		return rc;
+	if (budget <= 0)
+		return 1; /* the log end may be further: read on next time */
+	l->read_done = true;
+	int32_t nstaged = brk_strmap_count(&l->staged);
+	while (budget > 0 && l->installed < nstaged) {
+		int64_t n = install(l, brk_strmap_at(&l->staged, l->installed++));
+		if (n < 0)
+			return (int)n;
+		budget -= n;
+	}
+	return l->installed < nstaged ? 1 : 0;
+}
+
+static void arm_slice(grp_coordinator *gc);
+
+/* The load timer: a slice of the head load; a finished or failed load
+ * leaves the queue. */
+static void run_slice(grp_coordinator *gc)
+{
+	struct grp_loader *ld = gc->loader;
+	grp_load *l = ld->head;
+	if (!l)
+		return;
+	int rc = load_slice(l, gc->load_slice > 0 ? gc->load_slice : GRP_LOAD_SLICE_RECORDS);
+	if (rc == 1)
+		return;
+	dequeue(ld, l);
+	if (rc == 0) {
+		load_done(l);
+	} else {
+		fprintf(stderr, "samsa: loading %s-%d failed: %s: its groups are not served here\n",
+			GRP_OFFSETS_TOPIC, (int)l->index,
+			rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
+		grp_partition_unload(gc, l->index);
+	}
+	startup_load_ended(gc, l);
+	load_free(l);
+	if (!ld->head && gc->loads_done)
+		gc->loads_done(gc->loads_done_arg);
+}
+
+static void on_load_timer(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	grp_coordinator *gc = arg;
+	gc->loader->timer = 0;
+	run_slice(gc);
+	arm_slice(gc);
+}
+
+/* The next slice on the next loop iteration (a timer of 0 ms runs after
+ * that iteration's I/O), or all of it now without a loop (tests). */
+static void arm_slice(grp_coordinator *gc)
+{
+	struct grp_loader *ld = gc->loader;
+	if (!gc->loop) {
+		while (ld->head)
+			run_slice(gc);
+		return;
+	}
+	if (ld->head && !ld->timer)
+		ld->timer = brk_timer_add(gc->loop, 0, on_load_timer, gc);
+}
+
+/* Drop the load of partition index, if one is queued (its groups are
+ * unloaded by the caller). Returns whether there was one. */
+static bool drop_load(grp_coordinator *gc, int32_t index)
+{
+	struct grp_loader *ld = gc->loader;
+	grp_load *l = ld ? ld->head : NULL;
+	while (l && l->index != index)
+		l = l->next;
+	if (!l)
+		return false;
+	dequeue(ld, l);
+	startup_load_ended(gc, l);
+	load_free(l);
+	return true;
+}
+
+/* Queue the load of p (led here, log online) at its leader epoch. */
+static int start_load(grp_coordinator *gc, brk_partition *p, bool quiet)
+{
+	struct grp_loader *ld = gc->loader;
+	grp_load *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->gc = gc;
+	l->p = p;
+	l->index = p->index;
+	l->leader_epoch = p->leader_epoch;
+	l->quiet = quiet;
+	l->start_ms = brk_mono_ms();
+	brk_internal_reader_init(&l->rd, p);
+	brk_strmap_init(&l->staged);
+	proto_arena_init(&l->arena, 0);
+	grp_partition_loading(gc, l->index, p, l->leader_epoch);
+	if (p->log && log_end_offset(p->log) <= log_start_offset(p->log)) {
+		/* Nothing to read (a partition just made): served at once, so a
+		 * new topic answers its first requests without
+		 * COORDINATOR_LOAD_IN_PROGRESS. */
+		load_done(l);
+		load_free(l);
+		return 0;
+	}
+	if (quiet) {
+		if (ld->startup_left++ == 0)
+			ld->startup_ms = l->start_ms;
+	}
+	if (ld->tail)
+		ld->tail->next = l;
+	else
+		ld->head = l;
+	ld->tail = l;
+	arm_slice(gc);
 	return 0;
+}
+
+/* store_close: the loads in progress go (grp_coordinator_free). */
+static void store_close(grp_coordinator *gc)
+{
+	struct grp_loader *ld = gc->loader;
+	if (!ld)
+		return;
+	while (ld->head) {
+		grp_load *l = ld->head;
+		dequeue(ld, l);
+		load_free(l);
+	}
+	if (ld->timer && gc->loop)
+		brk_timer_cancel(gc->loop, ld->timer);
+	free(ld);
+	gc->loader = NULL;
 }
 
 static const char *role_name(const brk_partition *p)
@@ -816,11 +1037,12 @@ static const char *role_name(const brk_partition *p)
 
 /*
  * p got a new leader epoch (or is looked at by grp_store_open): drop its
- * groups unless this broker still leads it at the epoch it was loaded at,
- * then load it when this broker leads it. quiet: the start-up catch-up,
- * summed up by the caller. Returns 0 or the load's error.
+ * groups (and its load) unless this broker still leads it at the epoch it
+ * was loaded (or is being loaded) at, then start loading it when this
+ * broker leads it. quiet: the start-up catch-up, summed up in one line.
+ * Returns 0 or -ENOMEM.
  */
-static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet, load_stats *ls)
+static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet)
 {
 	if (grp_partitions_known(gc, p->topic->npartitions) < 0)
 		return -ENOMEM;
@@ -829,16 +1051,19 @@ static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet, l
 	if (!ps)
 		return 0;
 	bool lead = p->role == BRK_ROLE_LEADER && p->log;
-	if (ps->loaded && lead && ps->p == p && ps->leader_epoch == p->leader_epoch)
+	if ((ps->loaded || ps->loading) && lead && ps->p == p &&
+	    ps->leader_epoch == p->leader_epoch)
 		return 0;
-	if (ps->loaded) {
+	bool was_loading = drop_load(gc, index);
+	if (ps->loaded || was_loading) {
 		int32_t n = grp_partition_unload(gc, index);
+		const char *what = was_loading ? "stopped loading, dropped" : "unloaded";
 		if (lead)
-			fprintf(stderr, "samsa: %s-%d: unloaded %d group(s): new leader epoch %d\n",
-				GRP_OFFSETS_TOPIC, (int)index, (int)n, (int)p->leader_epoch);
+			fprintf(stderr, "samsa: %s-%d: %s %d group(s): new leader epoch %d\n",
+				GRP_OFFSETS_TOPIC, (int)index, what, (int)n, (int)p->leader_epoch);
 		else
-			fprintf(stderr, "samsa: %s-%d: unloaded %d group(s): %s\n", GRP_OFFSETS_TOPIC,
-				(int)index, (int)n, role_name(p));
+			fprintf(stderr, "samsa: %s-%d: %s %d group(s): %s\n", GRP_OFFSETS_TOPIC,
+				(int)index, what, (int)n, role_name(p));
 	}
 	if (!lead) {
 		if (p->role == BRK_ROLE_LEADER)
@@ -849,28 +1074,7 @@ static int follow_partition(grp_coordinator *gc, brk_partition *p, bool quiet, l
 	/* Groups made while the partition was not loaded here (their writes
 	 * failed) go: the log says what the group is. */
 	grp_partition_unload(gc, index);
-	load_stats one = { 0 };
-	int rc = load_partition(gc, p, &one);
-	if (rc) {
-		fprintf(stderr, "samsa: loading %s-%d failed: %s: its groups are not served here\n",
-			GRP_OFFSETS_TOPIC, (int)index,
-			rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
-		return rc;
-	}
-	grp_partition_loaded(gc, index, p, p->leader_epoch);
-	/* Quiet for a new empty partition (the topic just made): 50 lines
-	 * that say nothing. */
-	if (!quiet && (one.ngroups > 0 || p->leader_epoch > 0))
-		fprintf(stderr,
-			"samsa: %s-%d: loaded %d group(s) and %lld committed offset(s) at leader epoch %d\n",
-			GRP_OFFSETS_TOPIC, (int)index, (int)one.ngroups, (long long)one.noffsets,
-			(int)p->leader_epoch);
-	ls->partitions += one.partitions;
-	ls->ngroups += one.ngroups;
-	ls->noffsets += one.noffsets;
-	ls->npending += one.npending;
-	ls->skipped += one.skipped;
-	return 0;
+	return start_load(gc, p, quiet);
 }
 
 void grp_store_on_role(void *arg, brk_partition *p)
@@ -878,8 +1082,9 @@ void grp_store_on_role(void *arg, brk_partition *p)
 	grp_coordinator *gc = arg;
 	if (strcmp(p->topic->name, GRP_OFFSETS_TOPIC) != 0)
 		return;
-	load_stats ls = { 0 };
-	(void)follow_partition(gc, p, false, &ls); /* a failure is told and leaves it unloaded */
+	if (follow_partition(gc, p, false) < 0)
+		fprintf(stderr, "samsa: %s-%d: out of memory: its groups are not loaded\n",
+			GRP_OFFSETS_TOPIC, (int)p->index);
 }
 
 /* A transaction marker written to a partition of __consumer_offsets
@@ -905,6 +1110,12 @@ int grp_store_open(grp_coordinator *gc, brk_partitions *reg)
 {
 	gc->partitions = reg;
 	gc->write_group = grp_store_write_group;
+	if (!gc->loader) {
+		gc->loader = calloc(1, sizeof(*gc->loader));
+		if (!gc->loader)
+			return -ENOMEM;
+		gc->store_close = store_close;
+	}
 	if (!gc->observing) {
 		int rc = brk_partitions_observe_roles(reg, grp_store_on_role, gc);
 		if (rc == 0)
@@ -916,17 +1127,12 @@ int grp_store_open(grp_coordinator *gc, brk_partitions *reg)
 	/* The partitions led now: at start-up the controller's initial events
 	 * came before the observer. Later elections come through it. */
 	brk_topic *t = offsets_topic(gc);
-	load_stats ls = { 0 };
 	for (int32_t i = 0; t && i < t->npartitions; i++) {
 		brk_partition *p = brk_topic_partition(t, i);
-		int rc = p ? follow_partition(gc, p, true, &ls) : 0;
+		int rc = p ? follow_partition(gc, p, true) : 0;
 		if (rc)
 			return rc;
 	}
-	if (ls.ngroups > 0)
-		fprintf(stderr,
-			"samsa: loaded %d group(s) and %lld committed offset(s) from %d partition(s) of %s\n",
-			(int)ls.ngroups, (long long)ls.noffsets, (int)ls.partitions, GRP_OFFSETS_TOPIC);
 	start_expiry_timer(gc);
 	return 0;
 }

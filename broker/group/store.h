@@ -17,10 +17,13 @@
  *
  * Log lines, one per partition (for operators and cluster tests), when a
  * partition is loaded after start-up ("samsa: __consumer_offsets-7: loaded
- * 3 group(s) and 12 committed offset(s) at leader epoch 4"; not for the
- * empty partitions of a topic just made, at leader epoch 0) and when it is
- * dropped ("... unloaded 3 group(s): now a follower"); the partitions
- * loaded at start-up are summed up in one line.
+ * 3 group(s) and 12 committed offset(s) at leader epoch 4 in 2 ms"; not for
+ * the empty partitions of a topic just made, at leader epoch 0) and when it
+ * is dropped ("... unloaded 3 group(s): now a follower", or "stopped
+ * loading, dropped ..." when it was still loading); the partitions loaded
+ * at start-up are summed up in one line once the last of them is loaded
+ * ("samsa: loaded 100000 group(s) and 1000000 committed offset(s) from 50
+ * partition(s) of __consumer_offsets in 1234 ms").
  */
 #ifndef SAMSA_BROKER_GROUP_STORE_H
 #define SAMSA_BROKER_GROUP_STORE_H
@@ -66,27 +69,32 @@ int grp_store_await_topic(grp_coordinator *gc, brk_request *req);
 /*
  * Attach the store to gc (writes go to partitions of reg) and follow the
  * leadership of __consumer_offsets: a role observer and a marker observer
- * are registered on reg, then every partition this broker leads now is
- * loaded (at start-up: after the controller's initial events, before the
- * listeners open, so no client sees a partition before it is loaded), and
- * the offset expiry timer starts (offsets.retention.check.interval.ms).
+ * are registered on reg, then every partition this broker leads now starts
+ * loading (at start-up: after the controller's initial events, before the
+ * listeners open; the loads run once the loop does), and the offset expiry
+ * timer starts (offsets.retention.check.interval.ms).
  *
  * Loading a partition (on each new leader epoch where this broker leads
- * it, its log online): its log is read from the log start offset to the
- * log end offset (brk_internal_topic_read), records applied in order
- * (tombstones remove), and the
- * groups restored (Empty without members, else Stable; grp_restored).
- * Records of a transactional batch are pending offsets of its producer
- * until a commit (applied) or abort (dropped) marker of that producer
- * follows in the same partition; those without a marker stay pending.
- * Malformed records are skipped with a warning, as Kafka does. A partition
- * that cannot be read stays unloaded (NOT_COORDINATOR) with a message.
- * When this broker stops leading it (follower, no replica, topic removed)
- * or a new leader epoch starts, its groups are dropped (grp_partition_unload)
- * before anything else.
- * Returns 0, or -errno / a negative PROTO_ERR_* when a partition led now
- * cannot be read (the broker should not start then), -ENOSPC when the
- * observers cannot be registered.
+ * it, its log online; Kafka's GroupMetadataManager.loadGroupsAndOffsets):
+ * in the background, gc->load_slice records per loop iteration, one
+ * partition at a time in the order they were elected (without a loop, at
+ * once). Meanwhile the partition is loading (grp_coordinator_error answers
+ * COORDINATOR_LOAD_IN_PROGRESS for its groups, ListGroups too) and every
+ * other request is served. Its log is read from the log start offset to
+ * the log end offset (brk_internal_reader), records applied in order
+ * (tombstones remove), and the groups restored (Empty without members,
+ * else Stable; grp_restored). Records of a transactional batch are pending
+ * offsets of its producer until a commit (applied) or abort (dropped)
+ * marker of that producer follows in the same partition, also one written
+ * while the load runs; those without a marker stay pending. Malformed
+ * records are skipped with a warning, as Kafka does. A partition that
+ * cannot be read stays unloaded (NOT_COORDINATOR) with a message, at
+ * start-up too (the broker runs on and serves the rest). When this broker
+ * stops leading it (follower, no replica, topic removed) or a new leader
+ * epoch starts, its load stops and its groups are dropped
+ * (grp_partition_unload) before anything else. gc->loads_done is called
+ * whenever the last queued load ends.
+ * Returns 0, -ENOMEM, or -ENOSPC when the observers cannot be registered.
  */
 int grp_store_open(grp_coordinator *gc, struct brk_partitions *reg);
 

@@ -1,9 +1,10 @@
 /*
  * txn_offsets.c - pending transactional offsets of a group (txn_offsets.h)
  * and the group coordinator's side of a transaction's end
- * (grp_txn_completed, group.h). A group has few open transactions at a
- * time, so the set is a small array of (producer id, offsets map) searched
- * linearly.
+ * (grp_txn_completed, group.h), which visits only the groups indexed as
+ * having open transactions (grp_txn_track), not every group. A group has
+ * few open transactions at a time, so the set is a small array of
+ * (producer id, offsets map) searched linearly.
  */
 #include "broker/group/txn_offsets.h"
 
@@ -137,19 +138,54 @@ const grp_offsets *grp_txn_at(const grp_txn_set *s, int32_t i, int64_t *producer
 	return s->e[i].offsets;
 }
 
-/* ---- the end of a transaction (group.h) ---- */
+/* ---- the groups with open transactions, the end of a transaction (group.h) ---- */
+
+void grp_txn_track(grp_group *g)
+{
+	grp_coordinator *gc = g->coord;
+	bool open = grp_txn_set_count(g->txns) > 0;
+	if (open == g->txn_tracked)
+		return;
+	if (!open) {
+		brk_strmap_remove(&gc->open_txns, g->group_id, g->group_id_len);
+	} else if (brk_strmap_put(&gc->open_txns, g->group_id, g->group_id_len, g) < 0) {
+		/* Correct but slow from now on: every group is visited. */
+		if (!gc->open_txns_lost)
+			fprintf(stderr, "samsa: out of memory indexing the open transactions of "
+					"group %s: every group is visited at transaction ends\n",
+				g->group_id);
+		gc->open_txns_lost = true;
+		return;
+	}
+	g->txn_tracked = open;
+}
+
+grp_group *grp_txn_group_at(grp_coordinator *gc, int32_t i)
+{
+	return gc->open_txns_lost ? grp_at(gc, i) : brk_strmap_at(&gc->open_txns, i);
+}
+
+int32_t grp_txn_group_count(const grp_coordinator *gc)
+{
+	return gc->open_txns_lost ? grp_count(gc) : brk_strmap_count(&gc->open_txns);
+}
 
 void grp_txn_completed(grp_coordinator *gc, int32_t offsets_partition, int64_t producer_id,
 		       bool commit)
 {
-	grp_group *g;
-	for (int32_t i = 0; (g = grp_at(gc, i)) != NULL; i++) {
-		if (grp_txn_set_count(g->txns) == 0)
+	grp_partition *ps = grp_partition_state(gc, offsets_partition);
+	if (ps && ps->loading)
+		return; /* its load reads the marker from the log */
+	/* From the end: a group whose last transaction ends leaves the index. */
+	for (int32_t i = grp_txn_group_count(gc) - 1; i >= 0; i--) {
+		grp_group *g = grp_txn_group_at(gc, i);
+		if (!g || grp_txn_set_count(g->txns) == 0)
 			continue;
 		if (grp_txn_complete(g->txns, g->offsets, producer_id, offsets_partition, commit) < 0)
 			fprintf(stderr,
 				"samsa: group %s: out of memory applying the transactional offsets of "
 				"producer %lld: some are lost\n",
 				g->group_id, (long long)producer_id);
+		grp_txn_track(g);
 	}
 }

@@ -10,8 +10,10 @@
  * listener), the error message
  * Kafka's Errors.message() ("NONE" on success); a partition without a live
  * leader is COORDINATOR_NOT_AVAILABLE, and so is a partition this broker
- * leads but has not loaded (its log is offline: the coordinator would
- * answer NOT_COORDINATOR, group.h / txn.h). As in Kafka, the coordinator's
+ * leads but neither serves nor loads (its log is offline: the coordinator
+ * would answer NOT_COORDINATOR, group.h / txn.h); a partition still
+ * loading is answered with this broker, whose coordinator then answers
+ * COORDINATOR_LOAD_IN_PROGRESS until it is loaded. As in Kafka, the coordinator's
  * internal topic (__consumer_offsets for groups, __transaction_state for
  * transactional ids) is created on the first lookup: the answer waits for
  * the controller's result (then COORDINATOR_NOT_AVAILABLE if the topic or
@@ -31,13 +33,16 @@
 #define KEY_TYPE_GROUP 0
 #define KEY_TYPE_TRANSACTION 1
 
-/* Whether this broker's coordinator of key_type serves key. */
+/* Whether this broker's coordinator of key_type serves key, or is
+ * loading its partition (the client is sent here and told
+ * COORDINATOR_LOAD_IN_PROGRESS until it is loaded, as Kafka does). */
 static bool served_here(int8_t key_type, proto_str key)
 {
 	int32_t len = key.len > 0 ? key.len : 0;
-	if (key_type == KEY_TYPE_GROUP)
-		return grp_coordinator_error(&server.groups, key.ptr, len) == KERR_NONE;
-	return txn_coordinator_error(&server.txns, proto_str_of(key.ptr, len)) == KERR_NONE;
+	int16_t err = key_type == KEY_TYPE_GROUP
+			      ? grp_coordinator_error(&server.groups, key.ptr, len)
+			      : txn_coordinator_error(&server.txns, proto_str_of(key.ptr, len));
+	return err == KERR_NONE || err == KERR_COORDINATOR_LOAD_IN_PROGRESS;
 }
 
 /* Where key's coordinator is: the leader of its partition of the internal

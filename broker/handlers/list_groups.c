@@ -5,7 +5,10 @@
  * its state (v4+) and its type (v5+, always "classic": consumer groups of
  * KIP-848 are not served). The states filter (v4+, KIP-518) and the types
  * filter (v5+, KIP-848) compare case-insensitively, an empty filter keeps
- * everything (Kafka's GroupMetadataManager.listGroups).
+ * everything (Kafka's GroupMetadataManager.listGroups). While a partition
+ * of __consumer_offsets is loading here the answer is
+ * COORDINATOR_LOAD_IN_PROGRESS without groups, as Kafka 4's
+ * GroupCoordinatorService.listGroups (the admin client retries).
  */
 #include <string.h>
 #include <strings.h>
@@ -39,9 +42,13 @@ int brk_handle_list_groups(brk_request *req)
 		return BRK_CLOSE;
 	ListGroupsResponse r;
 	ListGroupsResponse_init(&r);
-	int32_t total = 0;
-	while (grp_at(&server.groups, total))
-		total++;
+	if (server.groups.nloading > 0) {
+		/* Kafka 4's GroupCoordinatorService.listGroups: a partition
+		 * still loading fails the whole listing. */
+		r.error_code = KERR_COORDINATOR_LOAD_IN_PROGRESS;
+		return ListGroupsResponse_encode(req->out, v, &r) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
+	int32_t total = grp_count(&server.groups);
 	r.groups = proto_arena_alloc(req->arena, (size_t)(total ? total : 1) * sizeof(*r.groups));
 	if (!r.groups)
 		return BRK_CLOSE;

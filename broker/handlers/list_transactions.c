@@ -20,7 +20,10 @@
  *    compiles Java/RE2J syntax; here it is POSIX extended syntax, which
  *    agrees on the common forms (literals, ., *, +, ?, [], |, (), {m,n},
  *    ^, $).
- *  - ids in the transient Dead state are never listed.
+ *  - ids in the transient Dead state are never listed;
+ *  - while a partition of __transaction_state is loading here:
+ *    COORDINATOR_LOAD_IN_PROGRESS and nothing else (the admin client
+ *    retries).
  * Throttle time is always 0 (no quotas).
  */
 #include <regex.h>
@@ -55,6 +58,11 @@ int brk_handle_list_transactions(brk_request *req)
 	ListTransactionsResponse resp;
 	ListTransactionsResponse_init(&resp);
 	resp.throttle_time_ms = 0;
+	if (server.txns.nloading > 0) {
+		/* Kafka answers nothing while any partition loads. */
+		resp.error_code = KERR_COORDINATOR_LOAD_IN_PROGRESS;
+		return ListTransactionsResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
 
 	int32_t nsf = m.state_filters_count > 0 ? m.state_filters_count : 0;
 	int32_t npf = m.producer_id_filters_count > 0 ? m.producer_id_filters_count : 0;

@@ -10,6 +10,8 @@
  *    GroupCoordinatorService.fetchOffsets / fetchAllOffsets in Kafka 4.x);
  *  - a group this broker does not coordinate: NOT_COORDINATOR for that
  *    group (group.h; v1, without a group error, on every partition asked);
+ *    a group of a partition still loading here: COORDINATOR_LOAD_IN_PROGRESS
+ *    the same way (the client retries);
  *  - the offsets are read from memory without waiting for the last write
  *    to be committed (group.h);
  *  - topics null (v2+): every committed offset of the group; an unknown
@@ -154,7 +156,8 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 	grp_group *g = find_group(m->group_id, &err);
 	resp->error_code = (int16_t)err;
 	/* v1 has no group error: a coordinator error goes on the partitions. */
-	bool per_partition = err == KERR_NOT_COORDINATOR && req->api_version < 2;
+	bool per_partition = (err == KERR_NOT_COORDINATOR || err == KERR_COORDINATOR_LOAD_IN_PROGRESS) &&
+			     req->api_version < 2;
 	if (err && !(per_partition && m->topics_count >= 0))
 		return 0;
 	if (m->topics_count < 0) {

@@ -16,6 +16,14 @@
  * sent only once its PrepareCommit record is committed, a marker written
  * here counted once committed, a marker to another broker's partition
  * sent as WriteTxnMarkers v1 and retried after NOT_LEADER_OR_FOLLOWER.
+ * Loading in the background: a partition answers
+ * COORDINATOR_LOAD_IN_PROGRESS until the loop has run its slices
+ * (settle()); 3,000 groups reloaded in slices of 64 records while the
+ * other partition is served and a commit marker written meanwhile is
+ * applied; a load dropped half-way (installed groups go) and a queued one
+ * dropped before it started; transactional ids loaded in slices, the
+ * timers leaving the loading partition alone; both coordinators freed
+ * while their loads run.
  *
  * Replaced at link time (the edges of this unit): the controller's wait
  * (brk_ctl_wait_then_retry), producer ids, the cluster's brokers, the peer
@@ -35,6 +43,7 @@
 #include "broker/group/group.h"
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
+#include "broker/group/txn_offsets.h"
 #include "broker/hw_wait.h"
 #include "broker/peers.h"
 #include "broker/server.h"
@@ -165,6 +174,26 @@ static void run_for(int64_t ms)
 {
 	brk_timer_add(server.loop, ms, stop_loop, NULL);
 	brk_loop_run(server.loop);
+}
+
+/* One loop iteration: the timers due now, a load's next slice among them
+ * (a timer re-armed with delay 0 waits for the next iteration). */
+static void one_iteration(void)
+{
+	run_for(0);
+}
+
+/* Run the loop until neither coordinator has a load left; returns the
+ * iterations it took. */
+static int settle(void)
+{
+	int n = 0;
+	while (server.groups.nloading > 0 || server.txns.nloading > 0) {
+		ck_assert_int_lt(n, 1000000);
+		one_iteration();
+		n++;
+	}
+	return n;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -329,7 +358,10 @@ START_TEST(test_groups_follow_leadership)
 	elect("__consumer_offsets", 1, 2, 1);
 	brk_partition *p0 = part("__consumer_offsets", 0);
 	ck_assert_int_eq(p0->role, BRK_ROLE_LEADER);
+	/* A new, empty partition: nothing to read, served at once. */
 	ck_assert(grp_partition_state(gc, 0)->loaded);
+	ck_assert(!grp_partition_state(gc, 0)->loading);
+	ck_assert_int_eq(gc->nloading, 0);
 	ck_assert(!grp_partition_state(gc, 1)->loaded);
 	ck_assert_int_eq(grp_coordinator_error(gc, mine, 1), KERR_NONE);
 	ck_assert_int_eq(grp_coordinator_error(gc, theirs, 1), KERR_NOT_COORDINATOR);
@@ -374,6 +406,8 @@ START_TEST(test_groups_follow_leadership)
 	/* Leader again: reloaded from its log to the log end offset, the
 	 * commit above the high watermark included. */
 	elect("__consumer_offsets", 0, 1, 2);
+	ck_assert_int_eq(grp_coordinator_error(gc, mine, 1), KERR_COORDINATOR_LOAD_IN_PROGRESS);
+	settle();
 	ck_assert(grp_partition_state(gc, 0)->loaded);
 	g = grp_find(gc, mine, 1);
 	ck_assert_ptr_nonnull(g);
@@ -392,6 +426,7 @@ START_TEST(test_groups_follow_leadership)
 
 	/* Partition 1 comes here too; the topic removed drops everything. */
 	elect("__consumer_offsets", 1, 1, 2);
+	settle();
 	ck_assert(grp_partition_state(gc, 1)->loaded);
 	brk_topic *t = brk_topic_find(&server.partitions, "__consumer_offsets", 18);
 	uint8_t id[16];
@@ -413,7 +448,8 @@ START_TEST(test_txn_follows_leadership)
 	add_topic("remote", 1, 3, true);
 	brk_partition *ts = part("__transaction_state", 0);
 	brk_partition *data = part("data", 0);
-	ck_assert(txn_partition_state(tc, 0)->loaded);
+	ck_assert(txn_partition_state(tc, 0)->loaded); /* empty: at once */
+	ck_assert_int_eq(tc->nloading, 0);
 
 	int64_t pid;
 	int16_t epoch;
@@ -479,6 +515,9 @@ START_TEST(test_txn_follows_leadership)
 	ck_assert_int_eq(txn_end(tc, id, pid, epoch, true, false, brk_wall_ms(), &np, &ne),
 			 KERR_NOT_COORDINATOR);
 	elect("__transaction_state", 0, 1, 2);
+	ck_assert_int_eq(txn_end(tc, id, pid, epoch, true, false, brk_wall_ms(), &np, &ne),
+			 KERR_COORDINATOR_LOAD_IN_PROGRESS);
+	settle();
 	m = txn_find(tc, "tx", 2);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_eq(m->state, TXN_COMPLETE_COMMIT);
@@ -497,6 +536,7 @@ START_TEST(test_txn_prepared_completed_on_election)
 	add_topic("data", 1, 1, false);
 	brk_partition *ts = part("__transaction_state", 0);
 	brk_partition *data = part("data", 0);
+	settle();
 	int64_t pid;
 	int16_t epoch;
 	proto_str id = proto_cstr("tx");
@@ -515,6 +555,7 @@ START_TEST(test_txn_prepared_completed_on_election)
 	/* Back here: loaded (to the log end offset) in PrepareAbort; the
 	 * marker waits until that is committed. */
 	elect("__transaction_state", 0, 1, 3);
+	settle();
 	txn_meta *m = txn_find(tc, "tx", 2);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_eq(m->state, TXN_PREPARE_ABORT);
@@ -532,6 +573,227 @@ START_TEST(test_txn_prepared_completed_on_election)
 }
 END_TEST
 
+/* ---- loading in the background ---- */
+
+/* Commit offset i of "t"-0 for groups "g-<i>" until n of them are in
+ * partition 0 of __consumer_offsets; returns how many were made. */
+static int commit_groups(int n)
+{
+	grp_coordinator *gc = &server.groups;
+	char id[32];
+	int in0 = 0, i;
+	for (i = 0; in0 < n; i++) {
+		int len = snprintf(id, sizeof(id), "g-%d", i);
+		grp_group *g = grp_get_or_create(gc, id, len);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(commit(g, i), KERR_NONE);
+		in0 += g->partition == 0;
+	}
+	return i;
+}
+
+/* Every group "g-<i>" (i < made) of partition `partition` has offset i,
+ * or (present false) none is in the registry. */
+static void check_groups(int made, int32_t partition, bool present)
+{
+	grp_coordinator *gc = &server.groups;
+	char id[32];
+	for (int i = 0; i < made; i++) {
+		int len = snprintf(id, sizeof(id), "g-%d", i);
+		if (brk_coordinator_partition(id, len, 2) != partition)
+			continue;
+		grp_group *g = grp_find(gc, id, len);
+		if (!present) {
+			ck_assert_ptr_null(g);
+			continue;
+		}
+		ck_assert_msg(g != NULL, "%s missing", id);
+		const grp_offset *o = grp_offsets_get(g->offsets, "t", 1, 0);
+		ck_assert_ptr_nonnull(o);
+		ck_assert_int_eq(o->offset, i);
+	}
+}
+
+/* A reload of 3,000 groups in slices of 64 records: the partition answers
+ * COORDINATOR_LOAD_IN_PROGRESS for dozens of loop iterations while the
+ * other partition's groups are served; a commit marker written while it
+ * loads is applied by the load; afterwards every offset is back. */
+START_TEST(test_groups_load_in_slices)
+{
+	grp_coordinator *gc = &server.groups;
+	add_topic("__consumer_offsets", 2, 1, false);
+	settle();
+	int made = commit_groups(3000);
+	/* A transactional offset commit of producer 5000 in a partition-0
+	 * group, its marker not written yet. */
+	grp_group *tg = grp_find(gc, "g-0", 3);
+	if (tg->partition != 0)
+		tg = grp_find(gc, "g-1", 3);
+	ck_assert_int_eq(tg->partition, 0);
+	char tid[32];
+	snprintf(tid, sizeof(tid), "%s", tg->group_id);
+	grp_offset v = grp_offset_of_commit(777, -1, proto_cstr("txn"), brk_wall_ms(), -1);
+	grp_store_offset it = { proto_cstr("t"), 1, &v };
+	ck_assert_int_eq(grp_store_write_txn_offsets(tg, 5000, 0, &it, 1, brk_wall_ms()), KERR_NONE);
+	ck_assert_int_eq(grp_txn_group_count(gc), 1);
+
+	gc->load_slice = 64;
+	elect("__consumer_offsets", 0, 2, 1);
+	check_groups(made, 0, false);
+	elect("__consumer_offsets", 0, 1, 2);
+	ck_assert(grp_partition_state(gc, 0)->loading);
+	one_iteration();
+	one_iteration();
+	ck_assert(grp_partition_state(gc, 0)->loading);
+	ck_assert_int_eq(grp_coordinator_error(gc, tid, (int32_t)strlen(tid)),
+			 KERR_COORDINATOR_LOAD_IN_PROGRESS);
+	/* Partition 1 is served all along. */
+	check_groups(made, 1, true);
+	ck_assert_int_eq(grp_coordinator_error(gc, "g-0", 3) == KERR_NONE,
+			 brk_coordinator_partition("g-0", 3, 2) == 1);
+	/* The transaction commits while partition 0 loads. */
+	brk_partition *p0 = part("__consumer_offsets", 0);
+	ck_assert_int_eq(brk_partition_write_txn_marker(&server.partitions, p0, 5000, 0, 0, true,
+							brk_wall_ms()),
+			 KERR_NONE);
+	int iterations = settle();
+	/* 3,000 records in slices of 64, then the groups installed. */
+	ck_assert_int_ge(iterations, 3000 / 64);
+	ck_assert(grp_partition_state(gc, 0)->loaded);
+	check_groups(made, 0, true);
+	tg = grp_find(gc, tid, (int32_t)strlen(tid));
+	ck_assert_ptr_nonnull(tg);
+	const grp_offset *o = grp_offsets_get(tg->offsets, "t", 1, 1);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(o->offset, 777);
+	ck_assert_str_eq(o->metadata, "txn");
+	ck_assert_int_eq(grp_txn_set_count(tg->txns), 0);
+	ck_assert_int_eq(grp_txn_group_count(gc), 0);
+	ck_assert_int_eq(grp_count(gc), made);
+}
+END_TEST
+
+/* Resignation in the middle of a load: the load stops, what it installed
+ * goes, the partition is not served; a new election loads it all. A load
+ * queued behind another one is dropped as well. */
+START_TEST(test_groups_load_dropped)
+{
+	grp_coordinator *gc = &server.groups;
+	add_topic("__consumer_offsets", 2, 1, false);
+	settle();
+	int made = commit_groups(2000);
+	gc->load_slice = 16;
+	elect("__consumer_offsets", 0, 2, 1);
+	elect("__consumer_offsets", 1, 2, 1);
+	elect("__consumer_offsets", 0, 1, 2);
+	elect("__consumer_offsets", 1, 1, 2); /* queued behind partition 0 */
+	ck_assert_int_eq(gc->nloading, 2);
+	for (int i = 0; i < 200; i++)
+		one_iteration(); /* about 3,200 records: partition 0 installs */
+	ck_assert(grp_partition_state(gc, 0)->loading);
+	ck_assert(grp_partition_state(gc, 1)->loading);
+	elect("__consumer_offsets", 0, 2, 3);
+	elect("__consumer_offsets", 1, 2, 3);
+	ck_assert_int_eq(gc->nloading, 0);
+	ck_assert(!grp_partition_state(gc, 0)->loaded);
+	ck_assert_int_eq(grp_count(gc), 0);
+	ck_assert_int_eq(grp_coordinator_error(gc, "g-0", 3), KERR_NOT_COORDINATOR);
+	run_for(10); /* no slice runs any more (ASan: nothing freed is touched) */
+	gc->load_slice = GRP_LOAD_SLICE_RECORDS;
+	elect("__consumer_offsets", 0, 1, 4);
+	elect("__consumer_offsets", 1, 1, 4);
+	settle();
+	check_groups(made, 0, true);
+	check_groups(made, 1, true);
+}
+END_TEST
+
+/* Transactional ids load in slices: COORDINATOR_LOAD_IN_PROGRESS and the
+ * timers leave them alone meanwhile (a timed-out transaction is not
+ * aborted by a half-loaded coordinator); then every id is back, the
+ * Ongoing one aborted by the next timer run. */
+START_TEST(test_txn_load_in_slices)
+{
+	txn_coordinator *tc = &server.txns;
+	add_topic("__transaction_state", 1, 1, false);
+	add_topic("data", 1, 1, false);
+	settle();
+	brk_partition *ts = part("__transaction_state", 0);
+	char id[32];
+	int64_t pid;
+	int16_t epoch;
+	for (int i = 0; i < 1500; i++) {
+		snprintf(id, sizeof(id), "tx-%d", i);
+		ck_assert_int_eq(txn_init_producer_id(tc, proto_cstr(id), 1000, -1, -1, brk_wall_ms(),
+						      &pid, &epoch),
+				 KERR_NONE);
+	}
+	txn_tp_ref tp = { proto_cstr("data"), 0 };
+	const txn_meta *t7 = txn_find(tc, "tx-7", 4);
+	ck_assert_int_eq(txn_add_partitions(tc, proto_cstr("tx-7"), t7->producer_id,
+					    t7->producer_epoch, &tp, 1, TXN_TV0, brk_wall_ms()),
+			 KERR_NONE);
+	follower_catches_up(ts);
+	tc->load_slice = 16;
+	elect("__transaction_state", 0, 2, 1);
+	ck_assert_int_eq(txn_count(tc), 0);
+	elect("__transaction_state", 0, 1, 2);
+	for (int i = 0; i < 20; i++)
+		one_iteration();
+	ck_assert(txn_partition_state(tc, 0)->loading);
+	ck_assert_int_gt(txn_count(tc), 0);
+	ck_assert_int_lt(txn_count(tc), 1500);
+	ck_assert_int_eq(txn_coordinator_error(tc, proto_cstr("tx-1")), KERR_COORDINATOR_LOAD_IN_PROGRESS);
+	int64_t leo = log_end_offset(ts->log);
+	txn_abort_timed_out(tc, brk_wall_ms() + 3600000);
+	txn_expire_ids(tc, brk_wall_ms() + 365LL * 86400000);
+	ck_assert_int_eq(log_end_offset(ts->log), leo); /* nothing written */
+	ck_assert_int_ge(20 + settle(), 1500 / 16); /* one slice per 16 records */
+	ck_assert_int_eq(txn_count(tc), 1500);
+	txn_meta *m = txn_find(tc, "tx-7", 4);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(m->state, TXN_ONGOING);
+	txn_abort_timed_out(tc, brk_wall_ms() + 3600000);
+	ck_assert_int_eq(m->state, TXN_PREPARE_ABORT);
+}
+END_TEST
+
+/* The coordinators freed while loads run (a shutdown during start-up):
+ * the loads, their staged and installed groups and ids go, nothing runs
+ * afterwards (the sanitizer build checks for leaks and use after free). */
+START_TEST(test_free_while_loading)
+{
+	add_topic("__consumer_offsets", 2, 1, false);
+	add_topic("__transaction_state", 1, 1, false);
+	settle();
+	commit_groups(500);
+	char id[32];
+	int64_t pid;
+	int16_t epoch;
+	for (int i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "tx-%d", i);
+		ck_assert_int_eq(txn_init_producer_id(&server.txns, proto_cstr(id), 1000, -1, -1,
+						      brk_wall_ms(), &pid, &epoch),
+				 KERR_NONE);
+	}
+	server.groups.load_slice = 8;
+	server.txns.load_slice = 8;
+	elect("__consumer_offsets", 0, 2, 1);
+	elect("__consumer_offsets", 1, 2, 1);
+	elect("__transaction_state", 0, 2, 1);
+	elect("__consumer_offsets", 0, 1, 2);
+	elect("__consumer_offsets", 1, 1, 2);
+	elect("__transaction_state", 0, 1, 2);
+	for (int i = 0; i < 80; i++)
+		one_iteration(); /* partition 0 installing, 1 queued, ids half read */
+	ck_assert_int_eq(server.groups.nloading, 2);
+	ck_assert_int_eq(server.txns.nloading, 1);
+	ck_assert_int_gt(grp_count(&server.groups), 0);
+	ck_assert_int_gt(txn_count(&server.txns), 0);
+	/* The teardown frees both coordinators now. */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coord_leadership");
@@ -541,6 +803,10 @@ int main(void)
 	tcase_add_test(tc, test_groups_follow_leadership);
 	tcase_add_test(tc, test_txn_follows_leadership);
 	tcase_add_test(tc, test_txn_prepared_completed_on_election);
+	tcase_add_test(tc, test_groups_load_in_slices);
+	tcase_add_test(tc, test_groups_load_dropped);
+	tcase_add_test(tc, test_txn_load_in_slices);
+	tcase_add_test(tc, test_free_while_loading);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -11,7 +11,8 @@
  * transactional offset commit rules (grp_validate_txn_commit) and pending
  * transactional offsets (txn_offsets.c): commit and abort markers through
  * grp_txn_completed, which of a plain and a transactional commit wins,
- * tombstones.
+ * tombstones; the registry at 20,000 groups (lookup by id, iteration,
+ * removal by id and by partition).
  *
  * Each test has its own grp_coordinator, whose store (gc.write_group) is
  * a counter; brk_request_complete / brk_conn_client_host are recorders.
@@ -20,6 +21,7 @@
  * partition answers its members' waiting requests NOT_COORDINATOR.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +291,72 @@ START_TEST(test_validate_commit)
 }
 END_TEST
 
+/* Members found by member id and by group instance id at 5,000 members:
+ * duplicates refused, the leader's removal elects the next member, a
+ * removed member (by id, or a static one by instance id) is no longer
+ * found, the others still are. */
+START_TEST(test_members_many)
+{
+	enum { M = 5000 };
+	proto_str none = proto_str_of(NULL, -1);
+	char id[32], iid[32];
+	grp_group *g = grp_get_or_create(&gc, "big", 3);
+	for (int i = 0; i < M; i++) {
+		snprintf(id, sizeof(id), "m-%d", i);
+		grp_member *m = member_with(id, "range", NULL);
+		if (i % 2) {
+			snprintf(iid, sizeof(iid), "i-%d", i);
+			m->group_instance_id = strdup(iid);
+		}
+		ck_assert_int_eq(grp_member_add(g, m), 0);
+	}
+	grp_member *dup = member_with("m-7", "range", NULL);
+	ck_assert_int_eq(grp_member_add(g, dup), -EEXIST);
+	grp_member_free(dup);
+	dup = member_with("m-new", "range", NULL);
+	dup->group_instance_id = strdup("i-7");
+	ck_assert_int_eq(grp_member_add(g, dup), -EEXIST);
+	ck_assert_ptr_null(grp_member_find(g, "m-new", 5));
+	grp_member_free(dup);
+	ck_assert_int_eq(g->nmembers, M);
+	ck_assert_str_eq(g->leader_id, "m-0");
+	g->generation_id = 1;
+	g->state = GRP_STABLE;
+	for (int i = 0; i < M; i++) {
+		int len = snprintf(id, sizeof(id), "m-%d", i);
+		grp_member *m = grp_member_find(g, id, len);
+		ck_assert_ptr_nonnull(m);
+		ck_assert_str_eq(m->member_id, id);
+		ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), 1, none), KERR_NONE);
+	}
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m-9"), 1, proto_cstr("i-9")), KERR_NONE);
+	ck_assert_int_eq(grp_validate_commit(g, proto_cstr("m-8"), 1, proto_cstr("i-9")),
+			 KERR_FENCED_INSTANCE_ID);
+	/* Every fourth member leaves by id, the static ones 1 mod 4 by
+	 * instance id. */
+	for (int i = 0; i < M; i += 4) {
+		snprintf(id, sizeof(id), "m-%d", i);
+		ck_assert_int_eq(grp_leave_member(g, proto_cstr(id), none), KERR_NONE);
+		snprintf(iid, sizeof(iid), "i-%d", i + 1);
+		ck_assert_int_eq(grp_leave_member(g, proto_cstr(""), proto_cstr(iid)), KERR_NONE);
+	}
+	ck_assert_int_eq(g->nmembers, M / 2);
+	ck_assert_str_eq(g->leader_id, "m-2");
+	for (int i = 0; i < M; i++) {
+		int len = snprintf(id, sizeof(id), "m-%d", i);
+		ck_assert((grp_member_find(g, id, len) != NULL) == (i % 4 >= 2));
+		if (i % 2) {
+			len = snprintf(iid, sizeof(iid), "i-%d", i);
+			int16_t want = i % 4 >= 2 ? KERR_NONE : KERR_UNKNOWN_MEMBER_ID;
+			snprintf(id, sizeof(id), "m-%d", i);
+			ck_assert_int_eq(grp_validate_commit(g, proto_cstr(id), 1, proto_str_of(iid, len)),
+					 want);
+		}
+	}
+	ck_assert_int_eq(grp_leave_member(g, proto_cstr("m-0"), none), KERR_UNKNOWN_MEMBER_ID);
+}
+END_TEST
+
 
 /* ---- transactional offset commits ---- */
 
@@ -341,6 +409,16 @@ static int64_t committed(grp_group *g, const char *topic, int32_t partition)
 	return o ? o->offset : -1;
 }
 
+/* grp_txn_put on g's set, then the coordinator's index follows. */
+static int put_txn(grp_group *g, int64_t pid, int32_t offsets_partition, const char *topic,
+		   int32_t partition, const grp_offset *v)
+{
+	int rc = grp_txn_put(g->txns, pid, offsets_partition, topic, (int32_t)strlen(topic),
+			     partition, v);
+	grp_txn_track(g);
+	return rc;
+}
+
 START_TEST(test_txn_commit_and_abort)
 {
 	grp_group *g = grp_get_or_create(&gc, "g1", 2);
@@ -348,18 +426,25 @@ START_TEST(test_txn_commit_and_abort)
 	grp_group *other = grp_get_or_create(&gc, "g3", 2);
 	grp_offset v;
 	v = off_at(10, 50);
-	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 100, 5, "t", 0, &v), 0);
 	v = off_at(11, 51);
-	ck_assert_int_eq(grp_txn_put(g->txns, 100, 5, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 100, 5, "t", 1, &v), 0);
 	v = off_at(20, 52);
-	ck_assert_int_eq(grp_txn_put(g->txns, 200, 5, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 200, 5, "t", 0, &v), 0);
 	v = off_at(30, 53);
-	ck_assert_int_eq(grp_txn_put(h->txns, 100, 5, "u", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(h, 100, 5, "u", 0, &v), 0);
 	/* The same producer in a group of another __consumer_offsets
 	 * partition (one transaction, two coordinators' partitions). */
 	v = off_at(40, 7);
-	ck_assert_int_eq(grp_txn_put(other->txns, 100, 9, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(other, 100, 9, "t", 0, &v), 0);
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 2);
+	/* A group without a transaction is not visited at transaction ends. */
+	grp_group *idle = grp_get_or_create(&gc, "g4", 2);
+	ck_assert_ptr_nonnull(idle);
+	ck_assert_int_eq(grp_count(&gc), 4);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 3);
+	for (int32_t i = 0; i < grp_txn_group_count(&gc); i++)
+		ck_assert_ptr_ne(grp_txn_group_at(&gc, i), idle);
 
 	/* Pending offsets are not committed. */
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
@@ -383,6 +468,7 @@ START_TEST(test_txn_commit_and_abort)
 	ck_assert_str_eq(grp_offsets_get(g->offsets, "t", 1, 0)->metadata, "md");
 	ck_assert_int_eq(committed(h, "u", 0), 30);
 	ck_assert_int_eq(grp_txn_set_count(h->txns), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 2); /* h left the index */
 	/* Producer 200 is still open on t-0; t-1 no longer pending. */
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 1));
@@ -403,6 +489,13 @@ START_TEST(test_txn_commit_and_abort)
 	grp_txn_completed(&gc, 9, 100, false);
 	ck_assert_int_eq(grp_offsets_count(other->offsets), 0);
 	ck_assert_int_eq(grp_txn_set_count(other->txns), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 0);
+	/* A removed group leaves the index too. */
+	ck_assert_int_eq(put_txn(h, 300, 5, "u", 0, &v), 0);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 1);
+	grp_remove(h);
+	ck_assert_int_eq(grp_txn_group_count(&gc), 0);
+	grp_txn_completed(&gc, 5, 300, true);
 }
 END_TEST
 
@@ -412,9 +505,9 @@ START_TEST(test_txn_commit_record_order)
 {
 	grp_group *g = grp_get_or_create(&gc, "ord", 3);
 	grp_offset v = off_at(100, 10); /* transactional, record 10 */
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	v = off_at(200, 20); /* transactional, record 20 */
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 1, &v), 0);
 	/* Plain commits: t-0 written after the transactional one (record
 	 * 15), t-1 before it (record 5). */
 	v = off_at(150, 15);
@@ -429,9 +522,9 @@ START_TEST(test_txn_commit_record_order)
 	/* A later transactional commit of the same partition replaces the
 	 * earlier pending one of that producer. */
 	v = off_at(300, 30);
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	v = off_at(301, 31);
-	ck_assert_int_eq(grp_txn_put(g->txns, 7, 0, "t", 1, 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 7, 0, "t", 0, &v), 0);
 	grp_txn_completed(&gc, 0, 7, true);
 	ck_assert_int_eq(committed(g, "t", 0), 301);
 }
@@ -443,9 +536,9 @@ START_TEST(test_txn_tombstone)
 {
 	grp_group *g = grp_get_or_create(&gc, "tomb", 4);
 	grp_offset v = off_at(1, 1);
-	ck_assert_int_eq(grp_txn_put(g->txns, 1, 0, "t", 1, 0, &v), 0);
-	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 0, &v), 0);
-	ck_assert_int_eq(grp_txn_put(g->txns, 2, 0, "t", 1, 1, &v), 0);
+	ck_assert_int_eq(put_txn(g, 1, 0, "t", 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 2, 0, "t", 0, &v), 0);
+	ck_assert_int_eq(put_txn(g, 2, 0, "t", 1, &v), 0);
 	grp_txn_forget(g->txns, "t", 1, 0);
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 0));
 	ck_assert(grp_txn_pending(g->txns, "t", 1, 1));
@@ -456,7 +549,7 @@ START_TEST(test_txn_tombstone)
 	ck_assert_int_eq(committed(g, "t", 1), 1);
 
 	/* DeleteGroups: every pending offset goes, transactions stay open. */
-	ck_assert_int_eq(grp_txn_put(g->txns, 3, 0, "t", 1, 5, &v), 0);
+	ck_assert_int_eq(put_txn(g, 3, 0, "t", 5, &v), 0);
 	grp_txn_forget_all(g->txns);
 	ck_assert(!grp_txn_pending(g->txns, "t", 1, 5));
 	ck_assert_int_eq(grp_txn_set_count(g->txns), 1);
@@ -935,6 +1028,88 @@ START_TEST(test_unload)
 }
 END_TEST
 
+/* The registry at scale: 20,000 groups found by id (views without a NUL),
+ * iterated once each, removed one by one (grp_remove) and by partition
+ * (grp_partition_unload: exactly that partition's groups), an id with an
+ * embedded NUL a group of its own. */
+START_TEST(test_registry_many)
+{
+	enum { N = 20000, NP = 8 };
+	char id[32];
+	ck_assert_int_eq(grp_partitions_known(&gc, NP), 0);
+	int32_t per_partition[NP] = { 0 };
+	for (int i = 0; i < N; i++) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		grp_group *g = grp_get_or_create(&gc, id, len);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(g->partition, brk_coordinator_partition(id, len, NP));
+		per_partition[g->partition]++;
+	}
+	ck_assert_int_eq(grp_count(&gc), N);
+	for (int i = 0; i < N; i++) {
+		/* a view into a longer buffer: "group-<i>" then "xyz" */
+		int len = snprintf(id, sizeof(id), "group-%dxyz", i) - 3;
+		grp_group *g = grp_find(&gc, id, len);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(g->group_id_len, len);
+		ck_assert(memcmp(g->group_id, id, (size_t)len) == 0);
+		ck_assert_ptr_eq(grp_get_or_create(&gc, id, len), g); /* no second one */
+	}
+	ck_assert_int_eq(grp_count(&gc), N);
+	ck_assert_ptr_null(grp_find(&gc, "group-", 6));
+	ck_assert_ptr_null(grp_find(&gc, "group-1x", 8));
+	/* "a\0b" and "a" are two groups. */
+	grp_group *nul = grp_get_or_create(&gc, "a\0b", 3);
+	grp_group *a = grp_get_or_create(&gc, "a", 1);
+	ck_assert_ptr_nonnull(nul);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_ne(nul, a);
+	ck_assert_ptr_eq(grp_find(&gc, "a\0b", 3), nul);
+	grp_remove(nul);
+	ck_assert_ptr_null(grp_find(&gc, "a\0b", 3));
+	ck_assert_ptr_eq(grp_find(&gc, "a", 1), a);
+	per_partition[a->partition]++;
+
+	/* Iteration: every group once. */
+	char *seen = calloc(N + 1, 1);
+	grp_group *g;
+	int32_t n = 0;
+	for (int32_t i = 0; (g = grp_at(&gc, i)) != NULL; i++, n++) {
+		int k = g->group_id[0] == 'a' ? N : atoi(g->group_id + 6);
+		ck_assert_int_eq(seen[k], 0);
+		seen[k] = 1;
+	}
+	ck_assert_int_eq(n, N + 1);
+	free(seen);
+
+	/* Every third group removed by id. */
+	int32_t removed = 0;
+	for (int i = 0; i < N; i += 3) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		g = grp_find(&gc, id, len);
+		per_partition[g->partition]--;
+		grp_remove(g);
+		removed++;
+	}
+	ck_assert_int_eq(grp_count(&gc), N + 1 - removed);
+	for (int i = 0; i < N; i++) {
+		int len = snprintf(id, sizeof(id), "group-%d", i);
+		g = grp_find(&gc, id, len);
+		ck_assert(i % 3 == 0 ? g == NULL : g != NULL);
+	}
+	/* Unloading a partition takes exactly its groups. */
+	int32_t left = grp_count(&gc);
+	ck_assert_int_eq(grp_partition_unload(&gc, 3), per_partition[3]);
+	ck_assert_int_eq(grp_count(&gc), left - per_partition[3]);
+	for (int32_t i = 0; (g = grp_at(&gc, i)) != NULL; i++)
+		ck_assert_int_ne(g->partition, 3);
+	for (int p = 0; p < NP; p++)
+		if (p != 3)
+			ck_assert_int_eq(grp_partition_unload(&gc, p), per_partition[p]);
+	ck_assert_int_eq(grp_count(&gc), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("group");
@@ -943,6 +1118,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_partition_for);
 	tcase_add_test(tc, test_select_protocol);
 	tcase_add_test(tc, test_validate_commit);
+	tcase_add_test(tc, test_members_many);
 	tcase_add_test(tc, test_validate_txn_commit);
 	tcase_add_test(tc, test_txn_commit_and_abort);
 	tcase_add_test(tc, test_txn_commit_record_order);
@@ -957,6 +1133,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_not_coordinator);
 	tcase_add_test(tc, test_partition_assigned_later);
 	tcase_add_test(tc, test_unload);
+	tcase_add_test(tc, test_registry_many);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,6 +55,8 @@ void txn_coordinator_init(txn_coordinator *tc, brk_loop *loop, const brk_config 
 	memset(tc, 0, sizeof(*tc));
 	tc->loop = loop;
 	tc->cfg = cfg;
+	brk_strmap_init(&tc->ids);
+	tc->load_slice = TXN_LOAD_SLICE_RECORDS;
 	proto_writer_init(&tc->batch_buf);
 	proto_writer_init(&tc->kv_buf);
 }
@@ -90,7 +92,16 @@ int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id)
 	int32_t i = txn_partition_of(tc, id);
 	if (i < 0)
 		return KERR_NONE; /* no __transaction_state yet: its writes answer */
-	return tc->parts[i].loaded ? KERR_NONE : KERR_NOT_COORDINATOR;
+	if (tc->parts[i].loaded)
+		return KERR_NONE;
+	return tc->parts[i].loading ? KERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NOT_COORDINATOR;
+}
+
+/* Whether m's partition is served here: loaded, or none known. */
+static bool served(txn_coordinator *tc, const txn_meta *m)
+{
+	const txn_partition *ps = txn_partition_state(tc, m->partition);
+	return !ps || ps->loaded;
 }
 
 brk_hw_mark txn_last_write(txn_coordinator *tc, proto_str id)
@@ -108,33 +119,19 @@ int txn_answer(txn_coordinator *tc, brk_request *req, proto_str id, brk_hw_fail_
 
 /* ---- registry ---- */
 
-static uint32_t id_hash(const char *s, int32_t len)
-{
-	uint32_t h = 2166136261u;
-	for (int32_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
-}
-
 txn_meta *txn_find(txn_coordinator *tc, const char *id, int32_t len)
 {
-	if (!tc->nbuckets || len < 0)
-		return NULL;
-	uint32_t h = id_hash(id, len);
-	for (txn_meta *m = tc->buckets[h & (tc->nbuckets - 1)]; m; m = m->next)
-		if (m->hash == h && m->id_len == len && memcmp(m->id, id, (size_t)len) == 0)
-			return m;
-	return NULL;
+	return brk_strmap_get(&tc->ids, id, len);
 }
 
 txn_meta *txn_at(txn_coordinator *tc, int32_t i)
 {
-	return i >= 0 && i < tc->n ? tc->all[i] : NULL;
+	return brk_strmap_at(&tc->ids, i);
 }
 
 int32_t txn_count(const txn_coordinator *tc)
 {
-	return tc->n;
+	return brk_strmap_count(&tc->ids);
 }
 
 void txn_meta_free(txn_meta *m)
@@ -148,45 +145,12 @@ void txn_meta_free(txn_meta *m)
 	free(m);
 }
 
-static int grow(txn_coordinator *tc)
-{
-	if (tc->n == tc->cap) {
-		int32_t cap = tc->cap ? tc->cap * 2 : 64;
-		txn_meta **na = realloc(tc->all, (size_t)cap * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		tc->all = na;
-		tc->cap = cap;
-	}
-	if ((uint32_t)(tc->n + 1) > tc->nbuckets) {
-		uint32_t nb = tc->nbuckets ? tc->nbuckets * 2 : 64;
-		txn_meta **b = calloc(nb, sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		for (int32_t i = 0; i < tc->n; i++) {
-			txn_meta *m = tc->all[i];
-			m->next = b[m->hash & (nb - 1)];
-			b[m->hash & (nb - 1)] = m;
-		}
-		free(tc->buckets);
-		tc->buckets = b;
-		tc->nbuckets = nb;
-	}
-	return 0;
-}
-
-/* Add m (not known yet). Returns 0 or -ENOMEM. */
+/* Add m (not known yet; its own id is the key). Returns 0 or -ENOMEM. */
 static int insert(txn_coordinator *tc, txn_meta *m)
 {
-	if (grow(tc) < 0)
+	if (brk_strmap_put(&tc->ids, m->id, m->id_len, m) < 0)
 		return -ENOMEM;
 	m->coord = tc;
-	m->hash = id_hash(m->id, m->id_len);
-	m->pos = tc->n;
-	tc->all[tc->n++] = m;
-	txn_meta **b = &tc->buckets[m->hash & (tc->nbuckets - 1)];
-	m->next = *b;
-	*b = m;
 	return 0;
 }
 
@@ -204,15 +168,7 @@ static void stop_work(txn_meta *m)
 static void remove_meta(txn_coordinator *tc, txn_meta *m)
 {
 	stop_work(m);
-	for (txn_meta **pp = &tc->buckets[m->hash & (tc->nbuckets - 1)]; *pp; pp = &(*pp)->next) {
-		if (*pp == m) {
-			*pp = m->next;
-			break;
-		}
-	}
-	txn_meta *last = tc->all[--tc->n];
-	tc->all[m->pos] = last;
-	last->pos = m->pos;
+	brk_strmap_remove(&tc->ids, m->id, m->id_len);
 	txn_meta_free(m);
 }
 
@@ -237,29 +193,30 @@ void txn_forget(txn_coordinator *tc, const char *id, int32_t len)
 
 void txn_coordinator_free(txn_coordinator *tc)
 {
+	if (tc->store_close)
+		tc->store_close(tc); /* the loads in progress first */
+	tc->store_close = NULL;
 	if (tc->loop) {
 		if (tc->abort_timer)
 			brk_timer_cancel(tc->loop, tc->abort_timer);
 		if (tc->expire_timer)
 			brk_timer_cancel(tc->loop, tc->expire_timer);
 	}
-	for (int32_t i = 0; i < tc->n; i++) {
-		stop_work(tc->all[i]);
-		txn_meta_free(tc->all[i]);
+	txn_meta *m;
+	for (int32_t i = 0; (m = txn_at(tc, i)) != NULL; i++) {
+		stop_work(m);
+		txn_meta_free(m);
 	}
-	free(tc->all);
-	free(tc->buckets);
+	brk_strmap_free(&tc->ids);
 	free(tc->parts);
 	free(tc->log_tps);
 	free(tc->refs);
 	proto_writer_free(&tc->batch_buf);
 	proto_writer_free(&tc->kv_buf);
-	tc->all = tc->buckets = NULL;
 	tc->parts = NULL;
 	tc->log_tps = NULL;
 	tc->refs = NULL;
-	tc->n = tc->cap = tc->npartitions = tc->log_tps_cap = tc->refs_cap = 0;
-	tc->nbuckets = 0;
+	tc->npartitions = tc->nloading = tc->log_tps_cap = tc->refs_cap = 0;
 	tc->abort_timer = tc->expire_timer = 0;
 }
 
@@ -1038,8 +995,10 @@ int16_t txn_end(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch, b
 
 void txn_abort_timed_out(txn_coordinator *tc, int64_t now_ms)
 {
-	for (int32_t i = 0; i < tc->n; i++) {
-		txn_meta *m = tc->all[i];
+	txn_meta *m;
+	for (int32_t i = 0; (m = txn_at(tc, i)) != NULL; i++) {
+		if (!served(tc, m))
+			continue; /* its partition is loading */
 		if (is_prepare(m)) {
 			(void)complete(m, now_ms); /* nothing when its work is in flight */
 		} else if (m->state == TXN_ONGOING && m->start_ms + m->timeout_ms < now_ms) {
@@ -1063,11 +1022,11 @@ void txn_expire_ids(txn_coordinator *tc, int64_t now_ms)
 {
 	int64_t horizon = now_ms - tc->cfg->transactional_id_expiration_ms;
 	/* Backwards: removal moves the last entry into the freed slot. */
-	for (int32_t i = tc->n - 1; i >= 0; i--) {
-		txn_meta *m = tc->all[i];
+	for (int32_t i = txn_count(tc) - 1; i >= 0; i--) {
+		txn_meta *m = txn_at(tc, i);
 		bool idle = m->state == TXN_EMPTY || m->state == TXN_COMPLETE_COMMIT ||
 			    m->state == TXN_COMPLETE_ABORT;
-		if (!idle || m->last_update_ms > horizon)
+		if (!idle || m->last_update_ms > horizon || !served(tc, m))
 			continue;
 		brk_hw_mark mark = { 0 };
 		int16_t err = tc->env.append(tc->env.arg, m->partition, proto_str_of(m->id, m->id_len),
@@ -1131,14 +1090,16 @@ int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_part
 	brk_hw_mark loaded = { 0 };
 	if (p && p->log)
 		loaded = (brk_hw_mark){ p, leader_epoch, log_end_offset(p->log) };
+	if (ps->loading)
+		tc->nloading--;
 	*ps = (txn_partition){ .loaded = true, .p = p, .leader_epoch = leader_epoch,
 			       .last_write = loaded };
 	/* Kafka's loadTransactionsForTxnTopicPartition: the transactions
 	 * found ending are completed. Backwards: completion does not remove
 	 * ids, but keep to one order everywhere. */
 	int32_t completed = 0;
-	for (int32_t i = tc->n - 1; i >= 0; i--) {
-		txn_meta *m = tc->all[i];
+	for (int32_t i = txn_count(tc) - 1; i >= 0; i--) {
+		txn_meta *m = txn_at(tc, i);
 		if (m->partition != index || !is_prepare(m))
 			continue;
 		m->prepare_mark = loaded;
@@ -1148,16 +1109,30 @@ int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_part
 	return completed;
 }
 
+void txn_partition_loading(txn_coordinator *tc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch)
+{
+	txn_partition *ps = txn_partition_state(tc, index);
+	if (!ps)
+		return;
+	if (!ps->loading)
+		tc->nloading++;
+	*ps = (txn_partition){ .loading = true, .p = p, .leader_epoch = leader_epoch };
+}
+
 int32_t txn_partition_unload(txn_coordinator *tc, int32_t index)
 {
 	txn_partition *ps = txn_partition_state(tc, index);
-	if (ps)
+	if (ps) {
+		if (ps->loading)
+			tc->nloading--;
 		*ps = (txn_partition){ 0 };
+	}
 	int32_t n = 0;
-	for (int32_t i = tc->n - 1; i >= 0; i--) {
-		if (i >= tc->n)
-			continue;
-		txn_meta *m = tc->all[i];
+	for (int32_t i = txn_count(tc) - 1; i >= 0; i--) {
+		txn_meta *m = txn_at(tc, i);
+		if (!m)
+			continue; /* removals may have shrunk the registry */
 		if (m->partition != index)
 			continue;
 		remove_meta(tc, m);

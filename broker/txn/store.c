@@ -102,13 +102,46 @@ int16_t txn_store_append(void *arg, int32_t partition, proto_str id, const txn_l
 
 /* ---- loading ---- */
 
-typedef struct load_ctx {
+/*
+ * A partition is loaded in slices on the loop, as __consumer_offsets is
+ * (group/store.c explains why not a thread): each loop iteration the load
+ * timer applies about tc->load_slice records of the partition at the head
+ * of the queue, straight into the registry (txn_restore / txn_forget, the
+ * ids marked with the partition); until the log end offset is reached the
+ * partition's ids answer COORDINATOR_LOAD_IN_PROGRESS and the timers leave
+ * them alone. Then txn_partition_loaded completes the transactions found
+ * prepared, in the same slice, so nothing is appended between the last
+ * record read and the partition being served (the coordinator writes
+ * nothing to a loading partition).
+ */
+typedef struct txn_load {
 	txn_coordinator *tc;
-	int32_t partition;
+	brk_partition *p;
+	int32_t partition;         /* its index */
+	int32_t leader_epoch;
+	bool quiet;                /* a start-up load: summed up in one line */
+	brk_internal_reader rd;
 	proto_arena arena;
-	int64_t skipped; /* malformed records and batches */
-	int64_t unknown; /* records of another key version */
-} load_ctx;
+	int64_t skipped;           /* malformed records and batches */
+	int64_t unknown;           /* records of another key version */
+	int64_t start_ms;          /* monotonic */
+	struct txn_load *next;     /* the queue */
+} txn_load;
+
+/* What the loads found, for the log lines. */
+typedef struct load_stats {
+	int32_t partitions;
+	int32_t ids;
+	int32_t completed;
+} load_stats;
+
+struct txn_loader {
+	txn_load *head, *tail;
+	uint64_t timer;
+	load_stats startup;
+	int32_t startup_left;
+	int64_t startup_ms;
+};
 
 static int tp_cmp(const void *a, const void *b)
 {
@@ -190,7 +223,7 @@ static txn_meta *meta_from_value(proto_str id, const txn_log_value *v)
 
 /* Apply one record. Returns 0, 1 when it was malformed and skipped, 2 for
  * another key version, or -ENOMEM. */
-static int apply_record(load_ctx *c, const proto_record *r)
+static int apply_record(txn_load *c, const proto_record *r)
 {
 	proto_str id;
 	int rc = txn_key_decode(r->key, r->key_len, &id);
@@ -223,17 +256,17 @@ static int apply_record(load_ctx *c, const proto_record *r)
 	return txn_restore(c->tc, m) < 0 ? -ENOMEM : 0;
 }
 
-/* brk_internal_batch_fn: apply the records of one batch. */
-static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batch,
-		      proto_scratch *scratch)
+/* Apply the records of one batch. Returns the records it held (the
+ * slice's budget) or -ENOMEM. */
+static int64_t load_batch(txn_load *c, const proto_batch_info *bi, const uint8_t *batch)
 {
-	load_ctx *c = arg;
+	int64_t n = bi->records_count > 0 ? bi->records_count : 1;
 	if (bi->attributes & PROTO_ATTR_CONTROL)
-		return 0;
+		return n;
 	proto_record_iter it;
-	if (proto_record_iter_init(&it, batch, (size_t)bi->size, scratch) != 0) {
+	if (proto_record_iter_init(&it, batch, (size_t)bi->size, &c->rd.scratch) != 0) {
 		c->skipped++;
-		return 0;
+		return n;
 	}
 	proto_record r;
 	int rc;
@@ -248,7 +281,7 @@ static int load_batch(void *arg, const proto_batch_info *bi, const uint8_t *batc
 	}
 	if (rc < 0)
 		c->skipped++;
-	return 0;
+	return n;
 }
 
 void txn_store_topic_op(brk_internal_topic_op *o)
@@ -296,7 +329,7 @@ static void abort_orphan_offsets(txn_coordinator *tc, grp_coordinator *gc, int64
 	for (int32_t round = 0; round < 100000; round++) {
 		grp_group *g, *found = NULL;
 		int64_t pid = -1;
-		for (int32_t i = 0; !found && (g = grp_at(gc, i)) != NULL; i++) {
+		for (int32_t i = 0; !found && (g = grp_txn_group_at(gc, i)) != NULL; i++) {
 			int64_t q;
 			for (int32_t j = 0; grp_txn_at(g->txns, j, &q) != NULL; j++)
 				if (!producer_has_open_txn(tc, q)) {
@@ -325,47 +358,210 @@ static void abort_orphan_offsets(txn_coordinator *tc, grp_coordinator *gc, int64
 	}
 }
 
-/* What loading partitions found. */
-typedef struct load_stats {
-	int32_t partitions;
-	int32_t ids;
-	int32_t completed;
-	int64_t skipped, unknown;
-} load_stats;
+static void maybe_check_orphans(txn_coordinator *tc);
 
-/*
- * Read partition p (led here, log online) into tc (Kafka's
- * TransactionStateManager.loadTransactionsForTxnTopicPartition), then
- * txn_partition_loaded. Loading is synchronous, on the loop, so
- * COORDINATOR_LOAD_IN_PROGRESS is never answered. On an error the ids read
- * so far are dropped again.
- */
-static int load_partition(txn_coordinator *tc, brk_partition *p, load_stats *ls)
+/* The end of a load: the prepared transactions are completed
+ * (txn_partition_loaded), the log lines. */
+static void load_done(txn_load *l)
 {
-	int32_t index = p->index;
-	load_ctx lc = { .tc = tc, .partition = index };
-	proto_arena_init(&lc.arena, 0);
-	int rc = brk_internal_topic_read(p, load_batch, &lc);
-	proto_arena_free(&lc.arena);
-	if (rc) {
-		txn_partition_unload(tc, index);
-		return rc;
-	}
+	txn_coordinator *tc = l->tc;
 	int32_t ids = 0;
 	txn_meta *m;
 	for (int32_t i = 0; (m = txn_at(tc, i)) != NULL; i++)
-		ids += m->partition == index;
-	if (lc.skipped > 0)
+		ids += m->partition == l->partition;
+	if (l->skipped > 0)
 		fprintf(stderr, "samsa: warning: %lld malformed record(s) in %s-%d skipped\n",
-			(long long)lc.skipped, TXN_STATE_TOPIC, (int)index);
-	if (lc.unknown > 0)
+			(long long)l->skipped, TXN_STATE_TOPIC, (int)l->partition);
+	if (l->unknown > 0)
 		fprintf(stderr,
 			"samsa: warning: %lld record(s) of an unknown key version in %s-%d skipped\n",
-			(long long)lc.unknown, TXN_STATE_TOPIC, (int)index);
-	ls->partitions++;
-	ls->ids += ids;
-	ls->completed += txn_partition_loaded(tc, index, p, p->leader_epoch, brk_wall_ms());
+			(long long)l->unknown, TXN_STATE_TOPIC, (int)l->partition);
+	int32_t completed = txn_partition_loaded(tc, l->partition, l->p, l->leader_epoch, brk_wall_ms());
+	struct txn_loader *ld = tc->loader;
+	if (l->quiet) {
+		ld->startup.partitions++;
+		ld->startup.ids += ids;
+		ld->startup.completed += completed;
+	} else if (ids > 0 || l->leader_epoch > 0) { /* as group/store.c */
+		fprintf(stderr,
+			"samsa: %s-%d: loaded %d transactional id(s) at leader epoch %d in %lld ms, %d "
+			"prepared transaction(s) completed\n",
+			TXN_STATE_TOPIC, (int)l->partition, (int)ids, (int)l->leader_epoch,
+			(long long)(brk_mono_ms() - l->start_ms), (int)completed);
+	}
+}
+
+static void load_free(txn_load *l)
+{
+	brk_internal_reader_free(&l->rd);
+	proto_arena_free(&l->arena);
+	free(l);
+}
+
+static void dequeue(struct txn_loader *ld, txn_load *l)
+{
+	txn_load **pp = &ld->head;
+	txn_load *prev = NULL;
+	while (*pp && *pp != l) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return;
+	*pp = l->next;
+	if (ld->tail == l)
+		ld->tail = prev;
+	l->next = NULL;
+}
+
+/* A start-up load ended (done, failed or dropped): after the last one,
+ * the summary lines. */
+static void startup_load_ended(txn_coordinator *tc, txn_load *l)
+{
+	struct txn_loader *ld = tc->loader;
+	if (!l->quiet || --ld->startup_left > 0)
+		return;
+	if (ld->startup.ids > 0)
+		fprintf(stderr, "samsa: loaded %d transactional id(s) from %d partition(s) of %s in %lld ms\n",
+			(int)ld->startup.ids, (int)ld->startup.partitions, TXN_STATE_TOPIC,
+			(long long)(brk_mono_ms() - ld->startup_ms));
+	if (ld->startup.completed > 0)
+		fprintf(stderr, "samsa: completed %d transaction(s) found prepared in %s\n",
+			(int)ld->startup.completed, TXN_STATE_TOPIC);
+}
+
+/* One slice: up to budget records read and applied. Returns 1 when the
+ * load goes on, 0 at the log end offset, or a negative error. */
+static int load_slice(txn_load *l, int64_t budget)
+{
+	while (budget > 0) {
+		proto_batch_info bi;
+		const uint8_t *batch;
+		int rc = brk_internal_reader_next(&l->rd, &bi, &batch);
+		if (rc <= 0)
+			return rc;
+		int64_t n = load_batch(l, &bi, batch);
+		if (n < 0)
+			return (int)n;
+		budget -= n;
+	}
+	return 1;
+}
+
+static void arm_slice(txn_coordinator *tc);
+
+static void run_slice(txn_coordinator *tc)
+{
+	struct txn_loader *ld = tc->loader;
+	txn_load *l = ld->head;
+	if (!l)
+		return;
+	int rc = load_slice(l, tc->load_slice > 0 ? tc->load_slice : TXN_LOAD_SLICE_RECORDS);
+	if (rc == 1)
+		return;
+	dequeue(ld, l);
+	if (rc == 0) {
+		load_done(l);
+	} else {
+		fprintf(stderr,
+			"samsa: loading %s-%d failed: %s: its transactional ids are not served here\n",
+			TXN_STATE_TOPIC, (int)l->partition,
+			rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
+		txn_partition_unload(tc, l->partition);
+	}
+	startup_load_ended(tc, l);
+	load_free(l);
+	if (!ld->head)
+		maybe_check_orphans(tc);
+}
+
+static void on_load_timer(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	txn_coordinator *tc = arg;
+	tc->loader->timer = 0;
+	run_slice(tc);
+	arm_slice(tc);
+}
+
+/* The next slice on the next loop iteration, or all now without a loop. */
+static void arm_slice(txn_coordinator *tc)
+{
+	struct txn_loader *ld = tc->loader;
+	if (!tc->loop) {
+		while (ld->head)
+			run_slice(tc);
+		return;
+	}
+	if (ld->head && !ld->timer)
+		ld->timer = brk_timer_add(tc->loop, 0, on_load_timer, tc);
+}
+
+/* Drop the load of partition index, if one is queued (its ids are
+ * unloaded by the caller). Returns whether there was one. */
+static bool drop_load(txn_coordinator *tc, int32_t index)
+{
+	struct txn_loader *ld = tc->loader;
+	txn_load *l = ld ? ld->head : NULL;
+	while (l && l->partition != index)
+		l = l->next;
+	if (!l)
+		return false;
+	dequeue(ld, l);
+	startup_load_ended(tc, l);
+	load_free(l);
+	return true;
+}
+
+static int start_load(txn_coordinator *tc, brk_partition *p, bool quiet)
+{
+	struct txn_loader *ld = tc->loader;
+	txn_load *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->tc = tc;
+	l->p = p;
+	l->partition = p->index;
+	l->leader_epoch = p->leader_epoch;
+	l->quiet = quiet;
+	l->start_ms = brk_mono_ms();
+	brk_internal_reader_init(&l->rd, p);
+	proto_arena_init(&l->arena, 0);
+	txn_partition_loading(tc, l->partition, p, l->leader_epoch);
+	if (p->log && log_end_offset(p->log) <= log_start_offset(p->log)) {
+		/* Nothing to read (a partition just made): served at once, so a
+		 * new topic answers its first requests without
+		 * COORDINATOR_LOAD_IN_PROGRESS. */
+		load_done(l);
+		load_free(l);
+		return 0;
+	}
+	if (quiet && ld->startup_left++ == 0)
+		ld->startup_ms = l->start_ms;
+	if (ld->tail)
+		ld->tail->next = l;
+	else
+		ld->head = l;
+	ld->tail = l;
+	arm_slice(tc);
 	return 0;
+}
+
+/* store_close: the loads in progress go (txn_coordinator_free). */
+static void store_close(txn_coordinator *tc)
+{
+	struct txn_loader *ld = tc->loader;
+	if (!ld)
+		return;
+	while (ld->head) {
+		txn_load *l = ld->head;
+		dequeue(ld, l);
+		load_free(l);
+	}
+	if (ld->timer && tc->loop)
+		brk_timer_cancel(tc->loop, ld->timer);
+	free(ld);
+	tc->loader = NULL;
 }
 
 static const char *role_name(const brk_partition *p)
@@ -379,7 +575,7 @@ static const char *role_name(const brk_partition *p)
 }
 
 /* As group/store.c's follow_partition, for __transaction_state. */
-static int follow_partition(txn_coordinator *tc, brk_partition *p, bool quiet, load_stats *ls)
+static int follow_partition(txn_coordinator *tc, brk_partition *p, bool quiet)
 {
 	if (txn_partitions_known(tc, p->topic->npartitions) < 0)
 		return -ENOMEM;
@@ -388,16 +584,19 @@ static int follow_partition(txn_coordinator *tc, brk_partition *p, bool quiet, l
 	if (!ps)
 		return 0;
 	bool lead = p->role == BRK_ROLE_LEADER && p->log;
-	if (ps->loaded && lead && ps->p == p && ps->leader_epoch == p->leader_epoch)
+	if ((ps->loaded || ps->loading) && lead && ps->p == p &&
+	    ps->leader_epoch == p->leader_epoch)
 		return 0;
-	if (ps->loaded) {
+	bool was_loading = drop_load(tc, index);
+	if (ps->loaded || was_loading) {
 		int32_t n = txn_partition_unload(tc, index);
+		const char *what = was_loading ? "stopped loading, dropped" : "unloaded";
 		if (lead)
-			fprintf(stderr, "samsa: %s-%d: unloaded %d transactional id(s): new leader epoch %d\n",
-				TXN_STATE_TOPIC, (int)index, (int)n, (int)p->leader_epoch);
+			fprintf(stderr, "samsa: %s-%d: %s %d transactional id(s): new leader epoch %d\n",
+				TXN_STATE_TOPIC, (int)index, what, (int)n, (int)p->leader_epoch);
 		else
-			fprintf(stderr, "samsa: %s-%d: unloaded %d transactional id(s): %s\n",
-				TXN_STATE_TOPIC, (int)index, (int)n, role_name(p));
+			fprintf(stderr, "samsa: %s-%d: %s %d transactional id(s): %s\n",
+				TXN_STATE_TOPIC, (int)index, what, (int)n, role_name(p));
 	}
 	if (!lead) {
 		if (p->role == BRK_ROLE_LEADER)
@@ -407,24 +606,7 @@ static int follow_partition(txn_coordinator *tc, brk_partition *p, bool quiet, l
 		return 0;
 	}
 	txn_partition_unload(tc, index); /* nothing should be left; be sure */
-	load_stats one = { 0 };
-	int rc = load_partition(tc, p, &one);
-	if (rc) {
-		fprintf(stderr,
-			"samsa: loading %s-%d failed: %s: its transactional ids are not served here\n",
-			TXN_STATE_TOPIC, (int)index, rc < 0 && rc >= -4095 ? strerror(-rc) : "corrupt data");
-		return rc;
-	}
-	if (!quiet && (one.ids > 0 || p->leader_epoch > 0)) /* as group/store.c */
-		fprintf(stderr,
-			"samsa: %s-%d: loaded %d transactional id(s) at leader epoch %d, %d prepared "
-			"transaction(s) completed\n",
-			TXN_STATE_TOPIC, (int)index, (int)one.ids, (int)p->leader_epoch,
-			(int)one.completed);
-	ls->partitions += one.partitions;
-	ls->ids += one.ids;
-	ls->completed += one.completed;
-	return 0;
+	return start_load(tc, p, quiet);
 }
 
 void txn_store_on_role(void *arg, brk_partition *p)
@@ -432,8 +614,9 @@ void txn_store_on_role(void *arg, brk_partition *p)
 	txn_coordinator *tc = arg;
 	if (strcmp(p->topic->name, TXN_STATE_TOPIC) != 0)
 		return;
-	load_stats ls = { 0 };
-	(void)follow_partition(tc, p, false, &ls); /* a failure is told and leaves it unloaded */
+	if (follow_partition(tc, p, false) < 0)
+		fprintf(stderr, "samsa: %s-%d: out of memory: its transactional ids are not loaded\n",
+			TXN_STATE_TOPIC, (int)p->index);
 }
 
 /* txn_env.next_producer_id: the server's blocks from the controller. */
@@ -464,6 +647,24 @@ static bool all_ids_here(txn_coordinator *tc)
 	return true;
 }
 
+/* The start-up check of orphan transactional offsets (abort_orphan_offsets),
+ * once, when neither coordinator has a load left. */
+static void maybe_check_orphans(txn_coordinator *tc)
+{
+	grp_coordinator *gc = tc->groups;
+	if (!tc->orphan_check || (tc->loader && tc->loader->head) || (gc && gc->nloading > 0))
+		return;
+	tc->orphan_check = false;
+	if (gc && all_ids_here(tc))
+		abort_orphan_offsets(tc, gc, brk_wall_ms());
+}
+
+/* grp_coordinator.loads_done: the groups' loads ended. */
+static void groups_loaded(void *arg)
+{
+	maybe_check_orphans(arg);
+}
+
 int txn_store_open(txn_coordinator *tc, brk_partitions *reg, grp_coordinator *gc)
 {
 	tc->partitions = reg;
@@ -472,28 +673,31 @@ int txn_store_open(txn_coordinator *tc, brk_partitions *reg, grp_coordinator *gc
 			     .append = txn_store_append,
 			     .next_producer_id = next_producer_id,
 			     .offsets_partitions = offsets_partitions };
+	if (!tc->loader) {
+		tc->loader = calloc(1, sizeof(*tc->loader));
+		if (!tc->loader)
+			return -ENOMEM;
+		tc->store_close = store_close;
+	}
 	if (!tc->observing) {
 		int rc = brk_partitions_observe_roles(reg, txn_store_on_role, tc);
 		if (rc)
 			return rc;
 		tc->observing = true;
 	}
+	tc->orphan_check = tc->cfg->transaction_partition_verification_enable;
+	if (gc) {
+		gc->loads_done = groups_loaded;
+		gc->loads_done_arg = tc;
+	}
 	brk_topic *t = state_topic(tc);
-	load_stats ls = { 0 };
 	for (int32_t i = 0; t && i < t->npartitions; i++) {
 		brk_partition *p = brk_topic_partition(t, i);
-		int rc = p ? follow_partition(tc, p, true, &ls) : 0;
+		int rc = p ? follow_partition(tc, p, true) : 0;
 		if (rc)
 			return rc;
 	}
-	if (ls.ids > 0)
-		fprintf(stderr, "samsa: loaded %d transactional id(s) from %d partition(s) of %s\n",
-			(int)ls.ids, (int)ls.partitions, TXN_STATE_TOPIC);
-	if (ls.completed > 0)
-		fprintf(stderr, "samsa: completed %d transaction(s) found prepared in %s\n",
-			(int)ls.completed, TXN_STATE_TOPIC);
 	txn_coordinator_start(tc);
-	if (tc->cfg->transaction_partition_verification_enable && all_ids_here(tc))
-		abort_orphan_offsets(tc, gc, brk_wall_ms());
+	maybe_check_orphans(tc); /* nothing to load: at once */
 	return 0;
 }

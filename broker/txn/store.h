@@ -18,10 +18,11 @@
  *
  * Log lines, one per partition, when a partition is loaded after start-up
  * ("samsa: __transaction_state-4: loaded 2 transactional id(s) at leader
- * epoch 3, 1 prepared transaction(s) completed"; not for the empty
+ * epoch 3 in 1 ms, 1 prepared transaction(s) completed"; not for the empty
  * partitions of a topic just made, at leader epoch 0) and when it is
- * dropped ("... unloaded 2 transactional id(s): now a follower"); the
- * partitions loaded at start-up are summed up in one line.
+ * dropped ("... unloaded 2 transactional id(s): now a follower", or
+ * "stopped loading, dropped ..."); the partitions loaded at start-up are
+ * summed up in one line once the last of them is loaded.
  */
 #ifndef SAMSA_BROKER_TXN_STORE_H
 #define SAMSA_BROKER_TXN_STORE_H
@@ -61,21 +62,27 @@ int txn_store_await_topic(txn_coordinator *tc, brk_request *req);
  * Attach the store to tc (tc->env: appends to partitions of reg, the
  * server's producer ids, gc's __consumer_offsets) and follow the leadership
  * of __transaction_state: a role observer is registered on reg, every
- * partition this broker leads now is loaded (at start-up: after the
+ * partition this broker leads now starts loading (at start-up: after the
  * controller's initial events and grp_store_open, before the listeners
- * open), and the timers start (txn_coordinator_start).
+ * open; the loads run once the loop does), and the timers start
+ * (txn_coordinator_start).
  *
  * Loading a partition (on each new leader epoch where this broker leads
- * it, its log online): its log is read from the log start offset to the
- * log end offset (brk_internal_topic_read), records applied in order (a
- * tombstone removes the id),
- * then txn_partition_loaded (Prepare* transactions completed). Malformed
- * records are skipped with a warning. A partition that cannot be read
- * stays unloaded (NOT_COORDINATOR) with a message. When this broker stops
- * leading it (follower, no replica, topic removed) or a new leader epoch
- * starts, its ids are dropped first (txn_partition_unload).
+ * it, its log online; Kafka's TransactionStateManager
+ * .loadTransactionsForTxnTopicPartition): in the background as the
+ * groups' (group/store.h), tc->load_slice records per loop iteration,
+ * meanwhile its ids answer COORDINATOR_LOAD_IN_PROGRESS (ListTransactions
+ * too) and the timers skip them. Its log is read from the log start offset
+ * to the log end offset (brk_internal_reader), records applied in order (a
+ * tombstone removes the id), then txn_partition_loaded (Prepare*
+ * transactions completed). Malformed records are skipped with a warning.
+ * A partition that cannot be read stays unloaded (NOT_COORDINATOR) with a
+ * message. When this broker stops leading it (follower, no replica, topic
+ * removed) or a new leader epoch starts, its load stops and its ids are
+ * dropped first (txn_partition_unload).
  *
- * After the start-up loads, when this broker coordinates every
+ * Once the start-up loads of both coordinators are done (gc->loads_done
+ * tells when the groups' are), when this broker coordinates every
  * transactional id (it leads every partition of __transaction_state, or
  * the topic does not exist) and transaction.partition.verification.enable
  * is set: pending transactional offsets in gc of a producer that no loaded
@@ -83,8 +90,7 @@ int txn_store_await_topic(txn_coordinator *tc, brk_request *req);
  * __consumer_offsets partition, when led here): no coordinator would ever
  * end them. On a cluster where ids live on other brokers this cannot be
  * known, and they are left alone.
- * Returns 0, or -errno when a partition led now cannot be read (the broker
- * should not start then), -ENOSPC when the observer cannot be registered.
+ * Returns 0, -ENOMEM, or -ENOSPC when the observer cannot be registered.
  */
 int txn_store_open(txn_coordinator *tc, struct brk_partitions *reg, struct grp_coordinator *gc);
 

@@ -11,12 +11,14 @@
  * partition brk_coordinator_partition(id) of __transaction_state; this
  * broker serves it only while it leads that partition and has loaded it.
  * store.c's role observer loads a partition's ids when this broker becomes
- * its leader (txn_restore for each, then txn_partition_loaded, which
- * completes the transactions found in Prepare*) and drops them when it
- * stops (txn_partition_unload: their marker jobs and waits cancelled).
- * Requests for an id of another partition answer NOT_COORDINATOR
- * (txn_coordinator_error); loading is synchronous, so
- * COORDINATOR_LOAD_IN_PROGRESS is never answered. While
+ * its leader (txn_partition_loading, txn_restore for each record, then
+ * txn_partition_loaded, which completes the transactions found in
+ * Prepare*) and drops them when it stops (txn_partition_unload: their
+ * marker jobs and waits cancelled). Requests for an id of another
+ * partition answer NOT_COORDINATOR (txn_coordinator_error); loading runs
+ * in the background, a slice per loop iteration (store.h), and meanwhile
+ * the partition's ids answer COORDINATOR_LOAD_IN_PROGRESS, as Kafka's,
+ * while every other request is served. While
  * __transaction_state does not exist (npartitions 0) every id is looked up
  * here, as a single node did before (an append then answers
  * COORDINATOR_NOT_AVAILABLE).
@@ -72,13 +74,14 @@
  *   markers.c         a transaction's markers, delivered and retried
  *   marker_channel.c  markers to this broker's partitions and to others
  *                     (WriteTxnMarkers through peers)
- *   store.c           __transaction_state: creation, loading, writes
+ *   store.c           __transaction_state: creation, loading (in slices
+ *                     on the loop), writes
  *   store_codec.c     Kafka's key and value layouts
  *   verify.c          KIP-890 verification of this broker's writes
  *   handlers/<api>.c  one file per API key
  * Calls go one way: store.c calls coordinator.c; coordinator.c reaches
- * the store, producer ids and the partitions only through its txn_env and
- * txn_marker_env.
+ * the store, producer ids and the partitions only through its txn_env,
+ * txn_marker_env and tc->store_close.
  */
 #ifndef SAMSA_BROKER_TXN_TXN_H
 #define SAMSA_BROKER_TXN_TXN_H
@@ -90,6 +93,7 @@
 #include "broker/hw_wait.h"
 #include "broker/loop.h"
 #include "broker/request.h"
+#include "broker/strmap.h"
 #include "broker/txn/marker_channel.h"
 #include "broker/txn/markers.h"
 #include "broker/txn/store_codec.h"
@@ -160,10 +164,6 @@ typedef struct txn_meta {
 	brk_hw_mark prepare_mark;
 	brk_hw_wait *prepare_wait;  /* waiting for the Prepare* record, or NULL */
 	txn_marker_job *markers;    /* markers being written, or NULL */
-	/* registry (coordinator.c) */
-	uint32_t hash;
-	int32_t pos;                /* index in the registry's array */
-	struct txn_meta *next;      /* hash chain */
 } txn_meta;
 
 /* A partition named by a request (views into the request). */
@@ -191,28 +191,35 @@ typedef struct txn_env {
 	int32_t (*offsets_partitions)(void *arg);
 } txn_env;
 
-/* One partition of __transaction_state as the coordinator sees it. */
+/* One partition of __transaction_state as the coordinator sees it:
+ * neither flag (not served: NOT_COORDINATOR), loading (led here, its ids
+ * being read: COORDINATOR_LOAD_IN_PROGRESS) or loaded (served). */
 typedef struct txn_partition {
 	bool loaded;            /* led here and its ids in memory */
-	struct brk_partition *p; /* while loaded */
+	bool loading;           /* led here, store.c reading its log */
+	struct brk_partition *p; /* while loading or loaded */
 	int32_t leader_epoch;   /* the coordinator epoch of its ids */
 	brk_hw_mark last_write; /* the coordinator's last append there */
 } txn_partition;
+
+/* Default of txn_coordinator.load_slice: records applied per loop
+ * iteration while loading (plus the rest of the batch at hand). */
+#define TXN_LOAD_SLICE_RECORDS 4096
+
+struct txn_loader; /* store.c: the partitions being loaded */
 
 struct txn_coordinator {
 	brk_loop *loop;            /* timers (NULL: none are set) */
 	const brk_config *cfg;
 	txn_env env;
 	txn_marker_env markers;    /* where partitions are led, how markers go */
-	/* registry */
-	txn_meta **all;            /* dense, for iteration */
-	int32_t n, cap;
-	txn_meta **buckets;        /* hash chains; nbuckets is a power of two */
-	uint32_t nbuckets;
+	brk_strmap ids;            /* the registry: transactional id -> txn_meta */
 	uint64_t abort_timer, expire_timer;
 	/* __transaction_state */
 	int32_t npartitions;       /* 0 while unknown */
 	txn_partition *parts;      /* npartitions */
+	int32_t nloading;          /* partitions loading */
+	int32_t load_slice;        /* records per slice of a load (TXN_LOAD_SLICE_RECORDS) */
 	/* scratch: a record's partitions, a request's sorted partitions */
 	txn_log_tp *log_tps;
 	int32_t log_tps_cap;
@@ -223,6 +230,10 @@ struct txn_coordinator {
 	struct grp_coordinator *groups; /* orphan transactional offsets at start-up */
 	proto_writer batch_buf, kv_buf;
 	bool observing;
+	bool orphan_check;         /* the start-up check is still to run */
+	struct txn_loader *loader; /* the loads in progress */
+	void (*store_close)(txn_coordinator *tc); /* frees them; called first by
+						   * txn_coordinator_free */
 	/* marker_channel.c */
 	txn_marker_channel channel;
 };
@@ -242,9 +253,17 @@ int32_t txn_partition_of(const txn_coordinator *tc, proto_str id);
 /* The state of partition index, NULL when out of range. */
 txn_partition *txn_partition_state(txn_coordinator *tc, int32_t index);
 /* Whether this coordinator serves id: NONE when its partition is loaded
- * here or __transaction_state is not known, else NOT_COORDINATOR. */
+ * here or __transaction_state is not known, COORDINATOR_LOAD_IN_PROGRESS
+ * while its partition is loading here (Kafka's
+ * TransactionStateManager.getTransactionState; the client retries), else
+ * NOT_COORDINATOR. */
 int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id);
 
+/* Partition index starts loading: p (led here) at leader_epoch; its ids
+ * answer COORDINATOR_LOAD_IN_PROGRESS and the timers leave them alone
+ * until txn_partition_loaded or txn_partition_unload. */
+void txn_partition_loading(txn_coordinator *tc, int32_t index, struct brk_partition *p,
+			   int32_t leader_epoch);
 /*
  * Partition index is loaded (its ids restored with txn_restore): p, led
  * here at leader_epoch (the coordinator epoch of its ids; p may be NULL in
@@ -257,7 +276,8 @@ int16_t txn_coordinator_error(const txn_coordinator *tc, proto_str id);
 int32_t txn_partition_loaded(txn_coordinator *tc, int32_t index, struct brk_partition *p,
 			     int32_t leader_epoch, int64_t now_ms);
 /* Drop partition index: its ids are forgotten, their marker jobs and
- * waits cancelled, and it is no longer served. Returns the ids dropped. */
+ * waits cancelled, and it is no longer served nor loading (store.c stops
+ * its load first). Returns the ids dropped. */
 int32_t txn_partition_unload(txn_coordinator *tc, int32_t index);
 
 /*
@@ -273,10 +293,11 @@ brk_hw_mark txn_last_write(txn_coordinator *tc, proto_str id);
 
 /* ---- registry ---- */
 
-/* The metadata of a transactional id, or NULL. */
+/* The metadata of a transactional id, or NULL. A hash lookup (strmap.h). */
 txn_meta *txn_find(txn_coordinator *tc, const char *id, int32_t len);
 /* Iterate: i from 0 while it returns non-NULL (order unspecified; stable
- * while nothing is added or removed). */
+ * while nothing is added or removed; a removal moves the last id into the
+ * removed one's index). */
 txn_meta *txn_at(txn_coordinator *tc, int32_t i);
 /* The number of transactional ids known. */
 int32_t txn_count(const txn_coordinator *tc);
@@ -400,7 +421,8 @@ int16_t txn_end(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch, b
 /* ---- timers (also callable directly: tests) ---- */
 
 /*
- * Kafka's abortTimedOutTransactions: every Ongoing transaction whose
+ * Kafka's abortTimedOutTransactions (ids of partitions loaded here only):
+ * every Ongoing transaction whose
  * start_ms + timeout_ms < now_ms is aborted at a bumped epoch (its producer
  * is fenced: PRODUCER_FENCED / INVALID_PRODUCER_EPOCH from then on). Also
  * completes transactions left in Prepare* without markers in progress (a
@@ -409,7 +431,8 @@ int16_t txn_end(txn_coordinator *tc, proto_str id, int64_t pid, int16_t epoch, b
 void txn_abort_timed_out(txn_coordinator *tc, int64_t now_ms);
 
 /*
- * Kafka's removeExpiredTransactionalIds: ids in Empty / CompleteCommit /
+ * Kafka's removeExpiredTransactionalIds (ids of partitions loaded here
+ * only): ids in Empty / CompleteCommit /
  * CompleteAbort whose last_update_ms <= now_ms -
  * transactional.id.expiration.ms get a tombstone and are forgotten.
  */
