@@ -82,6 +82,7 @@
 
 #include "broker/ratelog.h"
 #include "broker/request.h"
+#include "broker/slab.h"
 #include "protocol/buf.h"
 #include "protocol/gen/messages.h"
 #include "protocol/header.h"
@@ -147,6 +148,7 @@ struct brk_conns {
 	uint64_t wake_timer;  /* wakes the waiters once memory is back */
 	brk_timer_fn slot_fn; /* called when a connection closes (listeners) */
 	void *slot_arg;
+	brk_slab slab;        /* the brk_conn structs, together (slab.h says why) */
 	brk_conn *quiet_head, *quiet_tail; /* oldest first */
 	uint64_t park_timer;  /* parks the head of the quiet list, 0 when not armed */
 	size_t given_back;    /* bytes freed since the last malloc_trim */
@@ -167,6 +169,7 @@ brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg)
 	cs->cfg = cfg;
 	cs->pool_avail = cfg->queued_max_request_bytes;
 	cs->last_trim = INT64_MIN;
+	brk_slab_init(&cs->slab, sizeof(brk_conn));
 	return cs;
 }
 
@@ -442,7 +445,7 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 			return -EDQUOT;
 		}
 	}
-	brk_conn *c = calloc(1, sizeof(*c));
+	brk_conn *c = brk_slab_alloc(&cs->slab);
 	if (!c) {
 		close(fd);
 		return -ENOMEM;
@@ -474,7 +477,7 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		close(fd);
 		proto_writer_free(&c->body);
 		proto_writer_free(&c->head);
-		free(c);
+		brk_slab_free(&cs->slab, c);
 		return rc;
 	}
 	c->watching = BRK_READABLE;
@@ -516,7 +519,7 @@ static void conn_close(brk_conn *c, const char *reason)
 	if (c->next)
 		c->next->prev = c->prev;
 	cs->count--;
-	free(c);
+	brk_slab_free(&cs->slab, c);
 	if (cs->slot_fn && cs->count < cs->cfg->max_connections)
 		cs->slot_fn(cs->loop, cs->slot_arg);
 }
@@ -548,6 +551,7 @@ void brk_conns_free(brk_conns *cs)
 		brk_timer_cancel(cs->loop, cs->park_timer);
 	if (cs->trim_timer)
 		brk_timer_cancel(cs->loop, cs->trim_timer);
+	brk_slab_destroy(&cs->slab);
 	free(cs);
 }
 

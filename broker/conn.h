@@ -38,7 +38,7 @@
  * request): a connection holds its buffers (input, request arena, response)
  * only while it is busy. One that has been quiet for a second, with no
  * request in flight and no byte unread, frees them and costs its struct
- * alone (about 0.6 KiB); its next request allocates them again. The memory
+ * alone (about 0.7 KiB); its next request allocates them again. The memory
  * that parked and closed connections free goes back to the system
  * (malloc_trim, at most every few seconds), so the broker shrinks once
  * clients go away. bench/connbench.c measures both.
