@@ -5,6 +5,10 @@
  * pointer to its block (how brk_slab_free finds the block) followed by the
  * object; a free slot's object bytes hold the next free slot of its block.
  * Blocks with a free slot are on the slab's doubly linked avail list.
+ *
+ * In an AddressSanitizer build the object bytes of a free slot are
+ * poisoned, so a use after brk_slab_free is reported as it would be after
+ * free().
  */
 #include "broker/slab.h"
 
@@ -23,6 +27,26 @@ struct brk_slab_block {
 };
 
 #define ALIGN (alignof(max_align_t))
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB_ASAN 1
+#endif
+#ifdef SLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Bytes of a slot after its block pointer. */
+static size_t obj_room(const brk_slab *s) { return s->slot - ALIGN; }
 
 void brk_slab_init(brk_slab *s, size_t obj_size)
 {
@@ -67,6 +91,7 @@ static brk_slab_block *block_new(brk_slab *s)
 		unsigned char *slot = b->slots + (size_t)i * s->slot;
 		memcpy(slot, &b, sizeof(b));
 		memcpy(slot + ALIGN, &b->free, sizeof(b->free));
+		POISON(slot + ALIGN, obj_room(s));
 		b->free = slot;
 	}
 	s->nblocks++;
@@ -81,6 +106,7 @@ void *brk_slab_alloc(brk_slab *s)
 	if (!b && !(b = block_new(s)))
 		return NULL;
 	unsigned char *slot = b->free;
+	UNPOISON(slot + ALIGN, obj_room(s));
 	memcpy(&b->free, slot + ALIGN, sizeof(b->free));
 	if (b->used++ == 0)
 		s->nempty--;
@@ -98,6 +124,7 @@ void brk_slab_free(brk_slab *s, void *obj)
 	brk_slab_block *b;
 	memcpy(&b, slot, sizeof(b));
 	memcpy(slot + ALIGN, &b->free, sizeof(b->free));
+	POISON(slot + ALIGN, obj_room(s));
 	b->free = slot;
 	if (!b->listed)
 		avail_push(s, b);
@@ -109,6 +136,7 @@ void brk_slab_free(brk_slab *s, void *obj)
 	}
 	avail_unlink(s, b);
 	s->nblocks--;
+	UNPOISON(b->slots, s->slot * BRK_SLAB_BLOCK_OBJS);
 	free(b);
 }
 
@@ -117,6 +145,7 @@ void brk_slab_destroy(brk_slab *s)
 	while (s->avail) {
 		brk_slab_block *b = s->avail;
 		avail_unlink(s, b);
+		UNPOISON(b->slots, s->slot * BRK_SLAB_BLOCK_OBJS);
 		free(b);
 	}
 	/* Full blocks are not listed: objects still out would leak here, and

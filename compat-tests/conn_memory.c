@@ -74,12 +74,14 @@ static void wait_fds_at_most(const h_broker *b, int n)
 }
 
 /* The broker's VmRSS once it is at most bound_kb, polled every 100 ms for
- * up to 20 s; the last value seen when it never is. */
+ * up to 20 s (3 s where the bounds do not hold); the last value seen when
+ * it never is. */
 static long rss_down_to(const h_broker *b, long bound_kb, long long *took_ms)
 {
 	long long t0 = h_now_ms();
+	int wait_ms = h_scaled_ms(BOUNDS_HOLD ? 20000 : 3000);
 	long kb;
-	while ((kb = h_broker_status_kb(b, "VmRSS")) > bound_kb && h_now_ms() - t0 < h_scaled_ms(20000))
+	while ((kb = h_broker_status_kb(b, "VmRSS")) > bound_kb && h_now_ms() - t0 < wait_ms)
 		usleep(100 * 1000);
 	*took_ms = h_now_ms() - t0;
 	return kb;
