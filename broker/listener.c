@@ -1,9 +1,29 @@
 /*
  * listener.c - listening sockets: bind, listen, accept on the loop.
  *
- * When the process runs out of descriptors (EMFILE/ENFILE) or memory,
- * accepting pauses for ACCEPT_PAUSE_MS instead of spinning on a listening
- * socket that stays readable; the client waits in the backlog meanwhile.
+ * Descriptor shortage (the way libuv and nginx shed load): the process keeps
+ * one spare descriptor (the root directory, opened read-only, as libuv does). When accept fails with EMFILE or ENFILE
+ * the spare is closed, the connections waiting in the backlog are accepted
+ * and closed at once (the client sees the connection end instead of hanging
+ * in the backlog), and the spare is opened again. The same happens, before
+ * the limit, to a connection whose descriptor is numbered within
+ * FD_HEADROOM of the soft RLIMIT_NOFILE (read at every wake-up, so a limit
+ * changed under the running broker counts): descriptors are numbered
+ * lowest-free first, so such a number means fewer than FD_HEADROOM are left,
+ * and those are kept for the broker's own files (a segment roll, a
+ * checkpoint, a new partition, a fetch that opens a segment) and its peers.
+ * (With holes below, a connection can still take one of the last: the spare
+ * covers accept then, and a file open that fails is answered
+ * KAFKA_STORAGE_ERROR for that request only.) After shedding, the listener is
+ * not watched for ACCEPT_PAUSE_MS, so a shortage is not a busy loop; the
+ * connections that the broker has are served all along, and accepting
+ * resumes by itself once descriptors are free. The start and the end of a
+ * shortage are logged (rate-limited), with how many connections were closed
+ * unserved meanwhile. Kafka's acceptor logs the error and retries after a
+ * pause, leaving the clients in the backlog.
+ *
+ * Out of memory (ENOBUFS, ENOMEM) or an unexpected accept error pauses
+ * accepting for ACCEPT_PAUSE_MS too, with a rate-limited line.
  *
  * At max.connections open connections accepting pauses too, until the
  * connection set's slot hook says one closed (Kafka's acceptor waits for a
@@ -12,17 +32,24 @@
 #include "broker/listener.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "broker/ratelog.h"
 
 #define LISTEN_BACKLOG 1024
 #define ACCEPT_PAUSE_MS 100
 #define ACCEPT_BATCH 64 /* accepts per wake-up, so one busy listener cannot hog the loop */
+#define SHED_BATCH LISTEN_BACKLOG /* connections shed per wake-up: the backlog */
+#define FD_HEADROOM 64  /* descriptors kept for files and peers (at most a quarter of the limit) */
 
 typedef struct brk_listen_sock {
 	brk_listeners *owner;
@@ -36,6 +63,10 @@ struct brk_listeners {
 	brk_loop *loop;
 	brk_conns *conns;
 	int n;
+	int spare_fd;          /* "/" read-only, given up to accept in a shortage; -1 when lost */
+	bool short_fds;        /* in a descriptor shortage */
+	int64_t short_since;   /* monotonic ms it began */
+	long shed;             /* connections closed unserved during it */
 	brk_listen_sock socks[BRK_MAX_LISTENERS];
 };
 
@@ -62,12 +93,110 @@ static void on_resume_accept(brk_loop *loop, void *arg)
 	brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
 }
 
+static void pause_accepting(brk_listen_sock *s)
+{
+	brk_loop *loop = s->owner->loop;
+	brk_loop_watch(loop, s->fd, 0, on_accept, s);
+	if (!s->pause_timer)
+		s->pause_timer = brk_timer_add(loop, ACCEPT_PAUSE_MS, on_resume_accept, s);
+}
+
+/* The lowest descriptor number that means a shortage: the soft
+ * RLIMIT_NOFILE (*limit) less FD_HEADROOM, or less a quarter of it when
+ * that is smaller; *limit is 0 and the floor INT_MAX when the limit cannot
+ * be read or is unlimited. */
+static long fd_floor(long *limit)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (rlim_t)INT_MAX) {
+		*limit = 0;
+		return INT_MAX;
+	}
+	*limit = (long)rl.rlim_cur;
+	long room = FD_HEADROOM;
+	if (room > *limit / 4)
+		room = *limit / 4;
+	return *limit - room;
+}
+
+static void open_spare(brk_listeners *ls)
+{
+	if (ls->spare_fd < 0)
+		ls->spare_fd = open("/", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * A descriptor shortage seen on s: accept failed with EMFILE or ENFILE
+ * (got < 0, errno err), or a connection got descriptor number got within
+ * the headroom below limit (the caller closed it; counted here). Accept and
+ * close what waits in the backlog, then pause.
+ */
+static void shortage(brk_listen_sock *s, int err, int got, long limit, long floor)
+{
+	brk_listeners *ls = s->owner;
+	if (!ls->short_fds) {
+		ls->short_fds = true;
+		ls->short_since = brk_mono_ms();
+		ls->shed = 0;
+		static brk_ratelog began = BRK_RATELOG_INIT;
+		char why[160];
+		if (got >= 0)
+			snprintf(why, sizeof(why), "a new connection got descriptor %d; the last %ld "
+				 "under the open file limit of %ld are kept for the broker's files",
+				 got, limit - floor, limit);
+		else if (limit > 0)
+			snprintf(why, sizeof(why), "accept: %s; open file limit %ld", strerror(err), limit);
+		else
+			snprintf(why, sizeof(why), "accept: %s", strerror(err));
+		brk_ratelog_printf(&began,
+				   "samsa: listener %s: out of file descriptors (%s): new connections are "
+				   "closed at once until descriptors are free\n", s->name, why);
+	}
+	if (got >= 0)
+		ls->shed++;
+	for (int i = 0; i < SHED_BATCH; i++) {
+		int c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c >= 0) {
+			close(c);
+			ls->shed++;
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+			continue;
+		if ((errno == EMFILE || errno == ENFILE) && ls->spare_fd >= 0) {
+			/* The spare gives accept the one descriptor it needs. */
+			close(ls->spare_fd);
+			ls->spare_fd = -1;
+			continue;
+		}
+		break; /* EAGAIN: the backlog is empty; else nothing more to do now */
+	}
+	open_spare(ls); /* may fail while short: tried again on the next wake-up */
+	pause_accepting(s);
+}
+
+/* A connection was let in: a shortage, if there was one, is over. */
+static void shortage_over(brk_listen_sock *s)
+{
+	brk_listeners *ls = s->owner;
+	ls->short_fds = false;
+	static brk_ratelog ended = BRK_RATELOG_INIT;
+	brk_ratelog_printf(&ended,
+			   "samsa: listener %s: file descriptors free again after %lld ms; %ld new "
+			   "connections were closed unserved meanwhile\n",
+			   s->name, (long long)(brk_mono_ms() - ls->short_since), ls->shed);
+}
+
 static void on_accept(brk_loop *loop, int fd, int events, void *arg)
 {
 	(void)events;
 	brk_listen_sock *s = arg;
+	brk_listeners *ls = s->owner;
+	long limit, floor = fd_floor(&limit);
+	open_spare(ls);
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
-		if (brk_conns_full(s->owner->conns)) {
+		if (brk_conns_full(ls->conns)) {
 			brk_loop_watch(loop, fd, 0, on_accept, s);
 			s->full = true;
 			return;
@@ -76,18 +205,28 @@ static void on_accept(brk_loop *loop, int fd, int events, void *arg)
 		socklen_t len = sizeof(peer);
 		int c = accept4(fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (c >= 0) {
-			brk_conn_add(s->owner->conns, c, (struct sockaddr *)&peer, len);
+			if (c >= floor) {
+				close(c);
+				shortage(s, 0, c, limit, floor);
+				return;
+			}
+			if (ls->short_fds)
+				shortage_over(s);
+			brk_conn_add(ls->conns, c, (struct sockaddr *)&peer, len);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return;
-		fprintf(stderr, "samsa: listener %s: accept: %s\n", s->name, strerror(errno));
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-			brk_loop_watch(loop, fd, 0, on_accept, s);
-			s->pause_timer = brk_timer_add(loop, ACCEPT_PAUSE_MS, on_resume_accept, s);
+		if (errno == EMFILE || errno == ENFILE) {
+			shortage(s, errno, -1, limit, floor);
+			return;
 		}
+		static brk_ratelog failed = BRK_RATELOG_INIT;
+		brk_ratelog_printf(&failed, "samsa: listener %s: accept: %s (accepting again in %d ms)\n",
+				   s->name, strerror(errno), ACCEPT_PAUSE_MS);
+		pause_accepting(s);
 		return;
 	}
 }
@@ -154,6 +293,8 @@ int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_li
 	}
 	ls->loop = loop;
 	ls->conns = conns;
+	ls->spare_fd = -1;
+	open_spare(ls);
 	brk_conns_set_slot_hook(conns, on_slot, ls);
 	for (int i = 0; i < cfg->nlisteners; i++) {
 		brk_listener *l = &cfg->listeners[i];
@@ -195,5 +336,7 @@ void brk_listeners_close(brk_listeners *ls)
 		brk_loop_unwatch(ls->loop, s->fd);
 		close(s->fd);
 	}
+	if (ls->spare_fd >= 0)
+		close(ls->spare_fd);
 	free(ls);
 }

@@ -734,6 +734,8 @@ struct log_flush_job {
 	char *dir;          /* set when the directory needs an fsync */
 	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
 	int rc;
+	bool open_failed;   /* rc is the directory's or the checkpoint's open
+			     * failing (EMFILE...): nothing was fsynced wrong */
 };
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
@@ -837,16 +839,31 @@ int log_flush_run(log_flush_job *j)
 				rc = -errno;
 		}
 	}
+	/* An open that fails (out of descriptors, mostly) syncs nothing and
+	 * loses nothing: the job fails and is taken again by the next flush,
+	 * unlike a failed fsync (log_flush_end). */
 	if (rc == 0 && j->epoch_path) {
 		int fd = open(j->epoch_path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			if (fsync(fd) < 0)
 				rc = -errno;
 			close(fd);
+		} else if (errno != ENOENT) {
+			rc = -errno;
+			j->open_failed = true;
 		}
 	}
-	if (rc == 0 && j->dir)
-		rc = log_io_fsync_dir(j->dir);
+	if (rc == 0 && j->dir) {
+		int fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (fsync(fd) < 0)
+				rc = -errno;
+			close(fd);
+		} else {
+			rc = -errno;
+			j->open_failed = true;
+		}
+	}
 	j->rc = rc;
 	return rc;
 }
@@ -864,7 +881,7 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 		 * clean-shutdown marker and the next open checks every batch
 		 * from the last good recovery point (CRC) and truncates what
 		 * was lost. */
-		if (rc < 0 && !lp->fsync_failed) {
+		if (rc < 0 && !lp->fsync_failed && !j->open_failed) {
 			lp->fsync_failed = true;
 			fprintf(stderr,
 				"samsa storage: %s: fsync failed (%s): the recovery point stays at %lld until "
