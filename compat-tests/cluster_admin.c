@@ -580,6 +580,9 @@ START_TEST(test_admin)
 	ADMIN(&c, r, "drain", dstr);
 	assert_ok(r);
 	ck_assert_msg(strstr(r->out, "holds no replica"), "%s", r->out);
+	ADMIN(&c, r, "drain", "99", "--execute", "--wait");
+	ck_assert_msg(r->status == 1 && strstr(r->err, "not in the cluster"),
+		      "drain of an unknown broker: exit %d, %s", r->status, r->err);
 
 	/* ---- a controller killed: the tool finds the next one ---- */
 	cc_log("controller killed");

@@ -462,6 +462,12 @@ static int run_drain(adm_ctx *ctx, int argc, char **argv)
 		       adm_fmt_ids(plan[i].replicas, plan[i].nreplicas, b, sizeof(b)));
 	}
 	if (nm == 0) {
+		if (nlive == md.brokers_count) {
+			/* not registered and on no replica list: a typo, not a drained broker */
+			adm_error(ctx, "broker %ld is not in the cluster (no live broker and no replica "
+				       "has that id)", drained);
+			return 1;
+		}
 		printf("Broker %ld holds no replica.\n", drained);
 		return 0;
 	}
@@ -489,7 +495,7 @@ const adm_command adm_cmd_drain = {
 	"too; a partition with as many replicas as the brokers left is an error and\n"
 	"nothing is submitted.\n"
 	"      --execute  submit the plan (AlterPartitionReassignments to the controller)\n"
-	"      --wait     then wait (at most --timeout) until the moves completed; then\n"
-	"                 stop the broker with SIGTERM\n",
+	"      --wait     then wait (at most --timeout) until the moves completed (the\n"
+	"                 broker keeps running: stop it yourself, with SIGTERM)\n",
 	run_drain,
 };
