@@ -83,7 +83,11 @@ int log_ef_load(log_entfile *ef)
 		close(fd);
 		return rc;
 	}
-	ef->fd = fd;
+	if (ef->keep_fd) {
+		ef->fd = fd;
+	} else {
+		close(fd);
+	}
 	ef->n = ef->nfile = n;
 	if (n > 0)
 		memcpy(ef->last, log_ef_at(ef, n - 1), ef->esz);
@@ -139,10 +143,36 @@ int log_ef_sync(log_entfile *ef)
 		if (ftruncate(ef->fd, (off_t)(ef->nfile * ef->esz)) < 0)
 			fprintf(stderr, "samsa storage: %s: cannot truncate a failed index write: %s\n",
 				ef->path, strerror(errno));
-		return rc;
+	} else {
+		ef->nfile = ef->n;
 	}
-	ef->nfile = ef->n;
-	return 0;
+	if (!ef->keep_fd)
+		log_ef_close_fd(ef);
+	return rc;
+}
+
+void log_ef_close_fd(log_entfile *ef)
+{
+	if (ef->fd >= 0)
+		close(ef->fd);
+	ef->fd = -1;
+}
+
+void log_ef_keep_fd(log_entfile *ef, bool keep)
+{
+	ef->keep_fd = keep;
+	if (!keep)
+		log_ef_close_fd(ef);
+}
+
+void log_ef_unload(log_entfile *ef)
+{
+	if (!ef->loaded || ef->n != ef->nfile)
+		return;
+	free(ef->mem);
+	ef->mem = NULL;
+	ef->cap = 0;
+	ef->loaded = false;
 }
 
 int log_ef_truncate(log_entfile *ef, size_t n)
@@ -163,7 +193,9 @@ int log_ef_truncate(log_entfile *ef, size_t n)
 
 int log_ef_fsync(log_entfile *ef)
 {
-	if (ef->fd >= 0 && fsync(ef->fd) < 0)
+	if (ef->fd < 0)
+		return log_io_fsync_file(ef->path);
+	if (fsync(ef->fd) < 0)
 		return -errno;
 	return 0;
 }

@@ -101,6 +101,7 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 		free_partition(lp);
 		return rc;
 	}
+	log_seg_set_active(log_active(lp), true); /* recovery may have cut the log */
 	int64_t leo = log_end_offset(lp);
 	if (lp->log_start < lp->segs[0]->base_offset)
 		lp->log_start = lp->segs[0]->base_offset;
@@ -310,6 +311,7 @@ static void unroll(log_partition *lp, size_t sealed_ti)
 	log_seg_unlink(s);
 	log_segment_release(s);
 	lp->dir_unsynced = true;
+	log_seg_set_active(log_active(lp), true);
 	log_ef_truncate(&log_active(lp)->tidx, sealed_ti);
 }
 
@@ -724,16 +726,21 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 
 struct log_flush_job {
 	log_segment **segs; /* references */
-	int *index_fds;     /* per segment: .index and .timeindex fds at begin,
-			     * and a dup of the .txnindex fd when it was written
-			     * (-1 otherwise; closed at end);			     * (-1: not open, nothing written to sync); read
-			     * here because the loop may open them meanwhile */
+	uint8_t *what;      /* per segment: FLUSH_* */
 	size_t n;
 	int64_t target;     /* recovery point once done */
 	int64_t unflushed_since_ms;
 	char *dir;          /* set when the directory needs an fsync */
 	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
 	int rc;
+};
+
+/* What a job fsyncs of a segment. The index files go by path
+ * (log_io_fsync_file): the partition may close or reopen their
+ * descriptors while the job runs. */
+enum {
+	FLUSH_LOG = 1, /* the .log, .index and .timeindex */
+	FLUSH_TXN = 2, /* the .txnindex */
 };
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
@@ -772,8 +779,8 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	if (!j)
 		return -ENOMEM;
 	j->segs = calloc(lp->nseg, sizeof *j->segs);
-	j->index_fds = calloc(lp->nseg * 3, sizeof *j->index_fds);
-	if (!j->segs || !j->index_fds)
+	j->what = calloc(lp->nseg, sizeof *j->what);
+	if (!j->segs || !j->what)
 		goto nomem;
 	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
 		goto nomem;
@@ -792,19 +799,10 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 			s->dirty = true; /* still pending: retried by the next flush */
 		if (!s->dirty && !ti->dirty)
 			continue;
-		int tfd = -1;
-		if (ti->dirty && ti->fd >= 0) {
-			/* a dup: the partition may close its fd while the job runs */
-			tfd = fcntl(ti->fd, F_DUPFD_CLOEXEC, 0);
-			if (tfd < 0)
-				continue; /* stays dirty for the next flush */
-		}
-		ti->dirty = false;
 		log_segment_keep(s);
+		j->what[j->n] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0));
+		ti->dirty = false;
 		s->dirty = false;
-		j->index_fds[j->n * 3] = s->oidx.fd;
-		j->index_fds[j->n * 3 + 1] = s->tidx.fd;
-		j->index_fds[j->n * 3 + 2] = tfd;
 		j->segs[j->n++] = s;
 	}
 	j->target = log_end_offset(lp);
@@ -817,7 +815,7 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	return 0;
 nomem:
 	free(j->segs);
-	free(j->index_fds);
+	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);
@@ -829,12 +827,19 @@ int log_flush_run(log_flush_job *j)
 	int rc = 0;
 	for (size_t i = 0; i < j->n && rc == 0; i++) {
 		log_segment *s = j->segs[i];
-		if (fsync(s->fd) < 0)
-			rc = -errno;
-		for (int k = 0; k < 3 && rc == 0; k++) {
-			int fd = j->index_fds[i * 3 + (size_t)k];
-			if (fd >= 0 && fsync(fd) < 0)
+		if (j->what[i] & FLUSH_LOG) {
+			if (fsync(s->fd) < 0)
 				rc = -errno;
+			if (rc == 0)
+				rc = log_io_fsync_file(s->oidx.path);
+			if (rc == 0)
+				rc = log_io_fsync_file(s->tidx.path);
+		}
+		if (rc == 0 && (j->what[i] & FLUSH_TXN)) {
+			char path[PATH_MAX];
+			rc = log_seg_file_path(s, LOG_TXNINDEX_SUFFIX, path, sizeof path);
+			if (rc == 0)
+				rc = log_io_fsync_file(path);
 		}
 	}
 	if (rc == 0 && j->epoch_path) {
@@ -880,8 +885,9 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				lp->recovery_point = target;
 		} else {
 			for (size_t i = 0; i < j->n; i++) {
-				j->segs[i]->dirty = true;
-				for (size_t k = 0; j->index_fds[i * 3 + 2] >= 0 && k < lp->nseg; k++)
+				if (j->what[i] & FLUSH_LOG)
+					j->segs[i]->dirty = true;
+				for (size_t k = 0; (j->what[i] & FLUSH_TXN) && k < lp->nseg; k++)
 					if (lp->segs[k] == j->segs[i])
 						lp->tix[k].dirty = true;
 			}
@@ -896,13 +902,10 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	}
 	if (rc == 0 && lp && lp->fsync_failed)
 		rc = -EIO;
-	for (size_t i = 0; i < j->n; i++) {
+	for (size_t i = 0; i < j->n; i++)
 		log_segment_release(j->segs[i]);
-		if (j->index_fds[i * 3 + 2] >= 0)
-			close(j->index_fds[i * 3 + 2]);
-	}
 	free(j->segs);
-	free(j->index_fds);
+	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);
@@ -1059,8 +1062,6 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 		free(fresh);
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < nnew; k++)
-		tix[at + k].fd = -1; /* destroyable before init */
 	int rc = files(arg);
 	size_t opened = 0;
 	for (; rc == 0 && opened < nnew; opened++) {

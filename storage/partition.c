@@ -52,6 +52,9 @@ int log_push_segment(log_partition *lp, log_segment *s)
 		log_txnindex_destroy(&lp->tix[lp->nseg]);
 		return rc;
 	}
+	if (lp->nseg > 0)
+		log_seg_set_active(lp->segs[lp->nseg - 1], false);
+	log_seg_set_active(s, true);
 	lp->segs[lp->nseg++] = s;
 	return 0;
 }

@@ -8,7 +8,10 @@
  *
  * Invariants:
  *   - segs[] is never empty, sorted by base offset; segs[nseg-1] is the
- *     active segment (the only one appended to), its indexes are loaded;
+ *     active segment (the only one appended to), its indexes are loaded
+ *     and it is the only one whose index files keep a descriptor between
+ *     writes (log_seg_set_active: log_push_segment moves the mark, and
+ *     whatever drops the last segments marks the new last one);
  *   - log_start <= high watermark <= log end offset = active->next_offset;
  *   - recovery_point <= log end offset: below it, data was fsynced.
  */
@@ -62,7 +65,7 @@ size_t log_seg_floor(const log_partition *lp, int64_t offset);
  * headers when they are not (no truncation). */
 int log_seg_ready(log_partition *lp, log_segment *s);
 /* Append a segment reference to segs[] (and set up its .txnindex entry,
- * not read yet). */
+ * not read yet); s becomes the active segment, the one before it not. */
 int log_push_segment(log_partition *lp, log_segment *s);
 
 /*

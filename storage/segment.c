@@ -86,6 +86,7 @@ int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **
 		seg_free(s);
 		return rc;
 	}
+	log_seg_set_active(s, true);
 	*out = s;
 	return 0;
 }
@@ -106,6 +107,18 @@ int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **ou
 	s->size = st.st_size;
 	*out = s;
 	return 0;
+}
+
+int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_t cap)
+{
+	size_t n = strlen(s->log_path) - strlen(".log");
+	return log_io_path(out, cap, "%.*s%s", (int)n, s->log_path, suffix);
+}
+
+void log_seg_set_active(log_segment *s, bool active)
+{
+	log_ef_keep_fd(&s->oidx, active);
+	log_ef_keep_fd(&s->tidx, active);
 }
 
 void log_seg_unlink(log_segment *s)

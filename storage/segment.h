@@ -52,12 +52,20 @@ struct log_segment {
 /* Name of a segment file: dir/<20-digit base><suffix>. */
 int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix);
 
-/* Create an empty segment (the three files, truncated). refs = 1. */
+/* Create an empty segment (the three files, truncated), active. refs = 1. */
 int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
 /* Open an existing .log (indexes not read yet; see log_ef_stat/load). */
 int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
 /* Remove the segment's three files (the fd stays valid for its holders). */
 void log_seg_unlink(log_segment *s);
+/* The path of the segment's file with suffix (".txnindex", ...) instead
+ * of ".log". Reads only log_path: any thread holding a reference. */
+int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_t cap);
+/* The active segment's indexes keep their descriptors between writes (an
+ * entry every index.interval.bytes); any other segment's indexes hold none
+ * (log_ef_keep_fd; false closes them now). log_seg_create makes a segment
+ * active; the log marks the one it appends to (partition.h). */
+void log_seg_set_active(log_segment *s, bool active);
 
 /* Load both indexes into memory if not yet (the caller rebuilds on error). */
 int log_seg_load_indexes(log_segment *s, int64_t *log_size_check);

@@ -283,6 +283,8 @@ static int drop_from(log_partition *lp, size_t from)
 	if (lp->nseg > from)
 		lp->dir_unsynced = true;
 	lp->nseg = from;
+	if (from > 0)
+		log_seg_set_active(log_active(lp), true);
 	return rc;
 }
 
@@ -299,8 +301,8 @@ static int sync_cut(log_partition *lp, size_t i)
 			rc = log_ef_fsync(&s->oidx);
 		if (rc == 0)
 			rc = log_ef_fsync(&s->tidx);
-		if (rc == 0 && lp->tix[i].fd >= 0 && fsync(lp->tix[i].fd) < 0)
-			rc = -errno;
+		if (rc == 0)
+			rc = log_io_fsync_file(lp->tix[i].path);
 	}
 	if (rc == 0)
 		rc = log_epoch_sync(&lp->epochs);
@@ -468,7 +470,7 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	step(lp, 2);
 	/* 3 */
 	log_segment *ns = NULL;
-	log_txnindex nt = { .fd = -1 };
+	log_txnindex nt = { .path = NULL };
 	if (err == 0)
 		err = log_seg_create(lp->dir, offset, now_ms, &ns);
 	if (err == 0)
