@@ -678,6 +678,12 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 		s = log_active(lp);
 		rolled = true;
 	}
+	int fd = log_seg_fd(s);
+	if (fd < 0) {
+		if (rolled)
+			unroll(lp, sealed_ti);
+		return fd;
+	}
 	/* Write, then index; on any failure (ENOSPC mid-batch: a short
 	 * write) put everything back: the .log cut to the end of the last
 	 * complete batch, the index entries of this append dropped from
@@ -687,7 +693,7 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 	int64_t old_since = s->bytes_since_index, old_rolling = s->rolling_ts;
 	size_t old_oi = s->oidx.n, old_ti = s->tidx.n;
 	log_seg_preallocate(s, old_size + (int64_t)len, lp->cfg.segment_bytes);
-	int rc = log_io_pwrite(s->fd, batches, len, old_size);
+	int rc = log_io_pwrite(fd, batches, len, old_size);
 	for (size_t pos = 0; rc == 0 && pos < len;) {
 		proto_batch_info h;
 		log_batch_parse_header(batches + pos, &h);
@@ -697,7 +703,7 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 	if (rc == 0)
 		rc = log_seg_sync_indexes(s);
 	if (rc < 0) {
-		if (ftruncate(s->fd, (off_t)old_size) < 0)
+		if (ftruncate(fd, (off_t)old_size) < 0)
 			fprintf(stderr, "samsa storage: %s: cannot truncate a failed append: %s\n", s->log_path,
 				strerror(errno));
 		s->allocated = old_size; /* the truncation gave back the reserve */
@@ -733,11 +739,14 @@ struct log_flush_job {
 	char *dir;          /* set when the directory needs an fsync */
 	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
 	int rc;
+	bool unopened;      /* rc is a file that could not be opened: nothing was
+			     * lost, the next flush tries again */
 };
 
-/* What a job fsyncs of a segment. The index files go by path
- * (log_io_fsync_file): the partition may close or reopen their
- * descriptors while the job runs. */
+/* What a job fsyncs of a segment. Every file goes by path (the partition
+ * may close or reopen its descriptors while the job runs; fsync writes
+ * back what any descriptor of the file wrote): a segment whose descriptors
+ * are closed is synced as well, through one descriptor at a time. */
 enum {
 	FLUSH_LOG = 1, /* the .log, .index and .timeindex */
 	FLUSH_TXN = 2, /* the .txnindex */
@@ -822,24 +831,39 @@ nomem:
 	return -ENOMEM;
 }
 
+/* fsync the file at path; a file gone is 0 (it left the log), one that
+ * cannot be opened (-EMFILE, ...) is not a failed fsync. */
+static int fsync_path(log_flush_job *j, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		j->unopened = true;
+		return -errno;
+	}
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
 int log_flush_run(log_flush_job *j)
 {
 	int rc = 0;
 	for (size_t i = 0; i < j->n && rc == 0; i++) {
 		log_segment *s = j->segs[i];
 		if (j->what[i] & FLUSH_LOG) {
-			if (fsync(s->fd) < 0)
-				rc = -errno;
+			rc = fsync_path(j, s->log_path);
 			if (rc == 0)
-				rc = log_io_fsync_file(s->oidx.path);
+				rc = fsync_path(j, s->oidx.path);
 			if (rc == 0)
-				rc = log_io_fsync_file(s->tidx.path);
+				rc = fsync_path(j, s->tidx.path);
 		}
 		if (rc == 0 && (j->what[i] & FLUSH_TXN)) {
 			char path[PATH_MAX];
 			rc = log_seg_file_path(s, LOG_TXNINDEX_SUFFIX, path, sizeof path);
 			if (rc == 0)
-				rc = log_io_fsync_file(path);
+				rc = fsync_path(j, path);
 		}
 	}
 	if (rc == 0 && j->epoch_path) {
@@ -869,7 +893,7 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 		 * clean-shutdown marker and the next open checks every batch
 		 * from the last good recovery point (CRC) and truncates what
 		 * was lost. */
-		if (rc < 0 && !lp->fsync_failed) {
+		if (rc < 0 && !j->unopened && !lp->fsync_failed) {
 			lp->fsync_failed = true;
 			fprintf(stderr,
 				"samsa storage: %s: fsync failed (%s): the recovery point stays at %lld until "
@@ -1019,9 +1043,12 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 			end = p0 + h0.size;
 			next = log_batch_last_offset(&h0) + 1;
 		}
+		int fd = log_seg_fd(s); /* open: the scan above opened it */
+		if (fd < 0)
+			return fd;
 		log_segment_keep(s);
 		out->segment = s;
-		out->fd = s->fd;
+		out->fd = fd;
 		out->file_pos = p0;
 		out->len = (int32_t)(end - p0);
 		out->next_offset = next;

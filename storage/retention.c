@@ -182,7 +182,7 @@ static int64_t largest_timestamp(const log_segment *s)
 	if (s->max_ts >= 0)
 		return s->max_ts;
 	struct stat st;
-	if (fstat(s->fd, &st) < 0)
+	if (stat(s->log_path, &st) < 0)
 		return INT64_MAX; /* unknown: never due */
 	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }

@@ -74,11 +74,15 @@ int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **
 	int rc = seg_new(dir, base, now_ms, &s);
 	if (rc < 0)
 		return rc;
+	struct stat st;
 	s->fd = open(s->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (s->fd < 0)
+	if (s->fd < 0 || fstat(s->fd, &st) < 0)
 		rc = -errno;
-	if (rc == 0)
+	if (rc == 0) {
+		s->dev = st.st_dev;
+		s->ino = st.st_ino;
 		rc = log_ef_reset(&s->oidx);
+	}
 	if (rc == 0)
 		rc = log_ef_reset(&s->tidx);
 	if (rc < 0) {
@@ -98,15 +102,53 @@ int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **ou
 	if (rc < 0)
 		return rc;
 	struct stat st;
-	s->fd = open(s->log_path, O_RDWR | O_CLOEXEC);
-	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+	if (stat(s->log_path, &st) < 0) {
 		rc = -errno;
 		seg_free(s);
 		return rc;
 	}
 	s->size = st.st_size;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	*out = s;
 	return 0;
+}
+
+int log_seg_open_fd(const log_segment *s, int flags)
+{
+	int fd = open(s->log_path, flags | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : st.st_dev != s->dev || st.st_ino != s->ino ? -ESTALE : 0;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int log_seg_fd(log_segment *s)
+{
+	if (s->fd >= 0)
+		return s->fd;
+	int fd = log_seg_open_fd(s, O_RDWR);
+	if (fd < 0)
+		return fd;
+	s->fd = fd;
+	return fd;
+}
+
+int log_seg_pread(log_segment *s, void *buf, size_t n, int64_t pos)
+{
+	if (s->fd >= 0)
+		return log_io_pread(s->fd, buf, n, pos);
+	int fd = log_seg_open_fd(s, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	int rc = log_io_pread(fd, buf, n, pos);
+	close(fd);
+	return rc;
 }
 
 int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_t cap)
@@ -145,7 +187,7 @@ void log_seg_preallocate(log_segment *s, int64_t end, int64_t limit)
 	int64_t to = end + (s->size < PREALLOC_MAX ? s->size : PREALLOC_MAX);
 	if (to > limit)
 		to = limit;
-	if (to <= s->allocated)
+	if (to <= s->allocated || s->fd < 0)
 		return;
 	if (fallocate(s->fd, FALLOC_FL_KEEP_SIZE, (off_t)s->allocated, (off_t)(to - s->allocated)) == 0)
 		s->allocated = to;
@@ -155,9 +197,12 @@ void log_seg_preallocate(log_segment *s, int64_t end, int64_t limit)
 
 void log_seg_trim_preallocated(log_segment *s)
 {
-	if (s->allocated > s->size && ftruncate(s->fd, (off_t)s->size) < 0)
-		fprintf(stderr, "samsa storage: %s: cannot give back preallocated blocks: %s\n",
-			s->log_path, strerror(errno));
+	if (s->allocated > s->size) {
+		int fd = log_seg_fd(s);
+		if (fd < 0 || ftruncate(fd, (off_t)s->size) < 0)
+			fprintf(stderr, "samsa storage: %s: cannot give back preallocated blocks: %s\n",
+				s->log_path, strerror(fd < 0 ? -fd : errno));
+	}
 	s->allocated = s->size;
 }
 
@@ -222,7 +267,10 @@ int log_seg_seal_timeindex(log_segment *s)
 
 int log_seg_truncate_file(log_segment *s, int64_t size)
 {
-	if (ftruncate(s->fd, (off_t)size) < 0)
+	int fd = log_seg_fd(s);
+	if (fd < 0)
+		return fd;
+	if (ftruncate(fd, (off_t)size) < 0)
 		return -errno;
 	s->size = size;
 	return 0;
@@ -262,9 +310,9 @@ int log_batch_parse_header(const uint8_t *p, proto_batch_info *h)
 	return 0;
 }
 
-void log_scan_init(log_scan *sc, const log_segment *s, int64_t end)
+void log_scan_init(log_scan *sc, log_segment *s, int64_t end)
 {
-	sc->fd = s->fd;
+	sc->fd = log_seg_fd(s);
 	sc->end = end;
 	sc->win_pos = 0;
 	sc->win_len = 0;
@@ -274,6 +322,8 @@ int log_scan_header(log_scan *sc, int64_t pos, proto_batch_info *h)
 {
 	if (pos >= sc->end)
 		return 1;
+	if (sc->fd < 0)
+		return sc->fd;
 	if (sc->end - pos < PROTO_BATCH_HEADER_SIZE) {
 		uint8_t b[PROTO_BATCH_HEADER_SIZE];
 		size_t n = (size_t)(sc->end - pos);

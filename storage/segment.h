@@ -15,6 +15,14 @@
  * part of the log; a fetch result holds another while bytes are sent from
  * fd. The fd and memory go with the last reference (atomic, so a flush
  * thread may hold references too).
+ *
+ * Descriptors: the .log is opened when first needed (log_seg_fd), not when
+ * the segment is opened; code on the log's thread reaches it only through
+ * log_seg_fd, and holds the number no longer than its call, or keeps a
+ * reference while it does. Other threads never read fd: they open the
+ * file for themselves (log_seg_open_fd). The file is known by its device
+ * and inode: a path that names another file by then (the segment's files
+ * were renamed away or replaced) is -ESTALE, never read as this segment.
  */
 #ifndef SAMSA_STORAGE_SEGMENT_H
 #define SAMSA_STORAGE_SEGMENT_H
@@ -22,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "protocol/batch.h"
 #include "storage/index.h"
@@ -31,8 +40,10 @@ typedef struct log_segment log_segment; /* storage/log.h */
 
 struct log_segment {
 	atomic_int refs;
-	int fd;                     /* .log, O_RDWR */
+	int fd;                     /* .log, O_RDWR; -1 until log_seg_fd opens it */
 	char *log_path;             /* owned */
+	dev_t dev;                  /* the .log's identity (stat), set at create/open */
+	ino_t ino;
 	int64_t base_offset;
 	int64_t size;               /* valid bytes in .log */
 	int64_t next_offset;        /* see invariants */
@@ -52,10 +63,22 @@ struct log_segment {
 /* Name of a segment file: dir/<20-digit base><suffix>. */
 int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix);
 
-/* Create an empty segment (the three files, truncated), active. refs = 1. */
+/* Create an empty segment (the three files, truncated), active, its .log
+ * open. refs = 1. */
 int log_seg_create(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
-/* Open an existing .log (indexes not read yet; see log_ef_stat/load). */
+/* An existing .log: its size and identity from stat(2), no descriptor
+ * opened (indexes not read yet; see log_ef_stat/load). */
 int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **out);
+/* The .log's descriptor (O_RDWR), opened now when it is not: >= 0, or
+ * -errno (-ESTALE: the path names another file now). The log's thread. */
+int log_seg_fd(log_segment *s);
+/* A descriptor of the .log of its own (flags O_RDONLY or O_RDWR), which
+ * the caller closes: for another thread, or a read that should not keep
+ * the file open. -errno as log_seg_fd; -ENOENT when the file is gone. */
+int log_seg_open_fd(const log_segment *s, int flags);
+/* n bytes at pos of the .log (as log_io_pread), through fd when open,
+ * else through a descriptor opened for the read. The log's thread. */
+int log_seg_pread(log_segment *s, void *buf, size_t n, int64_t pos);
 /* Remove the segment's three files (the fd stays valid for its holders). */
 void log_seg_unlink(log_segment *s);
 /* The path of the segment's file with suffix (".txnindex", ...) instead
@@ -124,7 +147,10 @@ typedef struct log_scan {
 	uint8_t win[4096];
 } log_scan;
 
-void log_scan_init(log_scan *sc, const log_segment *s, int64_t end);
+/* Opens the .log when needed (log_seg_fd; its error is returned by the
+ * first log_scan_header). The scanner holds the fd number: no other
+ * segment may be opened while it is used (storage/filecache.h). */
+void log_scan_init(log_scan *sc, log_segment *s, int64_t end);
 /* Header of the batch at pos: 0, 1 when pos >= end, LOG_ERR_CORRUPT for a bad
  * or torn header (or a batch running past end), -ENOTSUP for a legacy
  * message set, or -errno. */

@@ -295,7 +295,10 @@ static int sync_cut(log_partition *lp, size_t i)
 	int rc = 0;
 	if (i < lp->nseg) {
 		log_segment *s = lp->segs[i];
-		if (fsync(s->fd) < 0)
+		int fd = log_seg_fd(s);
+		if (fd < 0)
+			rc = fd;
+		else if (fsync(fd) < 0)
 			rc = -errno;
 		if (rc == 0)
 			rc = log_ef_fsync(&s->oidx);
@@ -504,7 +507,8 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	lp->unflushed_since_ms = -1;
 	step(lp, 4);
 	/* 5 */
-	err = fsync(ns->fd) < 0 ? -errno : 0;
+	int fd = log_seg_fd(ns);
+	err = fd < 0 ? fd : fsync(fd) < 0 ? -errno : 0;
 	if (err == 0)
 		err = log_epoch_sync(&lp->epochs);
 	if (err == 0)

@@ -1,10 +1,12 @@
 /*
  * test_files.c - the descriptors the segments of a log hold: the index
  * files of every segment but the active one hold none (read into memory,
- * written through a descriptor opened for the write).
+ * written through a descriptor opened for the write); a .log is opened
+ * when first read, and only the file it was (device and inode).
  */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,54 @@ START_TEST(closed_segments_hold_no_index_descriptor)
 }
 END_TEST
 
+START_TEST(clean_open_opens_only_what_it_reads)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 30, 1000);
+	log_close(lp);
+	ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 2000, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 120);
+	ck_assert_int_eq(fds_on(".log"), 1); /* the active segment's tail was read */
+	log_read_result r;
+	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &r), 0);
+	ck_assert_int_gt(r.len, 0);
+	ck_assert_int_eq(fds_on(".log"), 2);
+	log_segment_release(r.segment);
+	log_close(lp);
+}
+END_TEST
+
+/* A segment is known by its file, not its name: a file put in its place
+ * is not read as the segment. */
+START_TEST(another_file_under_the_name_is_not_read)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 3, 1000);
+	log_close(lp);
+	ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 2000, &lp), 0);
+	char path[PATH_MAX], moved[PATH_MAX + 8];
+	tu_seg_path(path, sizeof path, pdir, 0, ".log");
+	snprintf(moved, sizeof moved, "%s.away", path);
+	size_t len;
+	uint8_t *bytes = tu_read_file(path, &len);
+	ck_assert_int_eq(rename(path, moved), 0);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+	free(bytes);
+	log_read_result r;
+	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &r), -ESTALE);
+	ck_assert_int_eq(rename(moved, path), 0);
+	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &r), 0);
+	ck_assert_int_gt(r.len, 0);
+	log_segment_release(r.segment);
+	log_close(lp);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("files");
@@ -117,6 +167,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, closed_segments_hold_no_index_descriptor);
+	tcase_add_test(tc, clean_open_opens_only_what_it_reads);
+	tcase_add_test(tc, another_file_under_the_name_is_not_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
