@@ -83,11 +83,7 @@ int log_ef_load(log_entfile *ef)
 		close(fd);
 		return rc;
 	}
-	if (ef->keep_fd) {
-		ef->fd = fd;
-	} else {
-		close(fd);
-	}
+	close(fd); /* log_ef_sync opens one to write */
 	ef->n = ef->nfile = n;
 	if (n > 0)
 		memcpy(ef->last, log_ef_at(ef, n - 1), ef->esz);
@@ -116,7 +112,9 @@ int log_ef_reset(log_entfile *ef)
 
 int log_ef_push(log_entfile *ef, const uint8_t *entry)
 {
-	int rc = ef_reserve(ef, ef->n + 1);
+	int rc = log_ef_load(ef);
+	if (rc == 0)
+		rc = ef_reserve(ef, ef->n + 1);
 	if (rc < 0)
 		return rc;
 	memcpy(ef->mem + ef->n * ef->esz, entry, ef->esz);
@@ -177,7 +175,12 @@ void log_ef_unload(log_entfile *ef)
 
 int log_ef_truncate(log_entfile *ef, size_t n)
 {
-	if (!ef->loaded || n > ef->n)
+	if (n >= ef->n)
+		return 0;
+	int rc = log_ef_load(ef);
+	if (rc < 0)
+		return rc;
+	if (n >= ef->n)
 		return 0;
 	ef->n = n;
 	if (n > 0)

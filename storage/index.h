@@ -9,7 +9,7 @@
  *
  * Descriptors: only an entfile with keep_fd (the active segment's indexes,
  * which take an entry every index.interval.bytes) holds its fd between
- * writes. Any other is read whole into memory by log_ef_load and written
+ * writes, from its first write on. Any other is read whole into memory by log_ef_load and written
  * by log_ef_sync through a descriptor opened for the call and closed again,
  * so the indexes of the closed segments of a log hold none (Kafka maps
  * them instead; the bytes in memory are the same). log_ef_unload gives the
@@ -51,12 +51,14 @@ int log_ef_init(log_entfile *ef, const char *path, size_t esz);
 /* Stat the file without loading it: -ENOENT when missing, LOG_ERR_CORRUPT when
  * its size is not a multiple of the entry size; on success n and last are set. */
 int log_ef_stat(log_entfile *ef);
-/* Read every entry into memory (the fd is kept when keep_fd). 0 or -errno. */
+/* Read every entry into memory (through a descriptor closed again: only
+ * log_ef_sync keeps one, for keep_fd). 0 or -errno. */
 int log_ef_load(log_entfile *ef);
 /* Create or empty the file; the entfile becomes loaded with 0 entries. No fd
  * is kept open when none was: log_ef_sync opens it for the first entry. */
 int log_ef_reset(log_entfile *ef);
-/* Add one entry in memory (loaded only); written by log_ef_sync. 0 or -ENOMEM. */
+/* Add one entry in memory (loading the file first when it is not);
+ * written by log_ef_sync. 0, -ENOMEM or log_ef_load's -errno. */
 int log_ef_push(log_entfile *ef, const uint8_t *entry);
 /* Write entries pushed since the last sync to the end of the file (opening
  * the fd when not open; closed again unless keep_fd). On a failed write
@@ -64,7 +66,7 @@ int log_ef_push(log_entfile *ef, const uint8_t *entry);
  * before and nfile does not move: the unwritten entries stay in memory
  * (log_ef_truncate drops them). */
 int log_ef_sync(log_entfile *ef);
-/* Keep the first n entries (memory and file). */
+/* Keep the first n entries (memory and file; loaded first when not). */
 int log_ef_truncate(log_entfile *ef, size_t n);
 /* fsync the file (through its fd, or one opened for it; a missing file
  * is 0). */

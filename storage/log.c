@@ -37,7 +37,7 @@ void log_config_defaults(log_config *c)
 static void free_partition(log_partition *lp)
 {
 	for (size_t i = 0; i < lp->nseg; i++) {
-		log_segment_release(lp->segs[i]);
+		log_seg_drop(lp->segs[i]);
 		log_txnindex_destroy(&lp->tix[i]);
 	}
 	free(lp->segs);
@@ -53,6 +53,12 @@ static void free_partition(log_partition *lp)
 
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out)
+{
+	return log_open_with_files(NULL, dir, cfg, clean, recovery_point, log_start_offset, now_ms, out);
+}
+
+int log_open_with_files(log_file_cache *files, const char *dir, const log_config *cfg, bool clean,
+			int64_t recovery_point, int64_t log_start_offset, int64_t now_ms, log_partition **out)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -78,6 +84,7 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	if (!lp)
 		return -ENOMEM;
 	lp->cfg = *cfg;
+	lp->files = files;
 	lp->unflushed_since_ms = -1;
 	lp->flush_cap = INT64_MAX;
 	lp->log_start = log_start_offset;
@@ -309,7 +316,7 @@ static void unroll(log_partition *lp, size_t sealed_ti)
 	lp->nseg--;
 	log_txnindex_destroy(&lp->tix[lp->nseg]);
 	log_seg_unlink(s);
-	log_segment_release(s);
+	log_seg_drop(s);
 	lp->dir_unsynced = true;
 	log_seg_set_active(log_active(lp), true);
 	log_ef_truncate(&log_active(lp)->tidx, sealed_ti);
@@ -1128,12 +1135,13 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 	memcpy(tix, lp->tix, at * sizeof *tix);
 	for (size_t k = 0; k < nnew; k++) {
 		segs[at + k] = fresh[k];
+		log_seg_attach(fresh[k], lp->files);
 		added += fresh[k]->size;
 	}
 	for (size_t j = 0; j < nold; j++) {
 		removed += lp->segs[at + j]->size;
 		log_txnindex_destroy(&lp->tix[at + j]);
-		log_segment_release(lp->segs[at + j]);
+		log_seg_drop(lp->segs[at + j]);
 	}
 	size_t rest = lp->nseg - at - nold;
 	memcpy(segs + at + nnew, lp->segs + at + nold, rest * sizeof *segs);

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "storage/err.h"
+#include "storage/filecache.h"
 #include "storage/producer_state.h"
 #include "storage/txnindex.h"
 
@@ -77,6 +78,19 @@ typedef struct log_partition log_partition;
  */
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
+/*
+ * log_open for a log whose segments share the open-file cache files
+ * (storage/filecache.h; NULL: none) with the other logs of its owner:
+ * from the open on (recovery included), a segment's .log is opened when
+ * it is read or written and closed again when the cache needs room and
+ * nobody reads it; the active segment is one of them (an idle partition
+ * holds no descriptor). files must outlive the log (log_close or
+ * log_delete); segment references held after that (a fetch response) do
+ * not touch it. With NULL, as with log_open, a segment's .log stays open
+ * from its first use until the log is closed.
+ */
+int log_open_with_files(log_file_cache *files, const char *dir, const log_config *cfg, bool clean,
+			int64_t recovery_point, int64_t log_start_offset, int64_t now_ms, log_partition **out);
 
 /* Write the producer state snapshot at the log end offset (when it moved
  * since the last one), flush (if dirty) and free. Segment refs held

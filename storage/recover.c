@@ -302,8 +302,9 @@ int log_seg_ready(log_partition *lp, log_segment *s)
 	if (s->oidx.loaded && s->tidx.loaded)
 		return 0;
 	int64_t size = s->size;
-	if (log_seg_load_indexes(s, &size) == 0)
-		return 0;
+	int rc = log_seg_load_indexes(s, &size);
+	if (rc == 0 || (rc != LOG_ERR_CORRUPT && rc != -ENOENT && rc != -EIO))
+		return rc; /* out of descriptors or memory: nothing says the index is damaged */
 	size_t i = log_seg_floor(lp, s->base_offset);
 	int64_t limit = i + 1 < lp->nseg ? lp->segs[i + 1]->base_offset : INT64_MAX;
 	int64_t valid;
@@ -489,7 +490,7 @@ static void drop_segments_from(log_partition *lp, size_t from)
 			d->log_path, d->size);
 		lp->size_bytes -= d->size;
 		log_seg_unlink(d);
-		log_segment_release(d);
+		log_seg_drop(d);
 		log_txnindex_remove(&lp->tix[j]);
 		log_txnindex_destroy(&lp->tix[j]);
 	}

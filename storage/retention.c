@@ -109,7 +109,7 @@ static size_t remove_front(log_partition *lp, size_t k, int *err)
 		 * sending from it, a flush job is syncing it or the cleaner is
 		 * reading it (they may use its fd and indexes until they let go). */
 		log_txnindex_destroy(&lp->tix[done]);
-		log_segment_release(s);
+		log_seg_drop(s);
 	}
 	if (done > 0) {
 		memmove(lp->segs, lp->segs + done, (lp->nseg - done) * sizeof *lp->segs);

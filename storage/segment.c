@@ -5,8 +5,10 @@
 #define _GNU_SOURCE /* fallocate(2) */
 #include "storage/segment.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@ int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const cha
 
 static void seg_free(log_segment *s)
 {
+	assert(!s->lru.cache); /* log_seg_drop detached it */
 	if (s->fd >= 0)
 		close(s->fd);
 	log_ef_destroy(&s->oidx);
@@ -128,15 +131,88 @@ int log_seg_open_fd(const log_segment *s, int flags)
 	return fd;
 }
 
+/* ---- descriptors and the open-file cache ---- */
+
+static int seg_weight(const log_segment *s)
+{
+	return (s->fd >= 0) + (s->oidx.fd >= 0) + (s->tidx.fd >= 0);
+}
+
+/* The cache's evict callback: close everything unless someone besides
+ * the log holds a reference (only the log's thread takes references, so
+ * refs == 1 cannot become 2 meanwhile; a release on another thread only
+ * makes this more careful than needed). */
+static bool seg_evict(log_fcache_entry *e)
+{
+	log_segment *s = (log_segment *)(void *)((char *)e - offsetof(log_segment, lru));
+	if (atomic_load_explicit(&s->refs, memory_order_acquire) > 1)
+		return false;
+	if (s->fd >= 0 && s->allocated > s->size) {
+		/* an idle active segment gives back its reserve (log_seg_preallocate) */
+		if (ftruncate(s->fd, (off_t)s->size) < 0)
+			fprintf(stderr, "samsa storage: %s: cannot give back preallocated blocks: %s\n",
+				s->log_path, strerror(errno));
+		s->allocated = s->size;
+	}
+	log_ef_close_fd(&s->oidx);
+	log_ef_close_fd(&s->tidx);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (!s->oidx.keep_fd) {
+		log_ef_unload(&s->oidx);
+		log_ef_unload(&s->tidx);
+	}
+	return true;
+}
+
+void log_seg_account(log_segment *s)
+{
+	if (!s->files)
+		return;
+	int w = seg_weight(s);
+	if (w == 0)
+		log_fcache_remove(&s->lru);
+	else if (!s->lru.cache)
+		log_fcache_add(s->files, &s->lru, w, seg_evict);
+	else if (w != s->lru.weight)
+		log_fcache_reweigh(&s->lru, w);
+}
+
+void log_seg_attach(log_segment *s, log_file_cache *fc)
+{
+	s->files = fc;
+	log_seg_account(s);
+}
+
+void log_seg_detach(log_segment *s)
+{
+	log_fcache_remove(&s->lru);
+	s->files = NULL;
+}
+
+void log_seg_drop(log_segment *s)
+{
+	log_seg_detach(s);
+	log_segment_release(s);
+}
+
 int log_seg_fd(log_segment *s)
 {
-	if (s->fd >= 0)
-		return s->fd;
-	int fd = log_seg_open_fd(s, O_RDWR);
-	if (fd < 0)
-		return fd;
-	s->fd = fd;
-	return fd;
+	if (s->fd < 0) {
+		int fd = log_seg_open_fd(s, O_RDWR);
+		/* out of descriptors: close the least recently used half of
+		 * the cache's segments and try once more */
+		if ((fd == -EMFILE || fd == -ENFILE) && s->files && log_fcache_shed(s->files, &s->lru) > 0)
+			fd = log_seg_open_fd(s, O_RDWR);
+		if (fd < 0)
+			return fd;
+		s->fd = fd;
+		log_seg_account(s);
+	}
+	if (s->lru.cache)
+		log_fcache_touch(&s->lru);
+	return s->fd;
 }
 
 int log_seg_pread(log_segment *s, void *buf, size_t n, int64_t pos)
@@ -161,6 +237,7 @@ void log_seg_set_active(log_segment *s, bool active)
 {
 	log_ef_keep_fd(&s->oidx, active);
 	log_ef_keep_fd(&s->tidx, active);
+	log_seg_account(s);
 }
 
 void log_seg_unlink(log_segment *s)
@@ -218,10 +295,17 @@ int log_seg_load_indexes(log_segment *s, int64_t *log_size_check)
 	int rc = log_ef_load(&s->oidx);
 	if (rc == 0)
 		rc = log_ef_load(&s->tidx);
+	/* out of descriptors: make room in the cache and try once more */
+	if ((rc == -EMFILE || rc == -ENFILE) && s->files && log_fcache_shed(s->files, &s->lru) > 0) {
+		rc = log_ef_load(&s->oidx);
+		if (rc == 0)
+			rc = log_ef_load(&s->tidx);
+	}
 	if (rc == 0 && log_size_check)
 		rc = log_index_check(&s->oidx, *log_size_check);
 	if (rc == 0 && log_size_check)
 		rc = log_timeindex_check(&s->tidx);
+	log_seg_account(s);
 	return rc;
 }
 
@@ -250,6 +334,7 @@ int log_seg_sync_indexes(log_segment *s)
 	int rc = log_ef_sync(&s->oidx);
 	if (rc == 0)
 		rc = log_ef_sync(&s->tidx);
+	log_seg_account(s);
 	return rc;
 }
 
@@ -262,6 +347,7 @@ int log_seg_seal_timeindex(log_segment *s)
 		rc = log_timeindex_maybe_add(&s->tidx, s->max_ts, (int32_t)(s->max_ts_offset - s->base_offset));
 	if (rc == 0)
 		rc = log_ef_sync(&s->tidx);
+	log_seg_account(s);
 	return rc;
 }
 

@@ -23,6 +23,17 @@
  * file for themselves (log_seg_open_fd). The file is known by its device
  * and inode: a path that names another file by then (the segment's files
  * were renamed away or replaced) is -ESTALE, never read as this segment.
+ *
+ * A segment of a log with an open-file cache (filecache.h) is attached to
+ * it while it is part of the log: while it holds a descriptor (its .log,
+ * the active segment's index files) it is an entry of the cache, touched
+ * by each log_seg_fd, and the cache may close its descriptors when it is
+ * the least recently used and nobody but its log holds a reference
+ * (refs == 1): a fetch response, a flush job or a cleaner round keeps it
+ * open. A closed segment that is not the active one also gives back the
+ * memory of its indexes (log_ef_unload); log_seg_ready reads them again.
+ * The log takes its reference back with log_seg_drop, which detaches the
+ * segment first, so the last release (any thread) never touches the cache.
  */
 #ifndef SAMSA_STORAGE_SEGMENT_H
 #define SAMSA_STORAGE_SEGMENT_H
@@ -33,8 +44,9 @@
 #include <sys/types.h>
 
 #include "protocol/batch.h"
-#include "storage/index.h"
 #include "storage/err.h"
+#include "storage/filecache.h"
+#include "storage/index.h"
 
 typedef struct log_segment log_segment; /* storage/log.h */
 
@@ -58,6 +70,8 @@ struct log_segment {
 	bool no_prealloc;           /* the file system cannot (EOPNOTSUPP) */
 	log_entfile oidx;           /* .index */
 	log_entfile tidx;           /* .timeindex */
+	log_file_cache *files;      /* the cache it is attached to, NULL for none */
+	log_fcache_entry lru;       /* its entry there while it holds descriptors */
 };
 
 /* Name of a segment file: dir/<20-digit base><suffix>. */
@@ -77,8 +91,21 @@ int log_seg_fd(log_segment *s);
  * the file open. -errno as log_seg_fd; -ENOENT when the file is gone. */
 int log_seg_open_fd(const log_segment *s, int flags);
 /* n bytes at pos of the .log (as log_io_pread), through fd when open,
- * else through a descriptor opened for the read. The log's thread. */
+ * else through a descriptor opened for the read (a cold read does not
+ * displace the segments in use). The log's thread. */
 int log_seg_pread(log_segment *s, void *buf, size_t n, int64_t pos);
+
+/* Attach s to the cache fc (the log's; NULL: none) and count what it
+ * holds already. */
+void log_seg_attach(log_segment *s, log_file_cache *fc);
+/* Take s out of its cache (its descriptors stay open for their holders,
+ * no longer counted). */
+void log_seg_detach(log_segment *s);
+/* The log's log_segment_release: detach, then release. */
+void log_seg_drop(log_segment *s);
+/* Count again what s holds (after index files were opened or closed);
+ * log_seg_fd and the segment functions below do it themselves. */
+void log_seg_account(log_segment *s);
 /* Remove the segment's three files (the fd stays valid for its holders). */
 void log_seg_unlink(log_segment *s);
 /* The path of the segment's file with suffix (".txnindex", ...) instead
@@ -90,7 +117,11 @@ int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_
  * active; the log marks the one it appends to (partition.h). */
 void log_seg_set_active(log_segment *s, bool active);
 
-/* Load both indexes into memory if not yet (the caller rebuilds on error). */
+/* Load both indexes into memory if not yet (with log_size_check, checked
+ * against that .log size: LOG_ERR_CORRUPT). The caller rebuilds them when
+ * the error says they are damaged (LOG_ERR_CORRUPT, -ENOENT, -EIO); -EMFILE,
+ * -ENFILE (after the cache made room once) and -ENOMEM say nothing of the
+ * files. */
 int log_seg_load_indexes(log_segment *s, int64_t *log_size_check);
 
 /* Account one batch of the segment (at pos, already in the file or about to

@@ -278,7 +278,7 @@ static int drop_from(log_partition *lp, size_t from)
 			rc = r;
 		lp->size_bytes -= s->size;
 		log_txnindex_destroy(&lp->tix[j]);
-		log_segment_release(s);
+		log_seg_drop(s);
 	}
 	if (lp->nseg > from)
 		lp->dir_unsynced = true;
@@ -488,8 +488,9 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	log_txnindex_remove(&nt); /* a leftover of that name */
 	for (size_t j = 0; j < lp->nseg; j++) {
 		log_txnindex_destroy(&lp->tix[j]);
-		log_segment_release(lp->segs[j]);
+		log_seg_drop(lp->segs[j]);
 	}
+	log_seg_attach(ns, lp->files);
 	lp->segs[0] = ns;
 	lp->tix[0] = nt;
 	lp->nseg = 1;

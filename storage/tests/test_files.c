@@ -2,18 +2,30 @@
  * test_files.c - the descriptors the segments of a log hold: the index
  * files of every segment but the active one hold none (read into memory,
  * written through a descriptor opened for the write); a .log is opened
- * when first read, and only the file it was (device and inode).
+ * when first read, and only the file it was (device and inode); the
+ * open-file cache (filecache.h) on its own, then logs sharing one: its
+ * bound, a reader keeping a segment open across eviction, index lookups
+ * on closed segments, truncation, retention and recovery after a kill
+ * with closed segments, running out of descriptors.
  */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "storage/filecache.h"
 #include "storage/log.h"
+#include "storage/partition.h"
+#include "storage/retention.h"
 #include "storage/tests/testutil.h"
 
 static char dir[128];
@@ -160,6 +172,378 @@ START_TEST(another_file_under_the_name_is_not_read)
 }
 END_TEST
 
+/* ---- the cache alone ---- */
+
+typedef struct fake {
+	log_fcache_entry e;
+	bool busy, closed;
+} fake;
+
+static bool fake_evict(log_fcache_entry *e)
+{
+	fake *f = (fake *)(void *)e;
+	if (f->busy)
+		return false;
+	f->closed = true;
+	return true;
+}
+
+static void fake_add(log_file_cache *fc, fake *f, int32_t w)
+{
+	f->closed = false;
+	log_fcache_add(fc, &f->e, w, fake_evict);
+}
+
+START_TEST(cache_closes_least_recently_used)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	fake f[6] = { 0 };
+	for (int i = 0; i < 3; i++)
+		fake_add(&fc, &f[i], 1);
+	ck_assert_int_eq(fc.held, 3);
+	ck_assert(!f[0].closed);
+	fake_add(&fc, &f[3], 1); /* 0 is the least recently used */
+	ck_assert(f[0].closed && !f[0].e.cache);
+	log_fcache_touch(&f[1].e);
+	fake_add(&fc, &f[4], 1); /* 1 was used since: 2 goes */
+	ck_assert(f[2].closed && !f[1].closed);
+	ck_assert_int_eq(fc.held, 3);
+	ck_assert_int_eq(fc.entries, 3);
+	/* growing an entry closes others, never itself */
+	log_fcache_reweigh(&f[4].e, 3);
+	ck_assert(!f[4].closed && f[3].closed && f[1].closed);
+	ck_assert_int_eq(fc.held, 3);
+	ck_assert_uint_eq(fc.evictions, 4);
+	/* a lower capacity trims at once */
+	log_fcache_set_capacity(&fc, 1);
+	ck_assert(f[4].closed);
+	ck_assert_int_eq(fc.held, 0);
+	/* an entry alone over the capacity stays, until another comes */
+	fake_add(&fc, &f[5], 3);
+	ck_assert(!f[5].closed);
+	ck_assert_int_eq(fc.held, 3);
+	fake_add(&fc, &f[4], 1);
+	ck_assert(f[5].closed && !f[4].closed);
+	ck_assert_int_eq(fc.held, 1);
+	log_fcache_remove(&f[4].e);
+	log_fcache_remove(&f[4].e); /* in no list: a no-op */
+	ck_assert_int_eq(fc.held, 0);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+START_TEST(cache_keeps_entries_in_use)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 2);
+	fake f[4] = { 0 };
+	fake_add(&fc, &f[0], 1);
+	fake_add(&fc, &f[1], 1);
+	f[0].busy = true;
+	fake_add(&fc, &f[2], 1); /* 0 in use: asked, kept, to the front; 1 goes */
+	ck_assert(!f[0].closed && f[1].closed);
+	ck_assert_uint_eq(fc.busy, 1);
+	ck_assert_int_eq(fc.held, 2);
+	f[2].busy = true;
+	fake_add(&fc, &f[3], 1); /* both others in use: over the capacity */
+	ck_assert(!f[0].closed && !f[2].closed && !f[3].closed);
+	ck_assert_int_eq(fc.held, 3);
+	f[0].busy = f[2].busy = false; /* released: the next trim closes them */
+	ck_assert_int_eq(log_fcache_trim(&fc, &f[3].e), 1);
+	ck_assert_int_eq(fc.held, 2);
+	ck_assert_int_eq(log_fcache_shed(&fc, NULL), 2);
+	ck_assert_int_eq(fc.held, 0);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* ---- logs sharing a cache ---- */
+
+#define CAP 4
+
+/* Every file of the partition directory this process holds open. */
+static int held(void) { return fds_on(""); }
+
+START_TEST(cache_bounds_descriptors_and_reopens)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, CAP);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	for (int i = 0; i < 50; i++) {
+		fill(lp, 1, 1000 + 10 * i);
+		ck_assert_int_le(held(), CAP);
+	}
+	ck_assert_int_eq(tu_count_files(pdir, ".log"), 50);
+	tu_log_state a;
+	tu_log_state_get(lp, &a); /* reads every batch: reopens every segment */
+	ck_assert_int_le(held(), CAP);
+	ck_assert_int_le(fc.held, CAP);
+	ck_assert_uint_gt(fc.evictions, 40);
+	ck_assert_int_eq(log_flush(lp), 0);
+	log_close(lp);
+	ck_assert_int_eq(held(), 0);
+	ck_assert_int_eq(fc.entries, 0);
+	/* the same log, read without a cache */
+	ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 2000, &lp), 0);
+	tu_log_state b;
+	tu_log_state_get(lp, &b);
+	tu_log_state_assert_eq(&a, &b);
+	ck_assert_int_eq(fds_on(".log"), 50);
+	log_close(lp);
+	tu_log_state_free(&a);
+	tu_log_state_free(&b);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+static int64_t be64_at(int fd, int64_t pos)
+{
+	uint8_t b[8];
+	ck_assert_int_eq(pread(fd, b, 8, pos), 8);
+	int64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/* A fetch response sending from a segment keeps it open while the cache
+ * closes everything else, and while retention removes it; it closes once
+ * released. (3: the active segment's .log and indexes.) */
+START_TEST(reader_keeps_segment_across_eviction)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 20, 1000);
+	log_close(lp);
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, true, -1, -1, 2000, &lp), 0);
+	log_set_high_watermark(lp, log_end_offset(lp));
+	log_read_result held0;
+	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &held0), 0);
+	ck_assert_int_gt(held0.len, 0);
+	struct stat a, b;
+	ck_assert_int_eq(fstat(held0.fd, &a), 0);
+	read_all(lp); /* every other segment opened and closed again */
+	ck_assert_uint_gt(fc.evictions, 10);
+	ck_assert_uint_gt(fc.busy, 0);
+	ck_assert_int_eq(fds_on("00000000000000000000.log"), 1);
+	ck_assert_int_le(held(), 3 + 1);
+	ck_assert_int_eq(fstat(held0.fd, &b), 0); /* the same file, still open */
+	ck_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	ck_assert_int_eq(be64_at(held0.fd, held0.file_pos), 0);
+	/* retention takes the segment away: the reader still reads it */
+	ck_assert_int_eq(log_advance_start_offset(lp, 8), 0);
+	ck_assert_int_eq(tu_count_files(pdir, ".log.deleted"), 2);
+	ck_assert_int_eq(fds_on("00000000000000000000.log.deleted"), 1);
+	ck_assert_int_eq(be64_at(held0.fd, held0.file_pos), 0);
+	log_segment_release(held0.segment); /* its last reference: closed */
+	ck_assert_int_eq(fds_on("00000000000000000000.log.deleted"), 0);
+	/* a reader of a segment still in the log: closed by a later trim once released */
+	log_read_result r;
+	ck_assert_int_eq(log_read(lp, 40, INT64_MAX, 1, true, &r), 0);
+	read_all(lp);
+	ck_assert_int_eq(fds_on("00000000000000000040.log"), 1);
+	log_segment_release(r.segment);
+	read_all(lp);
+	ck_assert_int_eq(fds_on("00000000000000000040.log"), 0);
+	ck_assert_int_le(held(), 3);
+	log_close(lp);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* Index lookups (by offset and by time) on segments the cache closed,
+ * whose indexes went back to disk. */
+START_TEST(index_lookups_on_closed_segments)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 2);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 20, 100000); /* segment i: offsets 4i..4i+3, timestamps 100000 + i */
+	read_all(lp);
+	log_segment *s5 = lp->segs[5];
+	ck_assert_int_eq(s5->base_offset, 20);
+	ck_assert(!s5->oidx.loaded && !s5->tidx.loaded); /* closed, indexes unloaded */
+	ck_assert_uint_eq(s5->oidx.n, 1);
+	ck_assert_int_eq(fds_on("00000000000000000020.log"), 0);
+	for (int round = 0; round < 2; round++) {
+		/* offset 22 is the second batch: found through the index entry */
+		log_read_result r;
+		ck_assert_int_eq(log_read(lp, 22, INT64_MAX, 1, true, &r), 0);
+		ck_assert_ptr_eq(r.segment, s5);
+		ck_assert_int_gt(r.file_pos, 0);
+		ck_assert_int_eq(be64_at(r.fd, r.file_pos), 22);
+		log_segment_release(r.segment);
+		ck_assert(s5->oidx.loaded);
+		int64_t off, ts;
+		/* segment 4 (offsets 16..19, closed) has the first timestamp
+		 * >= 100005: its second record */
+		ck_assert(!lp->segs[4]->tidx.loaded);
+		ck_assert_int_eq(log_offset_for_timestamp(lp, 100005, &off, &ts), 0);
+		ck_assert_int_eq(off, 17);
+		ck_assert_int_eq(ts, 100005);
+		read_all(lp); /* closes it again */
+		ck_assert(!s5->oidx.loaded);
+	}
+	log_close(lp);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* Truncation, DeleteRecords and retention of segments the cache closed. */
+START_TEST(truncation_and_retention_of_closed_segments)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 30, 1000);
+	read_all(lp);
+	ck_assert_int_eq(fds_on("00000000000000000040.log"), 0);
+	/* cut segment 10 (offsets 40..43, closed) at its second batch */
+	ck_assert_int_eq(log_truncate_to(lp, 42, 5000), 0);
+	ck_assert_int_eq(log_end_offset(lp), 42);
+	ck_assert_int_eq(tu_count_files(pdir, ".log"), 11);
+	ck_assert_int_le(held(), 3);
+	fill(lp, 2, 6000);
+	ck_assert_int_eq(log_end_offset(lp), 50);
+	tu_log_state a;
+	tu_log_state_get(lp, &a);
+	/* DeleteRecords up to 10, then retention.bytes of 6 segments' worth */
+	log_set_high_watermark(lp, log_end_offset(lp));
+	ck_assert_int_eq(log_advance_start_offset(lp, 10), 0);
+	ck_assert_int_eq(log_start_offset(lp), 10);
+	ck_assert_int_eq(tu_count_files(pdir, ".log"), 11);
+	int64_t one = lp->segs[1]->size;
+	ck_assert_int_ge(log_delete_old_segments(lp, -1, 6 * one, 7000), 1);
+	ck_assert_int_ge(log_start_offset(lp), 16);
+	ck_assert_int_le(held(), 3);
+	tu_log_state b;
+	tu_log_state_get(lp, &b);
+	ck_assert_int_eq(b.leo, 50);
+	/* the bytes kept are the tail of what was there */
+	ck_assert_uint_le(b.nbytes, a.nbytes);
+	ck_assert_int_eq(memcmp(a.bytes + (a.nbytes - b.nbytes), b.bytes, b.nbytes), 0);
+	log_deleted_files f;
+	log_take_deleted_files(lp, &f);
+	log_deleted_files_unlink(&f);
+	log_deleted_files_free(&f);
+	int64_t start = log_start_offset(lp);
+	log_close(lp);
+	/* an unclean open from scratch finds the same log */
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, start, 8000, &lp), 0);
+	tu_log_state c;
+	tu_log_state_get(lp, &c);
+	ck_assert_int_eq(c.leo, 50);
+	ck_assert_uint_eq(c.nbytes, b.nbytes);
+	ck_assert_int_eq(memcmp(c.bytes, b.bytes, b.nbytes), 0);
+	ck_assert_int_le(held(), 3);
+	log_close(lp);
+	tu_log_state_free(&a);
+	tu_log_state_free(&b);
+	tu_log_state_free(&c);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* A process killed while its log's segments come and go through the
+ * cache: the next (unclean) open recovers every batch written, reading the
+ * segments through a small cache too. */
+START_TEST(recovery_after_kill_with_a_cache)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		log_file_cache fc;
+		log_fcache_init(&fc, 3);
+		log_partition *lp;
+		if (log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp) != 0)
+			_exit(2);
+		fill(lp, 40, 1000);
+		read_all(lp);
+		if (log_flush(lp) != 0)
+			_exit(3);
+		fill(lp, 10, 2000); /* not flushed: in the page cache only */
+		raise(SIGKILL);
+		_exit(4);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 3000, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 200);
+	ck_assert_int_le(held(), 3);
+	tu_log_state a;
+	tu_log_state_get(lp, &a);
+	log_close(lp);
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 4000, &lp), 0);
+	tu_log_state b;
+	tu_log_state_get(lp, &b);
+	tu_log_state_assert_eq(&a, &b);
+	log_close(lp);
+	tu_log_state_free(&a);
+	tu_log_state_free(&b);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* A cache larger than the descriptors the process may open: an open that
+ * fails with EMFILE makes room in the cache and is tried again, and a
+ * damaged index is not assumed. */
+START_TEST(out_of_descriptors_sheds)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 40, 1000);
+	tu_log_state a;
+	tu_log_state_get(lp, &a);
+	log_close(lp);
+	char ix[PATH_MAX];
+	tu_seg_path(ix, sizeof ix, pdir, 80, ".index");
+	struct stat before;
+	ck_assert_int_eq(stat(ix, &before), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* room for 12 more descriptors: the cache allows 1000 */
+		int n = 0;
+		DIR *d = opendir("/proc/self/fd");
+		while (d && readdir(d))
+			n++;
+		if (d)
+			closedir(d);
+		struct rlimit rl = { (rlim_t)n + 10, (rlim_t)n + 10 };
+		log_file_cache fc;
+		log_fcache_init(&fc, 1000);
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 ||
+		    log_open_with_files(&fc, pdir, &cfg, true, -1, -1, 2000, &lp) != 0)
+			_exit(2);
+		tu_log_state b;
+		tu_log_state_get(lp, &b);
+		if (b.nbytes != a.nbytes || memcmp(a.bytes, b.bytes, a.nbytes) != 0)
+			_exit(3);
+		if (fc.evictions == 0)
+			_exit(4);
+		log_close(lp);
+		_exit(0);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed: %d", WEXITSTATUS(st));
+	struct stat after;
+	ck_assert_int_eq(stat(ix, &after), 0); /* not rebuilt */
+	ck_assert(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+	tu_log_state_free(&a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("files");
@@ -169,6 +553,20 @@ static Suite *suite(void)
 	tcase_add_test(tc, closed_segments_hold_no_index_descriptor);
 	tcase_add_test(tc, clean_open_opens_only_what_it_reads);
 	tcase_add_test(tc, another_file_under_the_name_is_not_read);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cache");
+	tcase_add_test(tc, cache_closes_least_recently_used);
+	tcase_add_test(tc, cache_keeps_entries_in_use);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shared");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, cache_bounds_descriptors_and_reopens);
+	tcase_add_test(tc, reader_keeps_segment_across_eviction);
+	tcase_add_test(tc, index_lookups_on_closed_segments);
+	tcase_add_test(tc, truncation_and_retention_of_closed_segments);
+	tcase_add_test(tc, recovery_after_kill_with_a_cache);
+	tcase_add_test(tc, out_of_descriptors_sheds);
 	suite_add_tcase(s, tc);
 	return s;
 }
