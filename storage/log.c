@@ -109,6 +109,8 @@ int log_open_with_files(log_file_cache *files, const char *dir, const log_config
 		return rc;
 	}
 	log_seg_set_active(log_active(lp), true); /* recovery may have cut the log */
+	/* opened for the indexes recovery wrote: the next append opens them again */
+	log_seg_close_index_fds(log_active(lp));
 	int64_t leo = log_end_offset(lp);
 	if (lp->log_start < lp->segs[0]->base_offset)
 		lp->log_start = lp->segs[0]->base_offset;

@@ -233,6 +233,13 @@ int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_
 	return log_io_path(out, cap, "%.*s%s", (int)n, s->log_path, suffix);
 }
 
+void log_seg_close_index_fds(log_segment *s)
+{
+	log_ef_close_fd(&s->oidx);
+	log_ef_close_fd(&s->tidx);
+	log_seg_account(s);
+}
+
 void log_seg_set_active(log_segment *s, bool active)
 {
 	log_ef_keep_fd(&s->oidx, active);

@@ -116,6 +116,8 @@ int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_
  * (log_ef_keep_fd; false closes them now). log_seg_create makes a segment
  * active; the log marks the one it appends to (partition.h). */
 void log_seg_set_active(log_segment *s, bool active);
+/* Close the index files' descriptors now (the next write opens them). */
+void log_seg_close_index_fds(log_segment *s);
 
 /* Load both indexes into memory if not yet (with log_size_check, checked
  * against that .log size: LOG_ERR_CORRUPT). The caller rebuilds them when
