@@ -105,6 +105,8 @@ int log_ef_reset(log_entfile *ef)
 			return -errno;
 		close(fd);
 	}
+	if (ef->nfile > 0)
+		ef->dirty = true; /* entries gone from the file */
 	ef->n = ef->nfile = 0;
 	ef->loaded = true;
 	return 0;
@@ -134,6 +136,7 @@ int log_ef_sync(log_entfile *ef)
 	}
 	int rc = log_io_pwrite(ef->fd, log_ef_at(ef, ef->nfile), (ef->n - ef->nfile) * ef->esz,
 			       (int64_t)(ef->nfile * ef->esz));
+	ef->dirty = true;
 	if (rc < 0) {
 		/* A short write (ENOSPC, EFBIG) may have left part of the
 		 * entries: cut the file back to the entries written before, so
@@ -190,6 +193,7 @@ int log_ef_truncate(log_entfile *ef, size_t n)
 				: truncate(ef->path, (off_t)(n * ef->esz)) < 0)
 			return -errno;
 		ef->nfile = n;
+		ef->dirty = true;
 	}
 	return 0;
 }

@@ -43,6 +43,7 @@ typedef struct log_entfile {
 	size_t nfile;   /* entries already written to the file */
 	bool loaded;
 	bool keep_fd;   /* hold fd between writes (log_ef_keep_fd) */
+	bool dirty;     /* the file changed since the log's last flush took it */
 	uint8_t last[LOG_TIMEINDEX_ENTRY_SIZE]; /* last entry, valid when n > 0 */
 } log_entfile;
 

@@ -757,8 +757,10 @@ struct log_flush_job {
  * back what any descriptor of the file wrote): a segment whose descriptors
  * are closed is synced as well, through one descriptor at a time. */
 enum {
-	FLUSH_LOG = 1, /* the .log, .index and .timeindex */
-	FLUSH_TXN = 2, /* the .txnindex */
+	FLUSH_LOG = 1,  /* the .log */
+	FLUSH_TXN = 2,  /* the .txnindex */
+	FLUSH_OIDX = 4, /* the .index */
+	FLUSH_TIDX = 8, /* the .timeindex */
 };
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
@@ -815,12 +817,14 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 		log_txnindex *ti = &lp->tix[i];
 		if (ti->loaded && ti->nfile < ti->n && log_txnindex_sync(ti) < 0)
 			s->dirty = true; /* still pending: retried by the next flush */
-		if (!s->dirty && !ti->dirty)
+		if (!s->dirty && !ti->dirty && !s->oidx.dirty && !s->tidx.dirty)
 			continue;
 		log_segment_keep(s);
-		j->what[j->n] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0));
+		j->what[j->n] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0) |
+					  (s->oidx.dirty ? FLUSH_OIDX : 0) | (s->tidx.dirty ? FLUSH_TIDX : 0));
 		ti->dirty = false;
 		s->dirty = false;
+		s->oidx.dirty = s->tidx.dirty = false;
 		j->segs[j->n++] = s;
 	}
 	j->target = log_end_offset(lp);
@@ -861,13 +865,12 @@ int log_flush_run(log_flush_job *j)
 	int rc = 0;
 	for (size_t i = 0; i < j->n && rc == 0; i++) {
 		log_segment *s = j->segs[i];
-		if (j->what[i] & FLUSH_LOG) {
+		if (j->what[i] & FLUSH_LOG)
 			rc = fsync_path(j, s->log_path);
-			if (rc == 0)
-				rc = fsync_path(j, s->oidx.path);
-			if (rc == 0)
-				rc = fsync_path(j, s->tidx.path);
-		}
+		if (rc == 0 && (j->what[i] & FLUSH_OIDX))
+			rc = fsync_path(j, s->oidx.path);
+		if (rc == 0 && (j->what[i] & FLUSH_TIDX))
+			rc = fsync_path(j, s->tidx.path);
 		if (rc == 0 && (j->what[i] & FLUSH_TXN)) {
 			char path[PATH_MAX];
 			rc = log_seg_file_path(s, LOG_TXNINDEX_SUFFIX, path, sizeof path);
@@ -920,6 +923,10 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 			for (size_t i = 0; i < j->n; i++) {
 				if (j->what[i] & FLUSH_LOG)
 					j->segs[i]->dirty = true;
+				if (j->what[i] & FLUSH_OIDX)
+					j->segs[i]->oidx.dirty = true;
+				if (j->what[i] & FLUSH_TIDX)
+					j->segs[i]->tidx.dirty = true;
 				for (size_t k = 0; (j->what[i] & FLUSH_TXN) && k < lp->nseg; k++)
 					if (lp->segs[k] == j->segs[i])
 						lp->tix[k].dirty = true;
