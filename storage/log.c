@@ -740,8 +740,9 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 /* ---- flush ---- */
 
 struct log_flush_job {
-	log_segment **segs; /* references */
-	uint8_t *what;      /* per segment: FLUSH_* */
+	char **log_paths;   /* per segment taken: its .log's path (owned) */
+	int64_t *bases;     /* its base offset */
+	uint8_t *what;      /* what to fsync of it: FLUSH_* */
 	size_t n;
 	int64_t target;     /* recovery point once done */
 	int64_t unflushed_since_ms;
@@ -752,10 +753,12 @@ struct log_flush_job {
 			     * lost, the next flush tries again */
 };
 
-/* What a job fsyncs of a segment. Every file goes by path (the partition
- * may close or reopen its descriptors while the job runs; fsync writes
- * back what any descriptor of the file wrote): a segment whose descriptors
- * are closed is synced as well, through one descriptor at a time. */
+/* What a job fsyncs of a segment. The job holds no reference to the
+ * segments (which would keep the open-file cache from closing them while
+ * it waits for the flush thread) but their paths: every file goes by path,
+ * through a descriptor of its own, one at a time (fsync writes back what
+ * any descriptor of the file wrote); a file gone meanwhile (the segment
+ * left the log) needs none. */
 enum {
 	FLUSH_LOG = 1,  /* the .log */
 	FLUSH_TXN = 2,  /* the .txnindex */
@@ -798,9 +801,10 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	log_flush_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return -ENOMEM;
-	j->segs = calloc(lp->nseg, sizeof *j->segs);
+	j->log_paths = calloc(lp->nseg, sizeof *j->log_paths);
+	j->bases = calloc(lp->nseg, sizeof *j->bases);
 	j->what = calloc(lp->nseg, sizeof *j->what);
-	if (!j->segs || !j->what)
+	if (!j->log_paths || !j->bases || !j->what)
 		goto nomem;
 	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
 		goto nomem;
@@ -819,13 +823,16 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 			s->dirty = true; /* still pending: retried by the next flush */
 		if (!s->dirty && !ti->dirty && !s->oidx.dirty && !s->tidx.dirty)
 			continue;
-		log_segment_keep(s);
-		j->what[j->n] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0) |
-					  (s->oidx.dirty ? FLUSH_OIDX : 0) | (s->tidx.dirty ? FLUSH_TIDX : 0));
-		ti->dirty = false;
-		s->dirty = false;
-		s->oidx.dirty = s->tidx.dirty = false;
-		j->segs[j->n++] = s;
+		if (!(j->log_paths[j->n] = strdup(s->log_path)))
+			goto nomem;
+		j->bases[j->n] = s->base_offset;
+		j->what[j->n++] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0) |
+					    (s->oidx.dirty ? FLUSH_OIDX : 0) | (s->tidx.dirty ? FLUSH_TIDX : 0));
+	}
+	for (size_t i = 0; i < lp->nseg; i++) { /* taken (the others are clean) */
+		lp->tix[i].dirty = false;
+		lp->segs[i]->dirty = false;
+		lp->segs[i]->oidx.dirty = lp->segs[i]->tidx.dirty = false;
 	}
 	j->target = log_end_offset(lp);
 	j->unflushed_since_ms = lp->unflushed_since_ms;
@@ -836,7 +843,10 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	*out = j;
 	return 0;
 nomem:
-	free(j->segs);
+	for (size_t i = 0; i < j->n; i++)
+		free(j->log_paths[i]);
+	free(j->log_paths);
+	free(j->bases);
 	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
@@ -860,23 +870,29 @@ static int fsync_path(log_flush_job *j, const char *path)
 	return rc;
 }
 
+/* fsync the file of the segment at log_path (its .log) with suffix
+ * instead of ".log". */
+static int fsync_sibling(log_flush_job *j, const char *log_path, const char *suffix)
+{
+	char path[PATH_MAX];
+	int rc = log_io_path(path, sizeof path, "%.*s%s", (int)(strlen(log_path) - strlen(".log")), log_path,
+			     suffix);
+	return rc < 0 ? rc : fsync_path(j, path);
+}
+
 int log_flush_run(log_flush_job *j)
 {
 	int rc = 0;
 	for (size_t i = 0; i < j->n && rc == 0; i++) {
-		log_segment *s = j->segs[i];
+		const char *p = j->log_paths[i];
 		if (j->what[i] & FLUSH_LOG)
-			rc = fsync_path(j, s->log_path);
+			rc = fsync_path(j, p);
 		if (rc == 0 && (j->what[i] & FLUSH_OIDX))
-			rc = fsync_path(j, s->oidx.path);
+			rc = fsync_sibling(j, p, ".index");
 		if (rc == 0 && (j->what[i] & FLUSH_TIDX))
-			rc = fsync_path(j, s->tidx.path);
-		if (rc == 0 && (j->what[i] & FLUSH_TXN)) {
-			char path[PATH_MAX];
-			rc = log_seg_file_path(s, LOG_TXNINDEX_SUFFIX, path, sizeof path);
-			if (rc == 0)
-				rc = fsync_path(j, path);
-		}
+			rc = fsync_sibling(j, p, ".timeindex");
+		if (rc == 0 && (j->what[i] & FLUSH_TXN))
+			rc = fsync_sibling(j, p, LOG_TXNINDEX_SUFFIX);
 	}
 	if (rc == 0 && j->epoch_path) {
 		int fd = open(j->epoch_path, O_RDONLY | O_CLOEXEC);
@@ -920,16 +936,16 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 			if (target > lp->recovery_point && !lp->fsync_failed)
 				lp->recovery_point = target;
 		} else {
+			/* the segments still in the log are to be synced again */
 			for (size_t i = 0; i < j->n; i++) {
-				if (j->what[i] & FLUSH_LOG)
-					j->segs[i]->dirty = true;
-				if (j->what[i] & FLUSH_OIDX)
-					j->segs[i]->oidx.dirty = true;
-				if (j->what[i] & FLUSH_TIDX)
-					j->segs[i]->tidx.dirty = true;
-				for (size_t k = 0; (j->what[i] & FLUSH_TXN) && k < lp->nseg; k++)
-					if (lp->segs[k] == j->segs[i])
-						lp->tix[k].dirty = true;
+				size_t k = log_seg_floor(lp, j->bases[i]);
+				log_segment *s = lp->segs[k];
+				if (s->base_offset != j->bases[i])
+					continue;
+				s->dirty |= (j->what[i] & FLUSH_LOG) != 0;
+				s->oidx.dirty |= (j->what[i] & FLUSH_OIDX) != 0;
+				s->tidx.dirty |= (j->what[i] & FLUSH_TIDX) != 0;
+				lp->tix[k].dirty |= (j->what[i] & FLUSH_TXN) != 0;
 			}
 			if (j->dir)
 				lp->dir_unsynced = true;
@@ -943,8 +959,9 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	if (rc == 0 && lp && lp->fsync_failed)
 		rc = -EIO;
 	for (size_t i = 0; i < j->n; i++)
-		log_segment_release(j->segs[i]);
-	free(j->segs);
+		free(j->log_paths[i]);
+	free(j->log_paths);
+	free(j->bases);
 	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);

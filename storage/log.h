@@ -289,8 +289,9 @@ int log_flush(log_partition *lp);
 
 /*
  * The same flush split so the fsyncs run on another thread (DESIGN.md
- * decision 5). log_flush_begin (log's thread) takes references to the
- * segments written since the last flush and notes the log end offset;
+ * decision 5). log_flush_begin (log's thread) notes the files written
+ * since the last flush (by path: the job holds no segment, so the
+ * open-file cache may close them meanwhile) and the log end offset;
  * log_flush_run (any thread, blocking) fsyncs them, the leader epoch
  * checkpoint and the directory when needed; log_flush_end (log's thread)
  * advances the recovery point on success (or marks the data unflushed again)
@@ -303,7 +304,9 @@ int log_flush(log_partition *lp);
  * is false. begin returns 0, -ENOMEM, or the -errno of rewriting a leader
  * epoch checkpoint an earlier append could not write (storage/leader_epoch.h;
  * nothing to flush is taken then, so the recovery point stays); run and end
- * return the fsync result, 0 or -errno.
+ * return the fsync result, 0 or -errno. A file that could not be opened for
+ * its fsync (-EMFILE, ...) fails the job too, but lost nothing: the rule
+ * above does not apply, its files are taken again by the next flush.
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);

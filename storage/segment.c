@@ -8,9 +8,9 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,12 +225,6 @@ int log_seg_pread(log_segment *s, void *buf, size_t n, int64_t pos)
 	int rc = log_io_pread(fd, buf, n, pos);
 	close(fd);
 	return rc;
-}
-
-int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_t cap)
-{
-	size_t n = strlen(s->log_path) - strlen(".log");
-	return log_io_path(out, cap, "%.*s%s", (int)n, s->log_path, suffix);
 }
 
 void log_seg_close_index_fds(log_segment *s)

@@ -108,9 +108,6 @@ void log_seg_drop(log_segment *s);
 void log_seg_account(log_segment *s);
 /* Remove the segment's three files (the fd stays valid for its holders). */
 void log_seg_unlink(log_segment *s);
-/* The path of the segment's file with suffix (".txnindex", ...) instead
- * of ".log". Reads only log_path: any thread holding a reference. */
-int log_seg_file_path(const log_segment *s, const char *suffix, char *out, size_t cap);
 /* The active segment's indexes keep their descriptors between writes (an
  * entry every index.interval.bytes); any other segment's indexes hold none
  * (log_ef_keep_fd; false closes them now). log_seg_create makes a segment

@@ -450,6 +450,32 @@ START_TEST(truncation_and_retention_of_closed_segments)
 }
 END_TEST
 
+/* A flush job waiting for the flush thread holds no segment: the cache
+ * closes the segments it will sync, and it syncs them by path. */
+START_TEST(flush_job_keeps_nothing_open)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 10, 1000);
+	log_flush_job *j;
+	ck_assert_int_eq(log_flush_begin(lp, &j), 0);
+	fill(lp, 10, 2000); /* 10 more segments through the cache meanwhile */
+	read_all(lp);
+	ck_assert_int_eq(fds_on("00000000000000000000.log"), 0);
+	ck_assert_int_le(held(), 3);
+	ck_assert_uint_eq(fc.busy, 0);
+	ck_assert_int_eq(log_flush_run(j), 0);
+	ck_assert_int_eq(log_flush_end(lp, j), 0);
+	ck_assert_int_eq(log_recovery_point(lp), 40);
+	ck_assert_int_eq(log_flush(lp), 0);
+	ck_assert_int_eq(log_recovery_point(lp), 80);
+	log_close(lp);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
 /* A process killed while its log's segments come and go through the
  * cache: the next (unclean) open recovers every batch written, reading the
  * segments through a small cache too. */
@@ -565,6 +591,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, reader_keeps_segment_across_eviction);
 	tcase_add_test(tc, index_lookups_on_closed_segments);
 	tcase_add_test(tc, truncation_and_retention_of_closed_segments);
+	tcase_add_test(tc, flush_job_keeps_nothing_open);
 	tcase_add_test(tc, recovery_after_kill_with_a_cache);
 	tcase_add_test(tc, out_of_descriptors_sheds);
 	suite_add_tcase(s, tc);
