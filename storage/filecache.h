@@ -12,7 +12,7 @@
  * the front each time it is used (log_fcache_touch). Whenever the
  * descriptors held pass the capacity, entries are asked to close theirs
  * from the back (their evict callback): one in use (a segment a fetch
- * response is sending from, or a flush or cleaner round holds) answers
+ * response is sending from, or a cleaner round holds) answers
  * false, keeps its descriptors and moves to the front. So a descriptor is
  * never closed under a reader, and the cache exceeds its capacity by at
  * most the descriptors of entries in use, until they are released and the

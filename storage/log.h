@@ -57,6 +57,18 @@ void log_segment_keep(log_segment *s);
 /* Drop a reference; the fd closes with the last one. Takes void * so it can
  * be used as a proto_records release callback. */
 void log_segment_release(void *segment);
+/*
+ * Lend the segment's .log descriptor for a send that spans loop iterations
+ * (a fetch response's sendfile; proto_file_chunk's pin and unpin): the
+ * descriptor, opened again when the log's open-file cache (filecache.h)
+ * closed it, also for a segment that has left the log since (from its file
+ * renamed *.deleted, until it is unlinked), and kept open until
+ * log_segment_unpin; or -errno. The caller holds a reference throughout.
+ * A reference alone keeps the memory, not the descriptor: only a pinned
+ * segment is never closed by the cache. The log's thread.
+ */
+int log_segment_pin(void *segment);
+void log_segment_unpin(void *segment);
 
 typedef struct log_partition log_partition;
 
@@ -316,7 +328,10 @@ int log_flush_end(log_partition *lp, log_flush_job *job);
 /* Where a fetch reads: a region of one segment file. */
 typedef struct log_read_result {
 	log_segment *segment; /* a reference the caller releases (NULL if len == 0) */
-	int fd;
+	int fd;               /* segment's descriptor: valid until another segment of a
+			       * log sharing an open-file cache is opened, unless
+			       * pinned (log_segment_pin); with no cache, until the
+			       * reference is released */
 	int64_t file_pos; /* bytes */
 	int32_t len;      /* bytes, whole batches only */
 	int64_t next_offset; /* when len > 0: the offset after the last batch returned

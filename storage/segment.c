@@ -19,6 +19,7 @@
 
 #include "storage/fileio.h"
 #include "storage/log.h" /* log_segment_keep and _release are its API */
+#include "storage/retention.h" /* LOG_DELETED_SUFFIX */
 #include "storage/timeindex.h"
 
 int log_seg_path(char *out, size_t cap, const char *dir, int64_t base, const char *suffix)
@@ -117,9 +118,10 @@ int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **ou
 	return 0;
 }
 
-int log_seg_open_fd(const log_segment *s, int flags)
+/* path opened if it is the segment's file (device and inode). */
+static int open_checked(const log_segment *s, const char *path, int flags)
 {
-	int fd = open(s->log_path, flags | O_CLOEXEC);
+	int fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -131,6 +133,21 @@ int log_seg_open_fd(const log_segment *s, int flags)
 	return fd;
 }
 
+int log_seg_open_fd(const log_segment *s, int flags)
+{
+	int fd = open_checked(s, s->log_path, flags);
+	if (fd == -ENOENT || fd == -ESTALE) {
+		/* a segment that left the log: its file renamed (retention.h) */
+		char path[PATH_MAX];
+		if (log_io_path(path, sizeof path, "%s%s", s->log_path, LOG_DELETED_SUFFIX) == 0) {
+			int dfd = open_checked(s, path, flags);
+			if (dfd >= 0)
+				return dfd;
+		}
+	}
+	return fd;
+}
+
 /* ---- descriptors and the open-file cache ---- */
 
 static int seg_weight(const log_segment *s)
@@ -138,14 +155,12 @@ static int seg_weight(const log_segment *s)
 	return (s->fd >= 0) + (s->oidx.fd >= 0) + (s->tidx.fd >= 0);
 }
 
-/* The cache's evict callback: close everything unless someone besides
- * the log holds a reference (only the log's thread takes references, so
- * refs == 1 cannot become 2 meanwhile; a release on another thread only
- * makes this more careful than needed). */
+/* The cache's evict callback: close everything unless a send has the
+ * .log pinned (log_segment_pin). */
 static bool seg_evict(log_fcache_entry *e)
 {
 	log_segment *s = (log_segment *)(void *)((char *)e - offsetof(log_segment, lru));
-	if (atomic_load_explicit(&s->refs, memory_order_acquire) > 1)
+	if (s->pins > 0)
 		return false;
 	if (s->fd >= 0 && s->allocated > s->size) {
 		/* an idle active segment gives back its reserve (log_seg_preallocate) */
@@ -194,7 +209,32 @@ void log_seg_detach(log_segment *s)
 void log_seg_drop(log_segment *s)
 {
 	log_seg_detach(s);
+	/* Others hold it (a response waiting to be sent): its .log opened
+	 * now, while its file is surely there, and kept to the last release
+	 * as before the cache (a pin opens it otherwise, or fails once the
+	 * renamed file is unlinked). */
+	if (s->fd < 0 && atomic_load_explicit(&s->refs, memory_order_acquire) > 1) {
+		int fd = log_seg_open_fd(s, O_RDONLY);
+		if (fd >= 0)
+			s->fd = fd;
+	}
 	log_segment_release(s);
+}
+
+int log_segment_pin(void *segment)
+{
+	log_segment *s = segment;
+	int fd = log_seg_fd(s);
+	if (fd >= 0)
+		s->pins++;
+	return fd;
+}
+
+void log_segment_unpin(void *segment)
+{
+	log_segment *s = segment;
+	assert(s->pins > 0);
+	s->pins--;
 }
 
 int log_seg_fd(log_segment *s)

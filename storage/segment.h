@@ -13,7 +13,7 @@
  *
  * Reference counting: the partition holds one reference while the segment is
  * part of the log; a fetch result holds another while bytes are sent from
- * fd. The fd and memory go with the last reference (atomic, so a flush
+ * fd. The fd and memory go with the last reference (atomic, so a cleaner
  * thread may hold references too).
  *
  * Descriptors: the .log is opened when first needed (log_seg_fd), not when
@@ -28,12 +28,14 @@
  * it while it is part of the log: while it holds a descriptor (its .log,
  * the active segment's index files) it is an entry of the cache, touched
  * by each log_seg_fd, and the cache may close its descriptors when it is
- * the least recently used and nobody but its log holds a reference
- * (refs == 1): a fetch response, a flush job or a cleaner round keeps it
- * open. A closed segment that is not the active one also gives back the
- * memory of its indexes (log_ef_unload); log_seg_ready reads them again.
- * The log takes its reference back with log_seg_drop, which detaches the
- * segment first, so the last release (any thread) never touches the cache.
+ * the least recently used and no send has it pinned (log_segment_pin:
+ * a fetch response pins a segment from the first byte sendfile sends of it
+ * to the last, not while it waits in the connection's queue; references
+ * keep the memory only). A closed segment that is not the active one also
+ * gives back the memory of its indexes (log_ef_unload); log_seg_ready
+ * reads them again. The log takes its reference back with log_seg_drop,
+ * which detaches the segment first, so the last release (any thread) never
+ * touches the cache.
  */
 #ifndef SAMSA_STORAGE_SEGMENT_H
 #define SAMSA_STORAGE_SEGMENT_H
@@ -52,6 +54,8 @@ typedef struct log_segment log_segment; /* storage/log.h */
 
 struct log_segment {
 	atomic_int refs;
+	int pins;                   /* sends holding fd open (log_segment_pin); the
+				     * log's thread only */
 	int fd;                     /* .log, O_RDWR; -1 until log_seg_fd opens it */
 	char *log_path;             /* owned */
 	dev_t dev;                  /* the .log's identity (stat), set at create/open */
@@ -88,7 +92,9 @@ int log_seg_open(const char *dir, int64_t base, int64_t now_ms, log_segment **ou
 int log_seg_fd(log_segment *s);
 /* A descriptor of the .log of its own (flags O_RDONLY or O_RDWR), which
  * the caller closes: for another thread, or a read that should not keep
- * the file open. -errno as log_seg_fd; -ENOENT when the file is gone. */
+ * the file open. When the path does not name the file (any more), its
+ * name *.deleted is tried (a segment that left the log). -errno as
+ * log_seg_fd; -ENOENT when the file is gone. */
 int log_seg_open_fd(const log_segment *s, int flags);
 /* n bytes at pos of the .log (as log_io_pread), through fd when open,
  * else through a descriptor opened for the read (a cold read does not
@@ -101,7 +107,9 @@ void log_seg_attach(log_segment *s, log_file_cache *fc);
 /* Take s out of its cache (its descriptors stay open for their holders,
  * no longer counted). */
 void log_seg_detach(log_segment *s);
-/* The log's log_segment_release: detach, then release. */
+/* The log's log_segment_release: detach, then release (when others hold
+ * references, the .log is opened first if closed, and stays open to the
+ * last release). */
 void log_seg_drop(log_segment *s);
 /* Count again what s holds (after index files were opened or closed);
  * log_seg_fd and the segment functions below do it themselves. */

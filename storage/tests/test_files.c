@@ -4,7 +4,8 @@
  * written through a descriptor opened for the write); a .log is opened
  * when first read, and only the file it was (device and inode); the
  * open-file cache (filecache.h) on its own, then logs sharing one: its
- * bound, a reader keeping a segment open across eviction, index lookups
+ * bound, a send keeping a segment open across eviction, a response
+ * waiting to be sent holding none, index lookups
  * on closed segments, truncation, retention and recovery after a kill
  * with closed segments, running out of descriptors.
  */
@@ -308,10 +309,11 @@ static int64_t be64_at(int fd, int64_t pos)
 	return v;
 }
 
-/* A fetch response sending from a segment keeps it open while the cache
- * closes everything else, and while retention removes it; it closes once
- * released. (3: the active segment's .log and indexes.) */
-START_TEST(reader_keeps_segment_across_eviction)
+/* A send in progress (a pinned segment: log_segment_pin) keeps its
+ * segment open while the cache closes everything else, and while retention
+ * removes it; unpinned, it is closed by a later trim. (3: the active
+ * segment's .log and indexes.) */
+START_TEST(pinned_segment_stays_open_across_eviction)
 {
 	log_file_cache fc;
 	log_fcache_init(&fc, 3);
@@ -324,32 +326,77 @@ START_TEST(reader_keeps_segment_across_eviction)
 	log_read_result held0;
 	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &held0), 0);
 	ck_assert_int_gt(held0.len, 0);
+	int fd0 = log_segment_pin(held0.segment);
+	ck_assert_int_ge(fd0, 0);
 	struct stat a, b;
-	ck_assert_int_eq(fstat(held0.fd, &a), 0);
+	ck_assert_int_eq(fstat(fd0, &a), 0);
 	read_all(lp); /* every other segment opened and closed again */
 	ck_assert_uint_gt(fc.evictions, 10);
 	ck_assert_uint_gt(fc.busy, 0);
 	ck_assert_int_eq(fds_on("00000000000000000000.log"), 1);
 	ck_assert_int_le(held(), 3 + 1);
-	ck_assert_int_eq(fstat(held0.fd, &b), 0); /* the same file, still open */
+	ck_assert_int_eq(fstat(fd0, &b), 0); /* the same file, still open */
 	ck_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
-	ck_assert_int_eq(be64_at(held0.fd, held0.file_pos), 0);
-	/* retention takes the segment away: the reader still reads it */
+	ck_assert_int_eq(be64_at(fd0, held0.file_pos), 0);
+	/* retention takes the segment away: the send still reads it */
 	ck_assert_int_eq(log_advance_start_offset(lp, 8), 0);
 	ck_assert_int_eq(tu_count_files(pdir, ".log.deleted"), 2);
 	ck_assert_int_eq(fds_on("00000000000000000000.log.deleted"), 1);
-	ck_assert_int_eq(be64_at(held0.fd, held0.file_pos), 0);
+	ck_assert_int_eq(be64_at(fd0, held0.file_pos), 0);
+	log_segment_unpin(held0.segment);
 	log_segment_release(held0.segment); /* its last reference: closed */
 	ck_assert_int_eq(fds_on("00000000000000000000.log.deleted"), 0);
-	/* a reader of a segment still in the log: closed by a later trim once released */
+	/* a segment still in the log: closed by a later trim once unpinned */
 	log_read_result r;
 	ck_assert_int_eq(log_read(lp, 40, INT64_MAX, 1, true, &r), 0);
+	ck_assert_int_ge(log_segment_pin(r.segment), 0);
 	read_all(lp);
 	ck_assert_int_eq(fds_on("00000000000000000040.log"), 1);
+	log_segment_unpin(r.segment);
 	log_segment_release(r.segment);
 	read_all(lp);
 	ck_assert_int_eq(fds_on("00000000000000000040.log"), 0);
 	ck_assert_int_le(held(), 3);
+	log_close(lp);
+	log_fcache_destroy(&fc);
+}
+END_TEST
+
+/* A response waiting to be sent holds a reference, not the descriptor:
+ * the cache closes the segment meanwhile, and the send opens it again
+ * (log_segment_pin), also after the segment left the log (its file renamed
+ * *.deleted), where the drop opens it for the reference holders. */
+START_TEST(waiting_response_holds_no_descriptor)
+{
+	log_file_cache fc;
+	log_fcache_init(&fc, 3);
+	log_partition *lp;
+	ck_assert_int_eq(log_open_with_files(&fc, pdir, &cfg, false, -1, -1, 1000, &lp), 0);
+	fill(lp, 20, 1000);
+	log_set_high_watermark(lp, log_end_offset(lp));
+	log_read_result r0, r40;
+	ck_assert_int_eq(log_read(lp, 0, INT64_MAX, 1, true, &r0), 0);
+	ck_assert_int_eq(log_read(lp, 40, INT64_MAX, 1, true, &r40), 0);
+	read_all(lp);
+	ck_assert_int_eq(fds_on("00000000000000000000.log"), 0);
+	ck_assert_int_eq(fds_on("00000000000000000040.log"), 0);
+	ck_assert_uint_eq(fc.busy, 0);
+	/* sent now: opened again, the bytes those of the read */
+	int fd = log_segment_pin(r40.segment);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(be64_at(fd, r40.file_pos), 40);
+	log_segment_unpin(r40.segment);
+	log_segment_release(r40.segment);
+	/* retention removes segment 0 while a response holds it: the drop
+	 * opens its renamed file for it, the send reads the same bytes */
+	ck_assert_int_eq(log_advance_start_offset(lp, 8), 0);
+	ck_assert_int_eq(fds_on("00000000000000000000.log.deleted"), 1);
+	fd = log_segment_pin(r0.segment);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(be64_at(fd, r0.file_pos), 0);
+	log_segment_unpin(r0.segment);
+	log_segment_release(r0.segment);
+	ck_assert_int_eq(fds_on(".deleted"), 0);
 	log_close(lp);
 	log_fcache_destroy(&fc);
 }
@@ -588,7 +635,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, cache_bounds_descriptors_and_reopens);
-	tcase_add_test(tc, reader_keeps_segment_across_eviction);
+	tcase_add_test(tc, pinned_segment_stays_open_across_eviction);
+	tcase_add_test(tc, waiting_response_holds_no_descriptor);
 	tcase_add_test(tc, index_lookups_on_closed_segments);
 	tcase_add_test(tc, truncation_and_retention_of_closed_segments);
 	tcase_add_test(tc, flush_job_keeps_nothing_open);
