@@ -6,7 +6,8 @@
  * record timestamps 10 ms apart: a segment per batch; Kafka 4's
  * log.segment.bytes is at least 1 MiB), takes a batch on every partition,
  * serves every batch back (each of the 2,000 segments opened again from
- * disk), restarts cleanly and after kill -9 at the same limit, and keeps
+ * disk), also to a consumer assigned every partition (fetches of hundreds
+ * of partitions each), restarts cleanly and after kill -9 at the same limit, and keeps
  * the descriptors it holds (/proc/<pid>/fd) under the limit all along, its
  * segment files within the cache's capacity (logged at start: 480 here,
  * half of what 1024 leaves after 64). Before the cache a partition held
@@ -124,14 +125,19 @@ static int64_t fetch(int fd, const char *topic, int32_t partition, int64_t offse
 	return base;
 }
 
-static void check_under_limit(const h_broker *b, const char *when)
+/* sending: segments a response is being sent from, at most one per
+ * connection, may be open beyond the capacity. */
+static void check_under(const h_broker *b, const char *when, int sending)
 {
 	fd_count c = count_fds(b);
 	ck_assert_msg(c.all < LIMIT, "%s: the broker holds %d descriptors (limit %d)", when, c.all,
 		      LIMIT);
-	ck_assert_msg(c.logs <= CAPACITY, "%s: %d segment files open, capacity %d", when, c.logs,
-		      CAPACITY);
+	ck_assert_msg(c.logs <= CAPACITY + sending, "%s: %d segment files open, capacity %d", when,
+		      c.logs, CAPACITY);
 }
+
+/* Between round trips of one client: nothing is being sent. */
+static void check_under_limit(const h_broker *b, const char *when) { check_under(b, when, 0); }
 
 /* Read every batch back: the 2,000 segments in order, then each partition. */
 static void read_everything(const h_broker *b, const char *when)
@@ -154,6 +160,42 @@ static void read_everything(const h_broker *b, const char *when)
 	}
 	check_under_limit(b, when);
 	close(fd);
+}
+
+/* A consumer assigned all 3,000 partitions: its fetches ask for hundreds
+ * of partitions at once, and a response holds one segment per partition
+ * while it waits to be sent; a segment's descriptor is taken only while
+ * its bytes go out. */
+static void consume_everything(const h_broker *b, const char *when)
+{
+	static const char *const kv[] = { "group.id", "open_files", "fetch.wait.max.ms", "10", NULL };
+	rd_kafka_t *c = c_consumer(b, kv);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(TOPICS * PER_TOPIC);
+	for (int t = 0; t < TOPICS; t++) {
+		char topic[16];
+		snprintf(topic, sizeof(topic), "many%d", t);
+		for (int32_t p = 0; p < PER_TOPIC; p++)
+			rd_kafka_topic_partition_list_add(l, topic, p)->offset = 0;
+	}
+	ck_assert_int_eq(rd_kafka_assign(c, l), 0);
+	rd_kafka_topic_partition_list_destroy(l);
+	long got = 0;
+	long long deadline = h_now_ms() + h_scaled_ms(120000);
+	while (got < TOPICS * PER_TOPIC && h_now_ms() < deadline) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
+		if (m) {
+			ck_assert_msg(!m->err, "%s: consumer: %s", when, rd_kafka_message_errstr(m));
+			got++;
+			rd_kafka_message_destroy(m);
+		}
+		if (got % 200 == 0)
+			check_under(b, when, 4); /* the consumer's connections */
+	}
+	ck_assert_msg(got == TOPICS * PER_TOPIC, "%s: the consumer got %ld of %d records", when, got,
+		      TOPICS * PER_TOPIC);
+	check_under_limit(b, when);
+	rd_kafka_consumer_close(c);
+	rd_kafka_destroy(c);
 }
 
 START_TEST(test_partitions_and_segments_at_a_low_limit)
@@ -218,6 +260,7 @@ START_TEST(test_partitions_and_segments_at_a_low_limit)
 	ck_assert_msg(nseg >= SEGMENTS, "long-0 has %d segments, expected %d", nseg, SEGMENTS);
 
 	read_everything(b, "reading everything back");
+	consume_everything(b, "a consumer of every partition");
 	fd_count running = count_fds(b);
 
 	/* a clean restart, then a kill -9 and a recovery, at the same limit */
