@@ -11,13 +11,13 @@
  * the front when it opens a descriptor (log_fcache_add) and goes back to
  * the front each time it is used (log_fcache_touch). Whenever the
  * descriptors held pass the capacity, entries are asked to close theirs
- * from the back (their evict callback): one in use (a segment a fetch
- * response is sending from, or a cleaner round holds) answers
- * false, keeps its descriptors and moves to the front. So a descriptor is
- * never closed under a reader, and the cache exceeds its capacity by at
- * most the descriptors of entries in use, until they are released and the
- * next trim closes them. The entry being added or grown is never evicted
- * by that call.
+ * from the back (their evict callback): one in use (a segment whose bytes
+ * a response is being sent from: log_segment_pin) answers false, keeps
+ * its descriptors and moves to the front. So a descriptor is never closed
+ * under a sendfile, and the cache exceeds its capacity by at most the
+ * descriptors of entries in use (one per connection sending), until they
+ * are released and the next trim closes them. The entry being added or
+ * grown is never evicted by that call.
  *
  * No state outside the struct: the owner of every log (the broker's
  * partition registry; a test) keeps one and hands it to each log
