@@ -322,8 +322,9 @@ typedef struct seg_reader {
 
 /* The reader opens the file for itself (this runs off the log's thread,
  * which may close the segment's own descriptor meanwhile); rd_close closes
- * it. A file renamed away since the round began is -ESTALE, as the swap
- * would be. */
+ * it. A segment retention removed since the round began is read from its
+ * renamed file (log_seg_open_fd); one already unlinked is -ESTALE, as the
+ * swap would be. */
 static int rd_init(seg_reader *r, const log_segment *s, uint8_t *buf, size_t cap)
 {
 	r->fd = log_seg_open_fd(s, O_RDONLY);
