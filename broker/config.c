@@ -697,6 +697,13 @@ static const key_def key_defs[] = {
 	{ KEY("log.local.retention.ms", T_LONG, true, "-2",
 	      "Default local.retention.ms of topics (tiered storage; -2 means retention.ms)."),
 	  FIELD(K_I64, log_local_retention_ms), ATLEAST64(-2) },
+	{ KEY("log.max.open.files", T_INT, false, "-1",
+	      "The most descriptors the segment files of all partitions hold together (a Samsa "
+	      "key; Kafka keeps every segment open): a segment nobody reads or writes is closed "
+	      "when room is needed, least recently used first, and opened again when read or "
+	      "written. -1: from the open file limit, what is left after 64 descriptors for the "
+	      "process and room for max.connections (which gets at most half of it)."),
+	  FIELD(K_I32, log_max_open_files), ATLEAST32(-1) },
 	{ KEY("log.message.timestamp.after.max.ms", T_LONG, true, "3600000",
 	      "Default message.timestamp.after.max.ms of topics: how far in the future a "
 	      "record's timestamp may be."),
@@ -1367,6 +1374,9 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 	if (cfg->max_connections_per_ip == 0 && cfg->nmax_connections_per_ip_overrides == 0)
 		return fail(err, errsize, "max.connections.per.ip can be set to zero only if "
 				     "max.connections.per.ip.overrides is set");
+	if (cfg->log_max_open_files == 0)
+		return fail(err, errsize, "log.max.open.files must be -1 (from the open file limit) "
+				     "or at least 1");
 	if (cfg->queued_max_request_bytes > 0 &&
 	    cfg->queued_max_request_bytes < cfg->socket_request_max_bytes)
 		return fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "

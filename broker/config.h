@@ -38,6 +38,8 @@ typedef struct brk_config {
 	int64_t log_roll_ms;                 /* log.roll.ms, else log.roll.hours (168) in ms */
 	int32_t log_index_interval_bytes;    /* log.index.interval.bytes (4096) */
 	int32_t log_index_size_max_bytes;    /* log.index.size.max.bytes (10485760) */
+	int32_t log_max_open_files;          /* log.max.open.files (-1: from the open file
+					      * limit; else >= 1), descriptors */
 	int32_t message_max_bytes;           /* message.max.bytes (1048588) */
 	int32_t socket_request_max_bytes;    /* socket.request.max.bytes (104857600) */
 	int64_t log_flush_interval_messages; /* log.flush.interval.messages (INT64_MAX) */

@@ -23,7 +23,8 @@
  * Output: a small head writer (int32 size + response header) followed by
  * the handler's body writer, whose memory is cut by file chunks at their
  * offsets: memory parts go out with sendmsg (MSG_MORE while a file chunk
- * follows), file chunks with sendfile.
+ * follows), file chunks with sendfile (a segment's descriptor pinned from
+ * its chunk's first byte to its last: proto_file_chunk's pin).
  *
  * Limits (Kafka's SocketServer, see conn.h):
  *  - per address: brk_conn_add counts the open connections of the peer's
@@ -132,6 +133,7 @@ struct brk_conn {
 	size_t mem_off;   /* bytes of body memory sent */
 	int chunk_i;      /* next file chunk */
 	int64_t chunk_off; /* bytes of that chunk sent */
+	int chunk_fd;     /* chunk_i's descriptor while pinned (its pin), else -1 */
 };
 
 struct brk_conns {
@@ -472,6 +474,7 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	proto_arena_init(&c->arena, (size_t)cs->cfg->socket_request_max_bytes * 4 + (64u << 20));
 	proto_writer_init(&c->body);
 	proto_writer_init(&c->head);
+	c->chunk_fd = -1;
 	int rc = brk_loop_watch(cs->loop, fd, BRK_READABLE, on_io, c);
 	if (rc < 0) {
 		close(fd);
@@ -490,6 +493,17 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	return 0;
 }
 
+/* Give back the descriptor of the file chunk being sent, if pinned (the
+ * segment's open-file cache may close it again). */
+static void chunk_unpin(brk_conn *c)
+{
+	if (c->chunk_fd < 0)
+		return;
+	const proto_file_chunk *ch = &c->body.chunks[c->chunk_i];
+	ch->unpin(ch->ref);
+	c->chunk_fd = -1;
+}
+
 /* Close and free c. reason (may be NULL) goes to the log. */
 static void conn_close(brk_conn *c, const char *reason)
 {
@@ -505,6 +519,7 @@ static void conn_close(brk_conn *c, const char *reason)
 	gave_back(cs, conn_buffer_bytes(c) + sizeof(*c));
 	brk_loop_unwatch(cs->loop, c->fd);
 	close(c->fd);
+	chunk_unpin(c);
 	proto_writer_free(&c->body); /* releases file chunk refs */
 	proto_writer_free(&c->head);
 	proto_arena_free(&c->arena);
@@ -624,12 +639,23 @@ static int response_send(brk_conn *c, const char **reason)
 			return 1;
 		const proto_file_chunk *ch = &b->chunks[c->chunk_i];
 		if (c->chunk_off >= ch->len) {
+			chunk_unpin(c);
 			c->chunk_i++;
 			c->chunk_off = 0;
 			continue;
 		}
+		int fd = ch->fd;
+		if (ch->pin) {
+			/* a segment's descriptor is lent while its bytes go out */
+			if (c->chunk_fd < 0 && (c->chunk_fd = ch->pin(ch->ref)) < 0) {
+				c->chunk_fd = -1;
+				*reason = "segment file cannot be opened";
+				return -1;
+			}
+			fd = c->chunk_fd;
+		}
 		off_t pos = (off_t)(ch->pos + c->chunk_off);
-		ssize_t w = sendfile(c->fd, ch->fd, &pos, (size_t)(ch->len - c->chunk_off));
+		ssize_t w = sendfile(c->fd, fd, &pos, (size_t)(ch->len - c->chunk_off));
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -652,6 +678,7 @@ static int response_send(brk_conn *c, const char **reason)
 /* The request in flight is answered: forget it and its frame. */
 static void request_finish(brk_conn *c)
 {
+	chunk_unpin(c);
 	proto_writer_reset(&c->body);
 	if (c->body.cap > IN_SHRINK) { /* a rare huge response: give it back */
 		proto_writer_free(&c->body);

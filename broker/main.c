@@ -151,10 +151,10 @@ static bool cluster_alive(void *arg, int32_t id)
 	return brk_cluster_alive(arg, id);
 }
 
-/* Every partition keeps its segment files open (at least the active .log),
- * so the fd limit bounds the partition count. Raise the soft RLIMIT_NOFILE
- * to the hard limit, as Kafka deployments do with ulimit -n (Kafka's
- * operations guide asks for 100000+), and log the limit in force. */
+/* Connections and the open-file cache of the segment files
+ * (log.max.open.files, -1: sized from this limit; partitions.h) share the
+ * descriptors. Raise the soft RLIMIT_NOFILE to the hard limit, as the JVM
+ * does for Kafka, and log the limit in force. */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;

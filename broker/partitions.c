@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -373,7 +374,7 @@ static void open_log(brk_partitions *reg, brk_topic *t, brk_partition *p, int64_
 	}
 	bool clean = fresh || (!reg->started && reg->clean_start);
 	if (!rc)
-		rc = log_open(dir, &t->cfg.log, clean, rp, lso, now_ms, &p->log);
+		rc = log_open_with_files(&reg->files, dir, &t->cfg.log, clean, rp, lso, now_ms, &p->log);
 	if (rc) {
 		fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
 			rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
@@ -668,7 +669,7 @@ int brk_partitions_prepare_logs(brk_partitions *reg, const char *name, const uin
 				rc = 0;
 		}
 		if (!rc)
-			rc = log_open(dir, &tc.log, true, -1, -1, now, &lp);
+			rc = log_open_with_files(&reg->files, dir, &tc.log, true, -1, -1, now, &lp);
 		if (!rc) {
 			rc = logdir_write_partition_metadata(dir, id);
 			log_close(lp);
@@ -906,6 +907,7 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 	reg->cfg = cfg;
 	reg->env = *env;
 	reg->clean_start = clean;
+	log_fcache_init(&reg->files, brk_partitions_files_capacity(cfg, true));
 	int rc = reindex(reg);
 	if (rc)
 		return rc;
@@ -973,6 +975,7 @@ int brk_partitions_shutdown(brk_partitions *reg)
 				log_close(t->partitions[p]->log);
 		topic_free(t);
 	}
+	log_fcache_destroy(&reg->files);
 	ckpt_free(reg);
 	free(reg->topics);
 	free(reg->by_name);
@@ -981,28 +984,37 @@ int brk_partitions_shutdown(brk_partitions *reg)
 	return rc;
 }
 
-bool brk_partitions_fd_budget_allows(const brk_partitions *reg, const char *topic, int64_t more,
-				     char *msg, size_t msgsize)
+/* Descriptors the process keeps for itself: the listeners, the event loop
+ * and its eventfds and timers, the log dir lock, the ZooKeeper session,
+ * checkpoint files and index files being written, the flusher's and
+ * cleaner's one file at a time. */
+#define FD_RESERVE 64
+
+int64_t brk_partitions_files_capacity(const brk_config *cfg, bool report)
 {
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return true;
-	int64_t have = 0; /* the replicas here */
-	for (int32_t i = 0; i < reg->ntopics; i++)
-		for (int32_t k = 0; k < reg->topics[i]->npartitions; k++)
-			if (reg->topics[i]->partitions[k]->log || reg->topics[i]->partitions[k]->log_failed)
-				have++;
-	int64_t limit = rl.rlim_cur > 64 ? ((int64_t)rl.rlim_cur - 64) / 3 : 0;
-	if (have + more <= limit)
-		return true;
-	char buf[256];
-	snprintf(buf, sizeof(buf),
-		 "This broker can hold at most %lld partitions with its open file limit of %llu "
-		 "(3 files per partition); this would make %lld.",
-		 (long long)limit, (unsigned long long)rl.rlim_cur, (long long)(have + more));
-	fprintf(stderr, "samsa: refusing new partitions of %s: %s Raise the limit (ulimit -n) "
-		"to allow more.\n", topic, buf);
-	if (msg)
-		snprintf(msg, msgsize, "%s", buf);
-	return false;
+	int64_t limit = getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+				rl.rlim_cur > INT32_MAX
+			? INT32_MAX
+			: (int64_t)rl.rlim_cur;
+	int64_t avail = limit > FD_RESERVE + 2 ? limit - FD_RESERVE : 2;
+	int64_t conns = cfg->max_connections < avail / 2 ? cfg->max_connections : avail / 2;
+	int64_t derived = avail - conns;
+	int64_t cap = cfg->log_max_open_files;
+	if (cap < 0) {
+		cap = derived;
+	} else if (cap > avail) {
+		if (report)
+			fprintf(stderr,
+				"samsa: warning: log.max.open.files=%" PRId64 " does not fit the open file "
+				"limit of %" PRId64 " (%d kept for the process); using %" PRId64 "\n",
+				cap, limit, FD_RESERVE, derived);
+		cap = derived;
+	}
+	if (report)
+		fprintf(stderr,
+			"samsa: segment files hold at most %" PRId64 " descriptors (log.max.open.files=%" PRId32
+			", open file limit %" PRId64 ")\n",
+			cap, cfg->log_max_open_files, limit);
+	return cap;
 }

@@ -29,6 +29,7 @@
 #include "broker/partition.h"
 #include "broker/topic_config.h"
 #include "controller/meta.h"
+#include "storage/filecache.h"
 #include "storage/log.h"
 #include "storage/logdir.h"
 
@@ -60,6 +61,7 @@ typedef struct brk_partitions {
 	const brk_config *cfg;    /* the broker's (log dir, topic defaults) */
 	brk_loop *loop;
 	brk_flusher *flusher;     /* fsyncs and checkpoint writes, off the loop */
+	log_file_cache files;     /* the open-file cache every log here shares */
 	brk_replica_env env;
 	brk_topic **topics;
 	int32_t ntopics, cap;
@@ -89,7 +91,8 @@ typedef struct brk_partitions {
  * cleanly (the logs opened before brk_partitions_started are opened with
  * it and with the log dir's checkpoints, which are read here). The flush
  * worker (flusher, on loop) is started here and stopped by
- * brk_partitions_shutdown. Returns 0 or -errno.
+ * brk_partitions_shutdown. The logs share one open-file cache sized by
+ * brk_partitions_files_capacity (reported on stderr). Returns 0 or -errno.
  */
 int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flusher,
 			const brk_config *cfg, const brk_replica_env *env, bool clean);
@@ -180,7 +183,7 @@ void brk_partitions_remove_topic(brk_partitions *reg, const char *name, const ui
  * changed (dynamic broker configs) and apply it to the open logs. */
 void brk_partitions_reconfigure(brk_partitions *reg);
 
-/* The partitions of every topic (for the open file budget). */
+/* The partitions of every topic. */
 int64_t brk_partitions_partition_count(const brk_partitions *reg);
 
 /*
@@ -223,15 +226,16 @@ void brk_partitions_checkpoint(brk_partitions *reg);
 int brk_partition_flush(brk_partitions *reg, brk_partition *p);
 
 /*
- * Whether the partitions of the registry plus `more` fit the open file
- * limit: at start-up every partition holds its active segment's .log,
- * .index and .timeindex open, so a state the broker could not reopen
- * after a restart is refused (Kafka has no such rule; its operations guide
- * asks for 100000+ descriptors). Keeps 64 descriptors for the process
- * itself. Returns true when they fit; else false with a message on stderr
- * naming topic and in msg (msgsize bytes, may be NULL).
+ * The descriptors the segment files of every log here may hold together
+ * (the open-file cache, storage/filecache.h): log.max.open.files, or for
+ * -1 what the soft open file limit leaves after 64 for the process itself
+ * and after room for max.connections connections, which get at most half
+ * of it (an explicit value above what the limit leaves after those 64 is
+ * taken as -1, with a warning). So the partition count is bounded by nothing but
+ * memory: an idle partition holds no descriptor, and no ulimit tuning is
+ * needed (Kafka holds every segment open and asks for 100000+). With
+ * report, the figures go to stderr.
  */
-bool brk_partitions_fd_budget_allows(const brk_partitions *reg, const char *topic, int64_t more,
-				     char *msg, size_t msgsize);
+int64_t brk_partitions_files_capacity(const brk_config *cfg, bool report);
 
 #endif

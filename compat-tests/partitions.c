@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -432,55 +431,6 @@ static const cp_result *find_result(const cp_result *res, int n, const char *nam
 			return &res[i];
 	return NULL;
 }
-
-/* With an open file limit of 3000 the broker holds at most (3000 - 64) / 3
- * = 978 partitions (3 descriptors each at start-up): a topic or a
- * CreatePartitions past that is POLICY_VIOLATION and leaves nothing, so the
- * broker can always restart on its data dir. The limit is set in a child so
- * the rest of the program keeps its own. */
-START_TEST(test_fd_budget)
-{
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct rlimit rl = { 3000, 3000 };
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-			_exit(2);
-		/* no internal partitions: they are made on first use */
-		h_broker *b = c_start_broker(NULL);
-		rd_kafka_t *p = c_producer(b, NULL);
-		char msg[512];
-		int rc = 0;
-		if (c_create_topic(p, "fits", 900, 1, NULL, msg, sizeof(msg)) != 0)
-			rc = 10;
-		else if (c_create_topic(p, "toomany", 100, 1, NULL, msg, sizeof(msg)) !=
-			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION)
-			rc = 11;
-		else if (create_partitions(p, "fits", 1000, NULL, 0, 0, 0, msg, sizeof(msg)) !=
-			 RD_KAFKA_RESP_ERR_POLICY_VIOLATION || !strstr(msg, "open file limit"))
-			rc = 12;
-		else if (md_partitions(p, "fits") != 900 || md_partitions(p, "toomany") > 0)
-			rc = 13;
-		rd_kafka_destroy(p);
-		if (rc == 0) {
-			int st = h_broker_stop(b, h_scaled_ms(30000));
-			if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-				rc = 14;
-			else if (h_broker_restart(b) != 0)
-				rc = 15;
-		}
-		if (rc == 0)
-			c_stop_broker(b);
-		_exit(rc);
-	}
-	int st;
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "fd budget child failed at step %d (10 fits, 11 toomany refused, 12 "
-		      "CreatePartitions refused, 13 metadata, 14 stop, 15 restart)",
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-}
-END_TEST
 
 START_TEST(test_raw_create_partitions)
 {
@@ -894,7 +844,6 @@ int main(void)
 	TCase *tc = tcase_create("partitions");
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_grow);
-	tcase_add_test(tc, test_fd_budget);
 	tcase_add_test(tc, test_raw_create_partitions);
 	tcase_add_test(tc, test_log_dirs);
 	tcase_add_test(tc, test_cluster);

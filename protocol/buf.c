@@ -596,6 +596,8 @@ void proto_writer_add_file(proto_writer *w, int fd, int64_t pos, int32_t len,
 	c->len = len;
 	c->ref = ref;
 	c->release = release;
+	c->pin = NULL;
+	c->unpin = NULL;
 	w->file_bytes += len;
 }
 

@@ -134,6 +134,14 @@ typedef struct proto_file_chunk {
 	int32_t len;   /* bytes */
 	void *ref;     /* released with release(ref) on writer reset/free */
 	void (*release)(void *ref);
+	/* NULL (as proto_writer_add_file leaves them): fd stays valid until
+	 * release. Else the owner lends the descriptor only while the chunk
+	 * is being sent (it may close it meanwhile: an open-file cache):
+	 * pin(ref) returns the descriptor to send from instead of fd, >= 0
+	 * and valid until unpin(ref), or a negative errno. Whoever sends calls
+	 * unpin before release. */
+	int (*pin)(void *ref);
+	void (*unpin)(void *ref);
 } proto_file_chunk;
 
 typedef struct proto_writer {

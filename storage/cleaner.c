@@ -97,7 +97,7 @@ int log_clean_stats_of(log_partition *lp, int64_t checkpoint, const log_clean_co
 			log_segment *s = lp->segs[i];
 			uint8_t hdr[PROTO_BATCH_HEADER_SIZE];
 			proto_batch_info h;
-			if (s->size < PROTO_BATCH_HEADER_SIZE || log_io_pread(s->fd, hdr, sizeof hdr, 0) < 0 ||
+			if (s->size < PROTO_BATCH_HEADER_SIZE || log_seg_pread(s, hdr, sizeof hdr, 0) < 0 ||
 			    log_batch_parse_header(hdr, &h) < 0)
 				continue;
 			if (h.max_timestamp > 0 && h.max_timestamp < earliest)
@@ -320,14 +320,27 @@ typedef struct seg_reader {
 	size_t len;
 } seg_reader;
 
-static void rd_init(seg_reader *r, const log_segment *s, uint8_t *buf, size_t cap)
+/* The reader opens the file for itself (this runs off the log's thread,
+ * which may close the segment's own descriptor meanwhile); rd_close closes
+ * it. A segment retention removed since the round began is read from its
+ * renamed file (log_seg_open_fd); one already unlinked is -ESTALE, as the
+ * swap would be. */
+static int rd_init(seg_reader *r, const log_segment *s, uint8_t *buf, size_t cap)
 {
-	r->fd = s->fd;
+	r->fd = log_seg_open_fd(s, O_RDONLY);
 	r->size = s->size;
 	r->buf = buf;
 	r->cap = cap;
 	r->pos = 0;
 	r->len = 0;
+	return r->fd == -ENOENT ? -ESTALE : r->fd < 0 ? r->fd : 0;
+}
+
+static void rd_close(seg_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
 }
 
 /* Make [pos, pos + n) available in the buffer (growing it when needed). */
@@ -382,6 +395,56 @@ static bool is_plain_data(const proto_batch_info *h)
 	return !(h->attributes & (PROTO_ATTR_CONTROL | PROTO_ATTR_TRANSACTIONAL));
 }
 
+/* Kafka's buildOffsetMap over one segment of [first_dirty,
+ * first_uncleanable) read by r: 1 to go on with the next segment, 0 when
+ * the map is full or the range ends, or an error. */
+static int map_segment(log_clean_job *j, offset_map *m, seg_reader *r, uint8_t **buf, size_t *cap,
+		       proto_scratch *sc)
+{
+	for (int64_t pos = 0;;) {
+		if (aborted(j))
+			return -ECANCELED;
+		const uint8_t *p;
+		proto_batch_info h;
+		int rc = rd_batch(r, pos, &p, &h, buf, cap);
+		if (rc == 1)
+			return 1;
+		if (rc < 0)
+			return rc;
+		pos += h.size;
+		int64_t last = log_batch_last_offset(&h);
+		if (last < j->first_dirty)
+			continue;
+		if (h.base_offset >= j->first_uncleanable)
+			return 0;
+		if (is_plain_data(&h)) {
+			/* Kafka stops before a batch that would overfill the map */
+			if (m->count > 0 && m->count + (size_t)(h.records_count > 0 ? h.records_count : 0) >
+						    m->max_count)
+				return 0;
+			proto_record_iter it;
+			rc = proto_record_iter_init(&it, p, (size_t)h.size, sc);
+			if (rc < 0)
+				return LOG_ERR_CORRUPT;
+			proto_record rec;
+			while ((rc = proto_record_iter_next(&it, &rec)) == 1) {
+				j->res.records_read++;
+				if (rec.offset < j->first_dirty || !rec.key || rec.key_len < 0)
+					continue;
+				if (m->count >= m->nslots - 1)
+					return 0;
+				rc = map_put(m, rec.key, rec.key_len, rec.offset);
+				if (rc < 0)
+					return rc;
+			}
+			if (rc < 0)
+				return LOG_ERR_CORRUPT;
+		}
+		m->latest = last;
+		j->res.bytes_read += h.size;
+	}
+}
+
 /* Kafka's buildOffsetMap over [first_dirty, first_uncleanable). */
 static int build_map(log_clean_job *j, offset_map *m, uint8_t **buf, size_t *cap, proto_scratch *sc)
 {
@@ -390,49 +453,12 @@ static int build_map(log_clean_job *j, offset_map *m, uint8_t **buf, size_t *cap
 		if (j->next_base[i] <= j->first_dirty)
 			continue;
 		seg_reader r;
-		rd_init(&r, j->segs[i], *buf, *cap);
-		for (int64_t pos = 0;;) {
-			if (aborted(j))
-				return -ECANCELED;
-			const uint8_t *p;
-			proto_batch_info h;
-			int rc = rd_batch(&r, pos, &p, &h, buf, cap);
-			if (rc == 1)
-				break;
-			if (rc < 0)
-				return rc;
-			pos += h.size;
-			int64_t last = log_batch_last_offset(&h);
-			if (last < j->first_dirty)
-				continue;
-			if (h.base_offset >= j->first_uncleanable)
-				return 0;
-			if (is_plain_data(&h)) {
-				/* Kafka stops before a batch that would overfill the map */
-				if (m->count > 0 && m->count + (size_t)(h.records_count > 0 ? h.records_count : 0) >
-							    m->max_count)
-					return 0;
-				proto_record_iter it;
-				rc = proto_record_iter_init(&it, p, (size_t)h.size, sc);
-				if (rc < 0)
-					return LOG_ERR_CORRUPT;
-				proto_record rec;
-				while ((rc = proto_record_iter_next(&it, &rec)) == 1) {
-					j->res.records_read++;
-					if (rec.offset < j->first_dirty || !rec.key || rec.key_len < 0)
-						continue;
-					if (m->count >= m->nslots - 1)
-						return 0;
-					rc = map_put(m, rec.key, rec.key_len, rec.offset);
-					if (rc < 0)
-						return rc;
-				}
-				if (rc < 0)
-					return LOG_ERR_CORRUPT;
-			}
-			m->latest = last;
-			j->res.bytes_read += h.size;
-		}
+		int rc = rd_init(&r, j->segs[i], *buf, *cap);
+		if (rc == 0)
+			rc = map_segment(j, m, &r, buf, cap, sc);
+		rd_close(&r);
+		if (rc != 1)
+			return rc;
 	}
 	return 0;
 }
@@ -755,7 +781,7 @@ static int clean_group(log_clean_job *j, offset_map *m, size_t from, size_t to, 
 		rc = -ENOMEM;
 	for (size_t i = from; rc == 0 && i < to; i++) {
 		seg_reader r;
-		rd_init(&r, j->segs[i], *buf, *cap);
+		rc = rd_init(&r, j->segs[i], *buf, *cap);
 		for (int64_t pos = 0; rc == 0;) {
 			if (aborted(j)) {
 				rc = -ECANCELED;
@@ -774,6 +800,7 @@ static int clean_group(log_clean_job *j, offset_map *m, size_t from, size_t to, 
 			j->res.bytes_read += h.size;
 			rc = clean_batch(j, m, &o, p, &h, sc, w);
 		}
+		rd_close(&r);
 		if (rc == 0)
 			rc = read_txnindex(j->dir, j->segs[i]->base_offset, &txn, &ntxn, &captxn);
 	}

@@ -63,6 +63,16 @@ int log_io_fsync_dir(const char *dir)
 	return rc;
 }
 
+int log_io_fsync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
 int log_io_remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);

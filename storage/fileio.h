@@ -23,6 +23,12 @@ int log_io_pwrite(int fd, const void *buf, size_t n, int64_t pos);
 static inline bool log_io_full(int rc) { return rc == -ENOSPC || rc == -EDQUOT || rc == -EFBIG; }
 /* fsync the directory itself (after a create, rename or unlink in it). */
 int log_io_fsync_dir(const char *dir);
+/* fsync the file at path through a descriptor of its own, closed again:
+ * Linux's fsync writes back every dirty page of the file, whichever
+ * descriptor wrote it (one closed since too), and reports a write-back
+ * error no descriptor has seen yet. A missing file is 0 (it left the log
+ * meanwhile). Any thread. */
+int log_io_fsync_file(const char *path);
 /* Replace dir/name with len bytes: write dir/name.tmp, fsync it when sync is
  * true, rename over dir/name, and fsync dir when sync is true. */
 int log_io_write_atomic(const char *dir, const char *name, const void *data, size_t len, bool sync);

@@ -83,7 +83,7 @@ int log_ef_load(log_entfile *ef)
 		close(fd);
 		return rc;
 	}
-	ef->fd = fd;
+	close(fd); /* log_ef_sync opens one to write */
 	ef->n = ef->nfile = n;
 	if (n > 0)
 		memcpy(ef->last, log_ef_at(ef, n - 1), ef->esz);
@@ -105,6 +105,8 @@ int log_ef_reset(log_entfile *ef)
 			return -errno;
 		close(fd);
 	}
+	if (ef->nfile > 0)
+		ef->dirty = true; /* entries gone from the file */
 	ef->n = ef->nfile = 0;
 	ef->loaded = true;
 	return 0;
@@ -112,7 +114,9 @@ int log_ef_reset(log_entfile *ef)
 
 int log_ef_push(log_entfile *ef, const uint8_t *entry)
 {
-	int rc = ef_reserve(ef, ef->n + 1);
+	int rc = log_ef_load(ef);
+	if (rc == 0)
+		rc = ef_reserve(ef, ef->n + 1);
 	if (rc < 0)
 		return rc;
 	memcpy(ef->mem + ef->n * ef->esz, entry, ef->esz);
@@ -132,6 +136,7 @@ int log_ef_sync(log_entfile *ef)
 	}
 	int rc = log_io_pwrite(ef->fd, log_ef_at(ef, ef->nfile), (ef->n - ef->nfile) * ef->esz,
 			       (int64_t)(ef->nfile * ef->esz));
+	ef->dirty = true;
 	if (rc < 0) {
 		/* A short write (ENOSPC, EFBIG) may have left part of the
 		 * entries: cut the file back to the entries written before, so
@@ -139,15 +144,46 @@ int log_ef_sync(log_entfile *ef)
 		if (ftruncate(ef->fd, (off_t)(ef->nfile * ef->esz)) < 0)
 			fprintf(stderr, "samsa storage: %s: cannot truncate a failed index write: %s\n",
 				ef->path, strerror(errno));
-		return rc;
+	} else {
+		ef->nfile = ef->n;
 	}
-	ef->nfile = ef->n;
-	return 0;
+	if (!ef->keep_fd)
+		log_ef_close_fd(ef);
+	return rc;
+}
+
+void log_ef_close_fd(log_entfile *ef)
+{
+	if (ef->fd >= 0)
+		close(ef->fd);
+	ef->fd = -1;
+}
+
+void log_ef_keep_fd(log_entfile *ef, bool keep)
+{
+	ef->keep_fd = keep;
+	if (!keep)
+		log_ef_close_fd(ef);
+}
+
+void log_ef_unload(log_entfile *ef)
+{
+	if (!ef->loaded || ef->n != ef->nfile)
+		return;
+	free(ef->mem);
+	ef->mem = NULL;
+	ef->cap = 0;
+	ef->loaded = false;
 }
 
 int log_ef_truncate(log_entfile *ef, size_t n)
 {
-	if (!ef->loaded || n > ef->n)
+	if (n >= ef->n)
+		return 0;
+	int rc = log_ef_load(ef);
+	if (rc < 0)
+		return rc;
+	if (n >= ef->n)
 		return 0;
 	ef->n = n;
 	if (n > 0)
@@ -157,13 +193,16 @@ int log_ef_truncate(log_entfile *ef, size_t n)
 				: truncate(ef->path, (off_t)(n * ef->esz)) < 0)
 			return -errno;
 		ef->nfile = n;
+		ef->dirty = true;
 	}
 	return 0;
 }
 
 int log_ef_fsync(log_entfile *ef)
 {
-	if (ef->fd >= 0 && fsync(ef->fd) < 0)
+	if (ef->fd < 0)
+		return log_io_fsync_file(ef->path);
+	if (fsync(ef->fd) < 0)
 		return -errno;
 	return 0;
 }

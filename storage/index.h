@@ -7,6 +7,14 @@
  * clean or unclean stop leaves nothing to trim (Kafka trims its preallocated
  * files on close; both read the same).
  *
+ * Descriptors: only an entfile with keep_fd (the active segment's indexes,
+ * which take an entry every index.interval.bytes) holds its fd between
+ * writes, from its first write on. Any other is read whole into memory by log_ef_load and written
+ * by log_ef_sync through a descriptor opened for the call and closed again,
+ * so the indexes of the closed segments of a log hold none (Kafka maps
+ * them instead; the bytes in memory are the same). log_ef_unload gives the
+ * memory back; the next log_ef_load reads the file again.
+ *
  * Offset index entry (Kafka's OffsetIndex, 8 bytes, big endian):
  *   off size
  *     0   4  relative offset = (last offset of the batch) - segment base offset
@@ -34,6 +42,8 @@ typedef struct log_entfile {
 	size_t cap;     /* entries mem can hold */
 	size_t nfile;   /* entries already written to the file */
 	bool loaded;
+	bool keep_fd;   /* hold fd between writes (log_ef_keep_fd) */
+	bool dirty;     /* the file changed since the log's last flush took it */
 	uint8_t last[LOG_TIMEINDEX_ENTRY_SIZE]; /* last entry, valid when n > 0 */
 } log_entfile;
 
@@ -42,22 +52,34 @@ int log_ef_init(log_entfile *ef, const char *path, size_t esz);
 /* Stat the file without loading it: -ENOENT when missing, LOG_ERR_CORRUPT when
  * its size is not a multiple of the entry size; on success n and last are set. */
 int log_ef_stat(log_entfile *ef);
-/* Read every entry into memory (opens the fd). 0 or -errno. */
+/* Read every entry into memory (through a descriptor closed again: only
+ * log_ef_sync keeps one, for keep_fd). 0 or -errno. */
 int log_ef_load(log_entfile *ef);
 /* Create or empty the file; the entfile becomes loaded with 0 entries. No fd
  * is kept open when none was: log_ef_sync opens it for the first entry. */
 int log_ef_reset(log_entfile *ef);
-/* Add one entry in memory (loaded only); written by log_ef_sync. 0 or -ENOMEM. */
+/* Add one entry in memory (loading the file first when it is not);
+ * written by log_ef_sync. 0, -ENOMEM or log_ef_load's -errno. */
 int log_ef_push(log_entfile *ef, const uint8_t *entry);
 /* Write entries pushed since the last sync to the end of the file (opening
- * the fd on first use). On a failed write (-ENOSPC, -EFBIG, -EIO) the file
- * is cut back to the entries written before and nfile does not move: the
- * unwritten entries stay in memory (log_ef_truncate drops them). */
+ * the fd when not open; closed again unless keep_fd). On a failed write
+ * (-ENOSPC, -EFBIG, -EIO) the file is cut back to the entries written
+ * before and nfile does not move: the unwritten entries stay in memory
+ * (log_ef_truncate drops them). */
 int log_ef_sync(log_entfile *ef);
-/* Keep the first n entries (memory and file). */
+/* Keep the first n entries (memory and file; loaded first when not). */
 int log_ef_truncate(log_entfile *ef, size_t n);
-/* fsync the file if open. */
+/* fsync the file (through its fd, or one opened for it; a missing file
+ * is 0). */
 int log_ef_fsync(log_entfile *ef);
+/* Set keep_fd; false closes the fd now. */
+void log_ef_keep_fd(log_entfile *ef, bool keep);
+/* Close the fd, if open (the next write opens one again). */
+void log_ef_close_fd(log_entfile *ef);
+/* Free the entries in memory when every one is in the file (n == nfile):
+ * loaded becomes false, n, nfile and last stay (as log_ef_stat sets
+ * them). A no-op otherwise. */
+void log_ef_unload(log_entfile *ef);
 /* Close the fd and free memory (the entfile can be initialised again). */
 void log_ef_destroy(log_entfile *ef);
 static inline const uint8_t *log_ef_at(const log_entfile *ef, size_t i) { return ef->mem + i * ef->esz; }

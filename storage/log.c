@@ -37,7 +37,7 @@ void log_config_defaults(log_config *c)
 static void free_partition(log_partition *lp)
 {
 	for (size_t i = 0; i < lp->nseg; i++) {
-		log_segment_release(lp->segs[i]);
+		log_seg_drop(lp->segs[i]);
 		log_txnindex_destroy(&lp->tix[i]);
 	}
 	free(lp->segs);
@@ -53,6 +53,12 @@ static void free_partition(log_partition *lp)
 
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out)
+{
+	return log_open_with_files(NULL, dir, cfg, clean, recovery_point, log_start_offset, now_ms, out);
+}
+
+int log_open_with_files(log_file_cache *files, const char *dir, const log_config *cfg, bool clean,
+			int64_t recovery_point, int64_t log_start_offset, int64_t now_ms, log_partition **out)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -78,6 +84,7 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	if (!lp)
 		return -ENOMEM;
 	lp->cfg = *cfg;
+	lp->files = files;
 	lp->unflushed_since_ms = -1;
 	lp->flush_cap = INT64_MAX;
 	lp->log_start = log_start_offset;
@@ -101,6 +108,9 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 		free_partition(lp);
 		return rc;
 	}
+	log_seg_set_active(log_active(lp), true); /* recovery may have cut the log */
+	/* opened for the indexes recovery wrote: the next append opens them again */
+	log_seg_close_index_fds(log_active(lp));
 	int64_t leo = log_end_offset(lp);
 	if (lp->log_start < lp->segs[0]->base_offset)
 		lp->log_start = lp->segs[0]->base_offset;
@@ -308,8 +318,9 @@ static void unroll(log_partition *lp, size_t sealed_ti)
 	lp->nseg--;
 	log_txnindex_destroy(&lp->tix[lp->nseg]);
 	log_seg_unlink(s);
-	log_segment_release(s);
+	log_seg_drop(s);
 	lp->dir_unsynced = true;
+	log_seg_set_active(log_active(lp), true);
 	log_ef_truncate(&log_active(lp)->tidx, sealed_ti);
 }
 
@@ -676,6 +687,12 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 		s = log_active(lp);
 		rolled = true;
 	}
+	int fd = log_seg_fd(s);
+	if (fd < 0) {
+		if (rolled)
+			unroll(lp, sealed_ti);
+		return fd;
+	}
 	/* Write, then index; on any failure (ENOSPC mid-batch: a short
 	 * write) put everything back: the .log cut to the end of the last
 	 * complete batch, the index entries of this append dropped from
@@ -685,7 +702,7 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 	int64_t old_since = s->bytes_since_index, old_rolling = s->rolling_ts;
 	size_t old_oi = s->oidx.n, old_ti = s->tidx.n;
 	log_seg_preallocate(s, old_size + (int64_t)len, lp->cfg.segment_bytes);
-	int rc = log_io_pwrite(s->fd, batches, len, old_size);
+	int rc = log_io_pwrite(fd, batches, len, old_size);
 	for (size_t pos = 0; rc == 0 && pos < len;) {
 		proto_batch_info h;
 		log_batch_parse_header(batches + pos, &h);
@@ -695,7 +712,7 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 	if (rc == 0)
 		rc = log_seg_sync_indexes(s);
 	if (rc < 0) {
-		if (ftruncate(s->fd, (off_t)old_size) < 0)
+		if (ftruncate(fd, (off_t)old_size) < 0)
 			fprintf(stderr, "samsa storage: %s: cannot truncate a failed append: %s\n", s->log_path,
 				strerror(errno));
 		s->allocated = old_size; /* the truncation gave back the reserve */
@@ -723,19 +740,30 @@ static int append_write(log_partition *lp, const uint8_t *batches, size_t len, i
 /* ---- flush ---- */
 
 struct log_flush_job {
-	log_segment **segs; /* references */
-	int *index_fds;     /* per segment: .index and .timeindex fds at begin,
-			     * and a dup of the .txnindex fd when it was written
-			     * (-1 otherwise; closed at end);			     * (-1: not open, nothing written to sync); read
-			     * here because the loop may open them meanwhile */
+	char **log_paths;   /* per segment taken: its .log's path (owned) */
+	int64_t *bases;     /* its base offset */
+	uint8_t *what;      /* what to fsync of it: FLUSH_* */
 	size_t n;
 	int64_t target;     /* recovery point once done */
 	int64_t unflushed_since_ms;
 	char *dir;          /* set when the directory needs an fsync */
 	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
 	int rc;
-	bool open_failed;   /* rc is the directory's or the checkpoint's open
-			     * failing (EMFILE...): nothing was fsynced wrong */
+	bool unopened;      /* rc is a file that could not be opened: nothing was
+			     * lost, the next flush tries again */
+};
+
+/* What a job fsyncs of a segment. The job holds no reference to the
+ * segments (which would keep the open-file cache from closing them while
+ * it waits for the flush thread) but their paths: every file goes by path,
+ * through a descriptor of its own, one at a time (fsync writes back what
+ * any descriptor of the file wrote); a file gone meanwhile (the segment
+ * left the log) needs none. */
+enum {
+	FLUSH_LOG = 1,  /* the .log */
+	FLUSH_TXN = 2,  /* the .txnindex */
+	FLUSH_OIDX = 4, /* the .index */
+	FLUSH_TIDX = 8, /* the .timeindex */
 };
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
@@ -773,9 +801,10 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	log_flush_job *j = calloc(1, sizeof *j);
 	if (!j)
 		return -ENOMEM;
-	j->segs = calloc(lp->nseg, sizeof *j->segs);
-	j->index_fds = calloc(lp->nseg * 3, sizeof *j->index_fds);
-	if (!j->segs || !j->index_fds)
+	j->log_paths = calloc(lp->nseg, sizeof *j->log_paths);
+	j->bases = calloc(lp->nseg, sizeof *j->bases);
+	j->what = calloc(lp->nseg, sizeof *j->what);
+	if (!j->log_paths || !j->bases || !j->what)
 		goto nomem;
 	if (lp->dir_unsynced && !(j->dir = strdup(lp->dir)))
 		goto nomem;
@@ -792,22 +821,18 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 		log_txnindex *ti = &lp->tix[i];
 		if (ti->loaded && ti->nfile < ti->n && log_txnindex_sync(ti) < 0)
 			s->dirty = true; /* still pending: retried by the next flush */
-		if (!s->dirty && !ti->dirty)
+		if (!s->dirty && !ti->dirty && !s->oidx.dirty && !s->tidx.dirty)
 			continue;
-		int tfd = -1;
-		if (ti->dirty && ti->fd >= 0) {
-			/* a dup: the partition may close its fd while the job runs */
-			tfd = fcntl(ti->fd, F_DUPFD_CLOEXEC, 0);
-			if (tfd < 0)
-				continue; /* stays dirty for the next flush */
-		}
-		ti->dirty = false;
-		log_segment_keep(s);
-		s->dirty = false;
-		j->index_fds[j->n * 3] = s->oidx.fd;
-		j->index_fds[j->n * 3 + 1] = s->tidx.fd;
-		j->index_fds[j->n * 3 + 2] = tfd;
-		j->segs[j->n++] = s;
+		if (!(j->log_paths[j->n] = strdup(s->log_path)))
+			goto nomem;
+		j->bases[j->n] = s->base_offset;
+		j->what[j->n++] = (uint8_t)((s->dirty ? FLUSH_LOG : 0) | (ti->dirty ? FLUSH_TXN : 0) |
+					    (s->oidx.dirty ? FLUSH_OIDX : 0) | (s->tidx.dirty ? FLUSH_TIDX : 0));
+	}
+	for (size_t i = 0; i < lp->nseg; i++) { /* taken (the others are clean) */
+		lp->tix[i].dirty = false;
+		lp->segs[i]->dirty = false;
+		lp->segs[i]->oidx.dirty = lp->segs[i]->tidx.dirty = false;
 	}
 	j->target = log_end_offset(lp);
 	j->unflushed_since_ms = lp->unflushed_since_ms;
@@ -818,52 +843,65 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	*out = j;
 	return 0;
 nomem:
-	free(j->segs);
-	free(j->index_fds);
+	for (size_t i = 0; i < j->n; i++)
+		free(j->log_paths[i]);
+	free(j->log_paths);
+	free(j->bases);
+	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);
 	return -ENOMEM;
 }
 
+/* fsync the file at path; a file gone is 0 (it left the log), one that
+ * cannot be opened (-EMFILE, ...) is not a failed fsync. */
+static int fsync_path(log_flush_job *j, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		j->unopened = true;
+		return -errno;
+	}
+	int rc = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* fsync the file of the segment at log_path (its .log) with suffix
+ * instead of ".log". */
+static int fsync_sibling(log_flush_job *j, const char *log_path, const char *suffix)
+{
+	char path[PATH_MAX];
+	int rc = log_io_path(path, sizeof path, "%.*s%s", (int)(strlen(log_path) - strlen(".log")), log_path,
+			     suffix);
+	return rc < 0 ? rc : fsync_path(j, path);
+}
+
 int log_flush_run(log_flush_job *j)
 {
 	int rc = 0;
 	for (size_t i = 0; i < j->n && rc == 0; i++) {
-		log_segment *s = j->segs[i];
-		if (fsync(s->fd) < 0)
-			rc = -errno;
-		for (int k = 0; k < 3 && rc == 0; k++) {
-			int fd = j->index_fds[i * 3 + (size_t)k];
-			if (fd >= 0 && fsync(fd) < 0)
-				rc = -errno;
-		}
+		const char *p = j->log_paths[i];
+		if (j->what[i] & FLUSH_LOG)
+			rc = fsync_path(j, p);
+		if (rc == 0 && (j->what[i] & FLUSH_OIDX))
+			rc = fsync_sibling(j, p, ".index");
+		if (rc == 0 && (j->what[i] & FLUSH_TIDX))
+			rc = fsync_sibling(j, p, ".timeindex");
+		if (rc == 0 && (j->what[i] & FLUSH_TXN))
+			rc = fsync_sibling(j, p, LOG_TXNINDEX_SUFFIX);
 	}
 	/* An open that fails (out of descriptors, mostly) syncs nothing and
 	 * loses nothing: the job fails and is taken again by the next flush,
-	 * unlike a failed fsync (log_flush_end). */
-	if (rc == 0 && j->epoch_path) {
-		int fd = open(j->epoch_path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (fsync(fd) < 0)
-				rc = -errno;
-			close(fd);
-		} else if (errno != ENOENT) {
-			rc = -errno;
-			j->open_failed = true;
-		}
-	}
-	if (rc == 0 && j->dir) {
-		int fd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (fsync(fd) < 0)
-				rc = -errno;
-			close(fd);
-		} else {
-			rc = -errno;
-			j->open_failed = true;
-		}
-	}
+	 * unlike a failed fsync (log_flush_end). A directory opens read-only
+	 * like a file. */
+	if (rc == 0 && j->epoch_path)
+		rc = fsync_path(j, j->epoch_path);
+	if (rc == 0 && j->dir)
+		rc = fsync_path(j, j->dir);
 	j->rc = rc;
 	return rc;
 }
@@ -881,7 +919,7 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 		 * clean-shutdown marker and the next open checks every batch
 		 * from the last good recovery point (CRC) and truncates what
 		 * was lost. */
-		if (rc < 0 && !lp->fsync_failed && !j->open_failed) {
+		if (rc < 0 && !j->unopened && !lp->fsync_failed) {
 			lp->fsync_failed = true;
 			fprintf(stderr,
 				"samsa storage: %s: fsync failed (%s): the recovery point stays at %lld until "
@@ -896,11 +934,16 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 			if (target > lp->recovery_point && !lp->fsync_failed)
 				lp->recovery_point = target;
 		} else {
+			/* the segments still in the log are to be synced again */
 			for (size_t i = 0; i < j->n; i++) {
-				j->segs[i]->dirty = true;
-				for (size_t k = 0; j->index_fds[i * 3 + 2] >= 0 && k < lp->nseg; k++)
-					if (lp->segs[k] == j->segs[i])
-						lp->tix[k].dirty = true;
+				size_t k = log_seg_floor(lp, j->bases[i]);
+				log_segment *s = lp->segs[k];
+				if (s->base_offset != j->bases[i])
+					continue;
+				s->dirty |= (j->what[i] & FLUSH_LOG) != 0;
+				s->oidx.dirty |= (j->what[i] & FLUSH_OIDX) != 0;
+				s->tidx.dirty |= (j->what[i] & FLUSH_TIDX) != 0;
+				lp->tix[k].dirty |= (j->what[i] & FLUSH_TXN) != 0;
 			}
 			if (j->dir)
 				lp->dir_unsynced = true;
@@ -913,13 +956,11 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	}
 	if (rc == 0 && lp && lp->fsync_failed)
 		rc = -EIO;
-	for (size_t i = 0; i < j->n; i++) {
-		log_segment_release(j->segs[i]);
-		if (j->index_fds[i * 3 + 2] >= 0)
-			close(j->index_fds[i * 3 + 2]);
-	}
-	free(j->segs);
-	free(j->index_fds);
+	for (size_t i = 0; i < j->n; i++)
+		free(j->log_paths[i]);
+	free(j->log_paths);
+	free(j->bases);
+	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
 	free(j);
@@ -1033,9 +1074,12 @@ int log_read(log_partition *lp, int64_t offset, int64_t max_offset, int32_t max_
 			end = p0 + h0.size;
 			next = log_batch_last_offset(&h0) + 1;
 		}
+		int fd = log_seg_fd(s); /* open: the scan above opened it */
+		if (fd < 0)
+			return fd;
 		log_segment_keep(s);
 		out->segment = s;
-		out->fd = s->fd;
+		out->fd = fd;
 		out->file_pos = p0;
 		out->len = (int32_t)(end - p0);
 		out->next_offset = next;
@@ -1076,8 +1120,6 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 		free(fresh);
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < nnew; k++)
-		tix[at + k].fd = -1; /* destroyable before init */
 	int rc = files(arg);
 	size_t opened = 0;
 	for (; rc == 0 && opened < nnew; opened++) {
@@ -1117,12 +1159,13 @@ int log_replace_segments(log_partition *lp, log_segment *const *old, size_t nold
 	memcpy(tix, lp->tix, at * sizeof *tix);
 	for (size_t k = 0; k < nnew; k++) {
 		segs[at + k] = fresh[k];
+		log_seg_attach(fresh[k], lp->files);
 		added += fresh[k]->size;
 	}
 	for (size_t j = 0; j < nold; j++) {
 		removed += lp->segs[at + j]->size;
 		log_txnindex_destroy(&lp->tix[at + j]);
-		log_segment_release(lp->segs[at + j]);
+		log_seg_drop(lp->segs[at + j]);
 	}
 	size_t rest = lp->nseg - at - nold;
 	memcpy(segs + at + nnew, lp->segs + at + nold, rest * sizeof *segs);

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "storage/err.h"
+#include "storage/filecache.h"
 #include "storage/producer_state.h"
 #include "storage/txnindex.h"
 
@@ -56,6 +57,18 @@ void log_segment_keep(log_segment *s);
 /* Drop a reference; the fd closes with the last one. Takes void * so it can
  * be used as a proto_records release callback. */
 void log_segment_release(void *segment);
+/*
+ * Lend the segment's .log descriptor for a send that spans loop iterations
+ * (a fetch response's sendfile; proto_file_chunk's pin and unpin): the
+ * descriptor, opened again when the log's open-file cache (filecache.h)
+ * closed it, also for a segment that has left the log since (from its file
+ * renamed *.deleted, until it is unlinked), and kept open until
+ * log_segment_unpin; or -errno. The caller holds a reference throughout.
+ * A reference alone keeps the memory, not the descriptor: only a pinned
+ * segment is never closed by the cache. The log's thread.
+ */
+int log_segment_pin(void *segment);
+void log_segment_unpin(void *segment);
 
 typedef struct log_partition log_partition;
 
@@ -77,6 +90,19 @@ typedef struct log_partition log_partition;
  */
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
+/*
+ * log_open for a log whose segments share the open-file cache files
+ * (storage/filecache.h; NULL: none) with the other logs of its owner:
+ * from the open on (recovery included), a segment's .log is opened when
+ * it is read or written and closed again when the cache needs room and
+ * nobody reads it; the active segment is one of them (an idle partition
+ * holds no descriptor). files must outlive the log (log_close or
+ * log_delete); segment references held after that (a fetch response) do
+ * not touch it. With NULL, as with log_open, a segment's .log stays open
+ * from its first use until the log is closed.
+ */
+int log_open_with_files(log_file_cache *files, const char *dir, const log_config *cfg, bool clean,
+			int64_t recovery_point, int64_t log_start_offset, int64_t now_ms, log_partition **out);
 
 /* Write the producer state snapshot at the log end offset (when it moved
  * since the last one), flush (if dirty) and free. Segment refs held
@@ -275,8 +301,9 @@ int log_flush(log_partition *lp);
 
 /*
  * The same flush split so the fsyncs run on another thread (DESIGN.md
- * decision 5). log_flush_begin (log's thread) takes references to the
- * segments written since the last flush and notes the log end offset;
+ * decision 5). log_flush_begin (log's thread) notes the files written
+ * since the last flush (by path: the job holds no segment, so the
+ * open-file cache may close them meanwhile) and the log end offset;
  * log_flush_run (any thread, blocking) fsyncs them, the leader epoch
  * checkpoint and the directory when needed; log_flush_end (log's thread)
  * advances the recovery point on success (or marks the data unflushed again)
@@ -289,7 +316,9 @@ int log_flush(log_partition *lp);
  * is false. begin returns 0, -ENOMEM, or the -errno of rewriting a leader
  * epoch checkpoint an earlier append could not write (storage/leader_epoch.h;
  * nothing to flush is taken then, so the recovery point stays); run and end
- * return the fsync result, 0 or -errno.
+ * return the fsync result, 0 or -errno. A file that could not be opened for
+ * its fsync (-EMFILE, ...) fails the job too, but lost nothing: the rule
+ * above does not apply, its files are taken again by the next flush.
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);
@@ -299,7 +328,10 @@ int log_flush_end(log_partition *lp, log_flush_job *job);
 /* Where a fetch reads: a region of one segment file. */
 typedef struct log_read_result {
 	log_segment *segment; /* a reference the caller releases (NULL if len == 0) */
-	int fd;
+	int fd;               /* segment's descriptor: valid until another segment of a
+			       * log sharing an open-file cache is opened, unless
+			       * pinned (log_segment_pin); with no cache, until the
+			       * reference is released */
 	int64_t file_pos; /* bytes */
 	int32_t len;      /* bytes, whole batches only */
 	int64_t next_offset; /* when len > 0: the offset after the last batch returned

@@ -52,6 +52,10 @@ int log_push_segment(log_partition *lp, log_segment *s)
 		log_txnindex_destroy(&lp->tix[lp->nseg]);
 		return rc;
 	}
+	if (lp->nseg > 0)
+		log_seg_set_active(lp->segs[lp->nseg - 1], false);
+	log_seg_set_active(s, true);
+	log_seg_attach(s, lp->files);
 	lp->segs[lp->nseg++] = s;
 	return 0;
 }

@@ -8,7 +8,10 @@
  *
  * Invariants:
  *   - segs[] is never empty, sorted by base offset; segs[nseg-1] is the
- *     active segment (the only one appended to), its indexes are loaded;
+ *     active segment (the only one appended to), its indexes are loaded
+ *     and it is the only one whose index files keep a descriptor between
+ *     writes (log_seg_set_active: log_push_segment moves the mark, and
+ *     whatever drops the last segments marks the new last one);
  *   - log_start <= high watermark <= log end offset = active->next_offset;
  *   - recovery_point <= log end offset: below it, data was fsynced.
  */
@@ -24,6 +27,8 @@
 struct log_partition {
 	char *dir;                  /* owned */
 	log_config cfg;
+	log_file_cache *files;      /* the open-file cache its segments are attached to
+				     * (log_open_with_files), NULL for none */
 	log_segment **segs;         /* nseg references, sorted by base offset */
 	log_txnindex *tix;          /* tix[i]: segs[i]'s .txnindex (same nseg, cap) */
 	size_t nseg, cap;
@@ -59,10 +64,12 @@ static inline log_segment *log_active(const log_partition *lp) { return lp->segs
  * (0 when offset is below every base). */
 size_t log_seg_floor(const log_partition *lp, int64_t offset);
 /* Make sure s's indexes are loaded and sane, rebuilding them from the batch
- * headers when they are not (no truncation). */
+ * headers when they are not (no truncation). A load that fails for want of
+ * descriptors or memory is returned as such, nothing rebuilt. */
 int log_seg_ready(log_partition *lp, log_segment *s);
 /* Append a segment reference to segs[] (and set up its .txnindex entry,
- * not read yet). */
+ * not read yet); s becomes the active segment, the one before it not, and
+ * is attached to lp->files. A segment leaves segs[] by log_seg_drop. */
 int log_push_segment(log_partition *lp, log_segment *s);
 
 /*

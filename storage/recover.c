@@ -134,7 +134,7 @@ static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_ba
 	uint8_t buf[1024];
 	bool have = false;
 	if ((size_t)h->size <= sizeof buf) {
-		int rc = log_io_pread(lp->segs[i]->fd, buf, (size_t)h->size, pos);
+		int rc = log_seg_pread(lp->segs[i], buf, (size_t)h->size, pos);
 		if (rc < 0 && rc != -EIO)
 			return rc;
 		have = rc == 0;
@@ -145,9 +145,11 @@ static int replay_batch(log_partition *lp, size_t i, int64_t pos, const proto_ba
 int log_seg_rebuild(log_partition *lp, log_segment *s, int64_t prev_next, int64_t limit_next,
 		    bool check_crc, bool assign_epochs, int64_t *valid, const char **why)
 {
-	rdbuf r = { .fd = s->fd, .end = s->size, .pos = 0, .len = 0, .buf = NULL };
+	rdbuf r = { .fd = log_seg_fd(s), .end = s->size, .pos = 0, .len = 0, .buf = NULL };
 	log_scan sc;
 	int rc = 0;
+	if (r.fd < 0)
+		return r.fd;
 	if (check_crc) {
 		r.buf = malloc(RECOVER_BUF);
 		if (!r.buf)
@@ -300,8 +302,9 @@ int log_seg_ready(log_partition *lp, log_segment *s)
 	if (s->oidx.loaded && s->tidx.loaded)
 		return 0;
 	int64_t size = s->size;
-	if (log_seg_load_indexes(s, &size) == 0)
-		return 0;
+	int rc = log_seg_load_indexes(s, &size);
+	if (rc == 0 || (rc != LOG_ERR_CORRUPT && rc != -ENOENT && rc != -EIO))
+		return rc; /* out of descriptors or memory: nothing says the index is damaged */
 	size_t i = log_seg_floor(lp, s->base_offset);
 	int64_t limit = i + 1 < lp->nseg ? lp->segs[i + 1]->base_offset : INT64_MAX;
 	int64_t valid;
@@ -487,7 +490,7 @@ static void drop_segments_from(log_partition *lp, size_t from)
 			d->log_path, d->size);
 		lp->size_bytes -= d->size;
 		log_seg_unlink(d);
-		log_segment_release(d);
+		log_seg_drop(d);
 		log_txnindex_remove(&lp->tix[j]);
 		log_txnindex_destroy(&lp->tix[j]);
 	}

@@ -109,7 +109,7 @@ static size_t remove_front(log_partition *lp, size_t k, int *err)
 		 * sending from it, a flush job is syncing it or the cleaner is
 		 * reading it (they may use its fd and indexes until they let go). */
 		log_txnindex_destroy(&lp->tix[done]);
-		log_segment_release(s);
+		log_seg_drop(s);
 	}
 	if (done > 0) {
 		memmove(lp->segs, lp->segs + done, (lp->nseg - done) * sizeof *lp->segs);
@@ -182,7 +182,7 @@ static int64_t largest_timestamp(const log_segment *s)
 	if (s->max_ts >= 0)
 		return s->max_ts;
 	struct stat st;
-	if (fstat(s->fd, &st) < 0)
+	if (stat(s->log_path, &st) < 0)
 		return INT64_MAX; /* unknown: never due */
 	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }

@@ -36,7 +36,7 @@
 
 /* The first record of the batch at pos with timestamp >= ts and offset >=
  * min_offset; falls back to the batch's first offset (see above). */
-static int first_record_at(const log_segment *s, int64_t pos, const proto_batch_info *h, int64_t ts,
+static int first_record_at(log_segment *s, int64_t pos, const proto_batch_info *h, int64_t ts,
 			   int64_t min_offset, int64_t *offset, int64_t *timestamp)
 {
 	*offset = h->base_offset > min_offset ? h->base_offset : min_offset;
@@ -47,7 +47,8 @@ static int first_record_at(const log_segment *s, int64_t pos, const proto_batch_
 	uint8_t *buf = malloc(n ? n : 1);
 	if (!buf)
 		return -ENOMEM;
-	int rc = log_io_pread(s->fd, buf, n, pos + PROTO_BATCH_HEADER_SIZE);
+	int fd = log_seg_fd(s);
+	int rc = fd < 0 ? fd : log_io_pread(fd, buf, n, pos + PROTO_BATCH_HEADER_SIZE);
 	if (rc < 0) {
 		free(buf);
 		return rc;

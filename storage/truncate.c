@@ -278,11 +278,13 @@ static int drop_from(log_partition *lp, size_t from)
 			rc = r;
 		lp->size_bytes -= s->size;
 		log_txnindex_destroy(&lp->tix[j]);
-		log_segment_release(s);
+		log_seg_drop(s);
 	}
 	if (lp->nseg > from)
 		lp->dir_unsynced = true;
 	lp->nseg = from;
+	if (from > 0)
+		log_seg_set_active(log_active(lp), true);
 	return rc;
 }
 
@@ -293,14 +295,17 @@ static int sync_cut(log_partition *lp, size_t i)
 	int rc = 0;
 	if (i < lp->nseg) {
 		log_segment *s = lp->segs[i];
-		if (fsync(s->fd) < 0)
+		int fd = log_seg_fd(s);
+		if (fd < 0)
+			rc = fd;
+		else if (fsync(fd) < 0)
 			rc = -errno;
 		if (rc == 0)
 			rc = log_ef_fsync(&s->oidx);
 		if (rc == 0)
 			rc = log_ef_fsync(&s->tidx);
-		if (rc == 0 && lp->tix[i].fd >= 0 && fsync(lp->tix[i].fd) < 0)
-			rc = -errno;
+		if (rc == 0)
+			rc = log_io_fsync_file(lp->tix[i].path);
 	}
 	if (rc == 0)
 		rc = log_epoch_sync(&lp->epochs);
@@ -468,7 +473,7 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	step(lp, 2);
 	/* 3 */
 	log_segment *ns = NULL;
-	log_txnindex nt = { .fd = -1 };
+	log_txnindex nt = { .path = NULL };
 	if (err == 0)
 		err = log_seg_create(lp->dir, offset, now_ms, &ns);
 	if (err == 0)
@@ -483,8 +488,9 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	log_txnindex_remove(&nt); /* a leftover of that name */
 	for (size_t j = 0; j < lp->nseg; j++) {
 		log_txnindex_destroy(&lp->tix[j]);
-		log_segment_release(lp->segs[j]);
+		log_seg_drop(lp->segs[j]);
 	}
+	log_seg_attach(ns, lp->files);
 	lp->segs[0] = ns;
 	lp->tix[0] = nt;
 	lp->nseg = 1;
@@ -502,7 +508,8 @@ int log_truncate_fully_and_start_at(log_partition *lp, int64_t offset, int64_t n
 	lp->unflushed_since_ms = -1;
 	step(lp, 4);
 	/* 5 */
-	err = fsync(ns->fd) < 0 ? -errno : 0;
+	int fd = log_seg_fd(ns);
+	err = fd < 0 ? fd : fsync(fd) < 0 ? -errno : 0;
 	if (err == 0)
 		err = log_epoch_sync(&lp->epochs);
 	if (err == 0)

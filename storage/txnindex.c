@@ -21,7 +21,6 @@
 int log_txnindex_init(log_txnindex *ti, const char *dir, int64_t base)
 {
 	memset(ti, 0, sizeof *ti);
-	ti->fd = -1;
 	char path[PATH_MAX];
 	int rc = log_io_path(path, sizeof path, "%s/%020" PRId64 "%s", dir, base, LOG_TXNINDEX_SUFFIX);
 	if (rc < 0)
@@ -32,13 +31,9 @@ int log_txnindex_init(log_txnindex *ti, const char *dir, int64_t base)
 
 void log_txnindex_destroy(log_txnindex *ti)
 {
-	if (ti->fd >= 0)
-		close(ti->fd);
-	ti->fd = -1;
 	free(ti->v);
 	free(ti->path);
 	memset(ti, 0, sizeof *ti);
-	ti->fd = -1;
 }
 
 static int reserve(log_txnindex *ti, size_t n)
@@ -68,12 +63,8 @@ static void encode(uint8_t *p, const log_aborted_txn *a)
 
 static int cut_file(log_txnindex *ti, size_t n)
 {
-	if (ti->fd >= 0) {
-		if (ftruncate(ti->fd, (off_t)(n * LOG_TXNINDEX_ENTRY_SIZE)) < 0)
-			return -errno;
-	} else if (truncate(ti->path, (off_t)(n * LOG_TXNINDEX_ENTRY_SIZE)) < 0 && errno != ENOENT) {
+	if (truncate(ti->path, (off_t)(n * LOG_TXNINDEX_ENTRY_SIZE)) < 0 && errno != ENOENT)
 		return -errno;
-	}
 	return 0;
 }
 
@@ -81,7 +72,7 @@ int log_txnindex_load(log_txnindex *ti)
 {
 	if (ti->loaded)
 		return 0;
-	int fd = open(ti->path, O_RDWR | O_CLOEXEC);
+	int fd = open(ti->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			return -errno;
@@ -123,7 +114,7 @@ int log_txnindex_load(log_txnindex *ti)
 		ti->v[good] = a;
 	}
 	free(buf);
-	ti->fd = fd;
+	close(fd);
 	if ((int64_t)good * LOG_TXNINDEX_ENTRY_SIZE != st.st_size) {
 		fprintf(stderr, "samsa storage: %s: bad entry or torn tail, keeping the first %zu entries\n",
 			ti->path, good);
@@ -146,11 +137,6 @@ int log_txnindex_sync(log_txnindex *ti)
 {
 	if (!ti->loaded || ti->nfile >= ti->n)
 		return 0;
-	if (ti->fd < 0) {
-		ti->fd = open(ti->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (ti->fd < 0)
-			return -errno;
-	}
 	size_t cnt = ti->n - ti->nfile;
 	uint8_t stackbuf[8 * LOG_TXNINDEX_ENTRY_SIZE];
 	uint8_t *buf = cnt <= 8 ? stackbuf : malloc(cnt * LOG_TXNINDEX_ENTRY_SIZE);
@@ -158,8 +144,15 @@ int log_txnindex_sync(log_txnindex *ti)
 		return -ENOMEM;
 	for (size_t i = 0; i < cnt; i++)
 		encode(buf + i * LOG_TXNINDEX_ENTRY_SIZE, &ti->v[ti->nfile + i]);
-	int rc = log_io_pwrite(ti->fd, buf, cnt * LOG_TXNINDEX_ENTRY_SIZE,
-			       (int64_t)(ti->nfile * LOG_TXNINDEX_ENTRY_SIZE));
+	int rc = 0;
+	int fd = open(ti->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = log_io_pwrite(fd, buf, cnt * LOG_TXNINDEX_ENTRY_SIZE,
+				   (int64_t)(ti->nfile * LOG_TXNINDEX_ENTRY_SIZE));
+	if (fd >= 0)
+		close(fd);
 	if (buf != stackbuf)
 		free(buf);
 	if (rc < 0)
@@ -211,9 +204,6 @@ int log_txnindex_truncate(log_txnindex *ti, int64_t offset)
 
 int log_txnindex_remove(log_txnindex *ti)
 {
-	if (ti->fd >= 0)
-		close(ti->fd);
-	ti->fd = -1;
 	ti->n = ti->nfile = 0;
 	ti->loaded = true;
 	ti->dirty = false;

@@ -15,8 +15,10 @@
  * transactions has none, as in Kafka) and kept in memory once loaded.
  * Last offsets strictly increase; a load keeps the entries up to the first
  * one that is torn, of another version or out of order (and cuts the file
- * there). Threading: the partition's event loop; only the fd is fsynced
- * from a flush thread.
+ * there). No descriptor is held: a load reads the file and closes it, a
+ * write opens it for the call (aborted transactions are rare), an fsync
+ * goes by path (log_io_fsync_file), so the flush thread needs nothing of
+ * the struct. Threading: the partition's event loop.
  */
 #ifndef SAMSA_STORAGE_TXNINDEX_H
 #define SAMSA_STORAGE_TXNINDEX_H
@@ -38,7 +40,6 @@ typedef struct log_aborted_txn {
 
 typedef struct log_txnindex {
 	char *path;          /* owned */
-	int fd;              /* -1 until the file is opened (load or first write) */
 	log_aborted_txn *v;  /* n entries in memory when loaded */
 	size_t n, cap;
 	size_t nfile;        /* entries written to the file */
@@ -48,7 +49,7 @@ typedef struct log_txnindex {
 
 /* Set up for dir/<20-digit base>.txnindex (no I/O). 0 or -ENOMEM / -ENAMETOOLONG. */
 int log_txnindex_init(log_txnindex *ti, const char *dir, int64_t base);
-/* Close the fd and free memory. */
+/* Free memory (the struct can be initialised again). */
 void log_txnindex_destroy(log_txnindex *ti);
 
 /* Read the file into memory (a missing file is an empty index); a bad

@@ -10,8 +10,6 @@
  *    "Duplicate topic name.", and it is not grown;
  *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
  *    KafkaApis answers CreatePartitions only on the controller);
- *  - more partitions than the open file limit lets this broker reopen:
- *    POLICY_VIOLATION (partitions.h);
  *  - otherwise the controller's checks and messages (CTL_OP_CREATE_PARTITIONS):
  *    unknown topic UNKNOWN_TOPIC_OR_PARTITION, a count that is not an
  *    increase INVALID_PARTITIONS, assignments that do not fit the live
@@ -101,7 +99,6 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 		    CreatePartitionsResponse_CreatePartitionsTopicResult *r, brk_ctl_wait *w,
 		    int32_t k, int32_t *prepared)
 {
-	char msg[512] = "";
 	r->name = q->name;
 	if (ctl_validate_topic_name(q->name.ptr, q->name.len)) {
 		/* No topic can have this name. */
@@ -113,12 +110,6 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 		return set_message(req, r, "This is not the correct controller for this cluster.");
 	}
 	brk_topic *t = brk_topic_find(&server.partitions, q->name.ptr, q->name.len);
-	if (t && q->count > t->npartitions &&
-	    !brk_partitions_fd_budget_allows(&server.partitions, t->name, q->count - t->npartitions,
-					     msg, sizeof(msg))) {
-		r->error_code = KERR_POLICY_VIOLATION;
-		return set_message(req, r, msg);
-	}
 	ctl_replica_list *as = NULL;
 	int32_t nas = q->assignments_count;
 	if (nas >= 0) {

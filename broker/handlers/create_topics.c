@@ -13,8 +13,6 @@
  *    INVALID_REPLICATION_FACTOR (also above the broker count);
  *  - configs: only Kafka's topic config names with valid values, else
  *    INVALID_CONFIG with Kafka's message;
- *  - more partitions than the open file limit lets this broker reopen:
- *    POLICY_VIOLATION (partitions.h);
  *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
  *    KafkaApis answers CreateTopics only on the controller);
  *  - then the controller's own checks (CTL_OP_CREATE_TOPIC), whose result
@@ -289,11 +287,6 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 			return -1;
 	}
 
-	if (!m->validate_only &&
-	    !brk_partitions_fd_budget_allows(&server.partitions, name, partitions, msg, sizeof(msg))) {
-		err = KERR_POLICY_VIOLATION;
-		goto out;
-	}
 	if (!brk_cluster_is_controller(&server.cluster)) {
 		err = KERR_NOT_CONTROLLER;
 		snprintf(msg, sizeof(msg), "This is not the correct controller for this cluster.");

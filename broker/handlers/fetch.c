@@ -602,7 +602,11 @@ static void session_respond(brk_request *req, fetch_state *st)
  *     borrows the regions it actually receives and never frees st's refs;
  *   - after a successful encode each file chunk the writer took gets its own
  *     reference (log_segment_keep) and the release callback, so the writer
- *     owns exactly what it will send and drops it on reset/free;
+ *     owns exactly what it will send and drops it on reset/free, and the
+ *     pin/unpin callbacks: the segment's descriptor is taken (opened again
+ *     if the open-file cache closed it) when its bytes go out, so a
+ *     response of thousands of partitions holds no descriptor while it
+ *     waits;
  *   - st's references are always released here, whatever happened.
  * One atomic increment and one decrement per partition sent. On return st
  * holds no references and its records are empty.
@@ -624,6 +628,10 @@ static int respond(brk_request *req, fetch_state *st)
 			if (c->ref) {
 				log_segment_keep(c->ref);
 				c->release = log_segment_release;
+				/* the descriptor only while the chunk is sent: the
+				 * open-file cache may close it while it waits */
+				c->pin = log_segment_pin;
+				c->unpin = log_segment_unpin;
 			}
 		}
 	}

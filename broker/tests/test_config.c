@@ -101,6 +101,10 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(cfg.nadvertised, 1);
 	ck_assert_str_eq(cfg.advertised[0].name, "PLAINTEXT");
 	ck_assert_int_eq(cfg.advertised[0].port, 9092);
+	/* log.max.open.files: -1 (from the open file limit) or at least 1 */
+	cfg.log_max_open_files = 0;
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "log.max.open.files") != NULL, "%s", err);
 }
 END_TEST
 
@@ -151,6 +155,10 @@ START_TEST(test_simple_keys)
 	ck_assert_int_eq(cfg.socket_send_buffer_bytes, -1);
 	ck_assert_int_eq(set("log.retention.bytes", "-5"), 0);
 	ck_assert_int_eq(cfg.log_retention_bytes, -5);
+	ck_assert_int_eq(cfg.log_max_open_files, -1);
+	ck_assert_int_eq(set("log.max.open.files", "500"), 0);
+	ck_assert_int_eq(cfg.log_max_open_files, 500);
+	ck_assert_int_eq(set("log.max.open.files", "-2"), -1); /* -1 or >= 1 */
 	ck_assert_int_eq(set("zookeeper.connect", " zk1:2181,zk2:2181/kafka "), 0);
 	ck_assert_str_eq(cfg.zookeeper_connect, "zk1:2181,zk2:2181/kafka");
 	ck_assert_int_eq(set("log.dirs", " /var/a , /var/b"), 0);
