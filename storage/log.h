@@ -63,9 +63,13 @@ typedef struct log_partition log_partition;
  * Open (or create) the log in directory dir. When clean is false (no
  * clean-shutdown marker), batches from recovery_point on are checked one by one
  * (header, CRC32C, offsets), a torn or corrupt tail is truncated and the
- * indexes of the checked segments are rebuilt; a missing or short index is
- * rebuilt in any case. The producer state comes from the latest readable
- * .snapshot at or below the log end offset, then from the batches after it
+ * indexes of the checked segments are rebuilt; the other segments are not
+ * read, and their indexes are rebuilt only when they fail Kafka's sanity
+ * checks (missing, not whole entries, a last entry outside the segment;
+ * an empty offset index is valid: recover.c). A file that cannot be opened
+ * or read (-EMFILE, -EIO, ...) fails the open and rewrites nothing. The
+ * producer state comes from the latest readable .snapshot at or below the
+ * log end offset, then from the batches after it
  * (Kafka's LogLoader / ProducerStateManager.truncateAndReload); snapshots
  * above the log end offset are removed, producers already expired dropped. recovery_point/log_start_offset come from the log dir's
  * checkpoints (-1 when unknown). A truncation-pending file (a truncation
