@@ -372,11 +372,31 @@ static void open_log(brk_partitions *reg, brk_topic *t, brk_partition *p, int64_
 		hw = ckpt_find(reg->ck_hw, reg->nck_hw, t->name, p->index);
 	}
 	bool clean = fresh || (!reg->started && reg->clean_start);
+	if (!rc && !reg->started && reg->load.out_of_files) {
+		/* the start is given up (brk_partitions_check_loaded): the
+		 * others are left alone, unread */
+		reg->load.failed++;
+		p->log_failed = true;
+		return;
+	}
 	if (!rc)
 		rc = log_open(dir, &t->cfg.log, clean, rp, lso, now_ms, &p->log);
+	if (!rc && !reg->started) {
+		log_open_stats st;
+		log_get_open_stats(p->log, &st);
+		reg->load.logs++;
+		reg->load.segments += st.segments;
+		reg->load.recovered += st.recovered;
+		reg->load.rebuilt += st.rebuilt;
+	}
 	if (rc) {
 		fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
 			rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
+		if (!reg->started) {
+			reg->load.failed++;
+			if ((rc == -EMFILE || rc == -ENFILE) && !reg->load.out_of_files)
+				reg->load.out_of_files = rc;
+		}
 		p->log = NULL;
 		p->log_failed = true;
 		if (fresh) {
@@ -906,6 +926,7 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 	reg->cfg = cfg;
 	reg->env = *env;
 	reg->clean_start = clean;
+	reg->load.began_ms = brk_mono_ms();
 	int rc = reindex(reg);
 	if (rc)
 		return rc;
@@ -921,8 +942,34 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 	return rc;
 }
 
+int brk_partitions_check_loaded(const brk_partitions *reg)
+{
+	if (!reg->load.out_of_files)
+		return 0;
+	struct rlimit rl;
+	char limit[64] = "unknown";
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		snprintf(limit, sizeof(limit), "%llu", (unsigned long long)rl.rlim_cur);
+	if (reg->load.out_of_files == -ENFILE)
+		fprintf(stderr, "samsa: %d of %d partition logs could not be opened: the system's open "
+			"file table is full (fs.file-max); not starting\n",
+			(int)reg->load.failed, (int)(reg->load.failed + reg->load.logs));
+	else
+		fprintf(stderr, "samsa: %d of %d partition logs could not be opened: too many open files "
+			"for this process's limit (RLIMIT_NOFILE %s); not starting. Raise the open file "
+			"limit (ulimit -n) and start again.\n",
+			(int)reg->load.failed, (int)(reg->load.failed + reg->load.logs), limit);
+	return reg->load.out_of_files;
+}
+
 void brk_partitions_started(brk_partitions *reg)
 {
+	fprintf(stderr, "samsa: loaded %d partition logs (%lld segments) in %lld ms after %s shutdown: "
+		"%lld segments recovered from the recovery point, %lld with indexes rebuilt%s\n",
+		(int)reg->load.logs, (long long)reg->load.segments,
+		(long long)(brk_mono_ms() - reg->load.began_ms), reg->clean_start ? "a clean" : "an unclean",
+		(long long)reg->load.recovered, (long long)reg->load.rebuilt,
+		reg->load.failed ? ", some logs could not be opened" : "");
 	set_aside_stray_dirs(reg);
 	ckpt_free(reg);
 	reg->started = true;

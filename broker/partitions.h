@@ -71,6 +71,14 @@ typedef struct brk_partitions {
 	int nck_rp, nck_lso, nck_hw;
 	bool clean_start;         /* the log dir was shut down cleanly */
 	bool started;             /* brk_partitions_started ran */
+	/* The logs opened before brk_partitions_started, for its report. */
+	struct {
+		int64_t began_ms;     /* brk_partitions_init, monotonic */
+		int32_t logs, failed; /* opened; could not be opened */
+		int64_t segments, recovered, rebuilt; /* summed log_open_stats */
+		int out_of_files;     /* -EMFILE or -ENFILE: a log failed for want of
+				       * descriptors (0: none did) */
+	} load;
 	uint64_t hw_timer, offsets_timer, flush_timer;
 	uint64_t isr_timer;       /* the leader's ISR shrink check (isr.c) */
 	struct {
@@ -95,7 +103,19 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 			const brk_config *cfg, const brk_replica_env *env, bool clean);
 
 /*
- * The initial metadata has been applied: set aside the partition
+ * After the initial metadata was applied (its logs opened), before
+ * brk_partitions_started: 0, or -EMFILE / -ENFILE when a log could not be
+ * opened for want of file descriptors (reported on stderr with the open
+ * file limit). Such a broker must not start: its partitions would be
+ * offline for no fault of their data (Kafka takes the log dir offline and
+ * stops). Nothing of the logs not opened was read or changed.
+ */
+int brk_partitions_check_loaded(const brk_partitions *reg);
+
+/*
+ * The initial metadata has been applied: report how the logs were loaded
+ * (one line: logs, segments, time, segments recovered and rebuilt), set
+ * aside the partition
  * directories in the log dir that belong to no replica here (renamed
  * "<dir>.<hex ms>-stray", KIP-858's marker, never deleted on a guess),
  * write the checkpoints and start the periodic timers.

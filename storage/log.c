@@ -137,6 +137,11 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 	return 0;
 }
 
+void log_get_open_stats(const log_partition *lp, log_open_stats *out)
+{
+	*out = lp->opened;
+}
+
 static void sync_rebuilt_indexes(log_partition *lp);
 
 void log_close(log_partition *lp)

@@ -82,6 +82,17 @@ typedef struct log_partition log_partition;
 int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recovery_point,
 	     int64_t log_start_offset, int64_t now_ms, log_partition **out);
 
+/* What log_open did to the segments (for the broker's start-up report). */
+typedef struct log_open_stats {
+	int32_t segments;  /* segments of the log once open */
+	int32_t recovered; /* checked batch by batch (CRC32C) because they hold or
+			    * follow the recovery point after an unclean stop */
+	int32_t rebuilt;   /* other segments recovered the same way because an index
+			    * failed the sanity checks (or, for the active segment
+			    * after a clean stop, its tail did not parse) */
+} log_open_stats;
+void log_get_open_stats(const log_partition *lp, log_open_stats *out);
+
 /* Write the producer state snapshot at the log end offset (when it moved
  * since the last one), flush (if dirty) and free. Segment refs held
  * elsewhere stay valid. */

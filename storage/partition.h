@@ -38,6 +38,7 @@ struct log_partition {
 				     * disk): written at the next flush or close */
 	bool fsync_failed;          /* an fsync failed once: the recovery point stays put
 				     * until the log is reopened (log_flush_end) */
+	log_open_stats opened;      /* what log_load did (log_get_open_stats) */
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */

@@ -661,6 +661,7 @@ int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_
 	lp->producers_loading = false;
 	if (rc < 0)
 		return rc;
+	lp->opened.segments = (int32_t)lp->nseg;
 	int64_t leo = log_end_offset(lp);
 	/* reload when recovery cut the log below the snapshot (nothing was replayed) */
 	bool reload = lp->producers.map_end_offset > leo;
@@ -728,12 +729,14 @@ static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, 
 		bool cut = false;
 		if (i >= first) {
 			rc = recover_segment(lp, s, prev_next, limit, &cut);
+			lp->opened.recovered++;
 		} else if (last) {
 			rc = open_active_tail(lp, s);
 			if (rc == 1 || rc == 2) {
 				fprintf(stderr, "samsa storage: %s: %s, recovering the segment\n", s->log_path,
 					rc == 1 ? "bad tail after a clean stop" : "missing or damaged index");
 				rc = recover_segment(lp, s, prev_next, limit, &cut);
+				lp->opened.rebuilt++;
 			}
 		} else {
 			const char *why = NULL;
@@ -744,6 +747,7 @@ static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, 
 				 * bad batch) but keeps the segments after it. */
 				rc = recover_segment(lp, s, s->base_offset, limit, &cut);
 				cut = false;
+				lp->opened.rebuilt++;
 			} else if (rc == 0) {
 				s->next_offset = limit;
 			}

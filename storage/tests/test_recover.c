@@ -74,6 +74,15 @@ static void append_bytes(const char *path, const void *data, size_t n)
 	close(fd);
 }
 
+static void assert_open_stats(const log_partition *lp, int32_t segments, int32_t recovered, int32_t rebuilt)
+{
+	log_open_stats st;
+	log_get_open_stats(lp, &st);
+	ck_assert_int_eq(st.segments, segments);
+	ck_assert_int_eq(st.recovered, recovered);
+	ck_assert_int_eq(st.rebuilt, rebuilt);
+}
+
 /* Every offset below leo can be read and starts at a batch holding it. */
 static void check_reads(log_partition *lp)
 {
@@ -233,6 +242,9 @@ static void index_rebuild_case(bool empty)
 	log_partition *lp;
 	ck_assert_int_eq(log_open(pdir, &cfg, true, 60, -1, 0, &lp), 0);
 	ck_assert_int_eq(log_end_offset(lp), 60);
+	/* closed segments: rebuilt; the active one: rebuilt when its index is
+	 * missing, its entries added back by the tail scan when emptied */
+	assert_open_stats(lp, 3, 0, empty ? 2 : 3);
 	int64_t off, ts;
 	ck_assert_int_eq(log_offset_for_timestamp(lp, 1052, &off, &ts), 0);
 	ck_assert_int_eq(off, 27);
@@ -343,6 +355,7 @@ START_TEST(clean_start_keeps_empty_offset_index)
 		ck_assert_int_eq(log_open(pdir, &cfg, true, 20, -1, 0, &lp), 0);
 		ck_assert_int_eq(log_end_offset(lp), 20);
 		ck_assert_int_eq(log_size_bytes(lp), (int64_t)(4 * sz));
+		assert_open_stats(lp, 4, 0, 0);
 		log_close(lp);
 		for (int64_t base = 0; base < 20; base += 5) {
 			seg(p, base, ".log");
@@ -399,6 +412,7 @@ START_TEST(unclean_start_recovers_from_recovery_point)
 	ck_assert_int_eq(log_open(pdir, &cfg, false, 12, -1, 0, &lp), 0);
 	ck_assert_int_eq(log_end_offset(lp), 20);
 	ck_assert_int_eq(log_recovery_point(lp), 12);
+	assert_open_stats(lp, 4, 2, 0); /* segments 10 and 15 */
 	ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
 	seg(p, 0, ".log");
 	ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
@@ -408,6 +422,7 @@ START_TEST(unclean_start_recovers_from_recovery_point)
 	ck_assert_int_eq(log_open(pdir, &cfg, false, 0, -1, 0, &lp), 0);
 	ck_assert_int_eq(log_end_offset(lp), 0);
 	ck_assert_int_eq(tu_file_size(p), 0);
+	assert_open_stats(lp, 1, 1, 0);
 	log_close(lp);
 }
 END_TEST
