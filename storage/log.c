@@ -285,6 +285,7 @@ static int roll(log_partition *lp, int64_t base, int64_t now_ms, size_t *sealed_
 	old->dirty = true;
 	log_seg_trim_preallocated(old);
 	lp->dir_unsynced = true;
+	lp->flush_after_roll = true;
 	log_txnindex_remove(&lp->tix[lp->nseg - 1]); /* a leftover file of that name */
 	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
 	 * base offset (synced by the OS later; a torn one fails its CRC and the
@@ -743,7 +744,11 @@ struct log_flush_job {
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
 {
-	if (lp->flush_in_flight || lp->unflushed_since_ms < 0)
+	if (lp->flush_in_flight)
+		return false;
+	if (lp->flush_after_roll)
+		return true;
+	if (lp->unflushed_since_ms < 0)
 		return false;
 	int64_t unflushed = log_end_offset(lp) - lp->recovery_point;
 	if (unflushed >= lp->cfg.flush_messages && unflushed > 0)
@@ -817,6 +822,7 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	lp->unflushed_since_ms = -1;
 	lp->dir_unsynced = false;
 	lp->epochs.unsynced = false;
+	lp->flush_after_roll = false;
 	lp->flush_in_flight = true;
 	*out = j;
 	return 0;

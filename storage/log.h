@@ -281,7 +281,11 @@ int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, i
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 	       int64_t now_ms, int64_t *base_offset);
 
-/* True when flush.messages / flush.ms say the unflushed tail should be synced. */
+/* True when flush.messages / flush.ms say the unflushed tail should be
+ * synced, or when a segment was rolled since the last flush began: as
+ * Kafka's UnifiedLog.roll flushes the segments before the new one, so the
+ * recovery point (and the recovery after a crash) follows the rolls. False
+ * while a flush job is in flight. */
 bool log_flush_due(const log_partition *lp, int64_t now_ms);
 /* fsync every segment with unflushed data and advance the recovery point to
  * the log end offset. Blocking; returns 0 or -errno.

@@ -33,6 +33,9 @@ struct log_partition {
 	int64_t size_bytes;         /* sum of segment sizes */
 	int64_t unflushed_since_ms; /* first append since the last flush began, -1 none */
 	bool flush_in_flight;
+	bool flush_after_roll;      /* a segment was rolled since the last flush began: a
+				     * flush is due (log_flush_due), so the recovery point
+				     * follows the rolled segments (Kafka's UnifiedLog.roll) */
 	bool dir_unsynced;          /* segment files created/removed since the last flush */
 	bool indexes_unsynced;      /* index entries rebuilt at open but not written (a full
 				     * disk): written at the next flush or close */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "storage/log.h"
@@ -427,6 +428,58 @@ START_TEST(unclean_start_recovers_from_recovery_point)
 }
 END_TEST
 
+/* A roll makes a flush due (Kafka's UnifiedLog.roll flushes the segments
+ * before the new one), so the recovery point follows the rolled segments
+ * and a crash recovers only the segment holding it and those after. The
+ * writer runs in a child that exits without closing the log (a crash: the
+ * page cache keeps what it wrote, unflushed or not). */
+START_TEST(recovery_point_follows_rolls)
+{
+	size_t sz = make_log(1, 1 << 30);
+	tu_rmrf(pdir);
+	cfg.segment_bytes = (int64_t)(3 * sz); /* segments 0, 15, 30, 45 */
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		log_partition *lp;
+		int64_t rp = -1;
+		if (log_open(pdir, &cfg, false, -1, -1, 0, &lp) == 0) {
+			int flushes = 0;
+			for (int i = 0; i < 10; i++) {
+				append(lp, 5, 1000 + i, 1);
+				bool rolled = i > 0 && i % 3 == 0;
+				if (log_flush_due(lp, 0) != rolled)
+					_exit(10 + i); /* due exactly after each roll */
+				if (rolled && log_flush(lp) == 0)
+					flushes++;
+			}
+			append(lp, 5, 2000, 1); /* offsets 50..54, never flushed */
+			if (flushes == 3 && !log_flush_due(lp, 0))
+				rp = log_recovery_point(lp);
+		}
+		ck_assert_int_eq(write(fds[1], &rp, sizeof rp), (ssize_t)sizeof rp);
+		_exit(0);
+	}
+	close(fds[1]);
+	int64_t rp = -2;
+	ssize_t got = read(fds[0], &rp, sizeof rp);
+	close(fds[0]);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "writer: status 0x%x (exit 10 + i: log_flush_due wrong after append i)", status);
+	ck_assert_int_eq(got, (ssize_t)sizeof rp);
+	ck_assert_int_eq(rp, 50); /* flushed when offsets 45..49 rolled segment 45 in */
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, rp, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 55);
+	assert_open_stats(lp, 4, 1, 0); /* segment 45 only */
+	log_close(lp);
+}
+END_TEST
+
 /* Every file of the partition directory with its size and first bytes. */
 typedef struct dir_image {
 	int n;
@@ -639,6 +692,7 @@ int main(void)
 	tcase_add_test(tc, clean_start_keeps_empty_offset_index);
 	tcase_add_test(tc, clean_start_keeps_empty_time_index);
 	tcase_add_test(tc, unclean_start_recovers_from_recovery_point);
+	tcase_add_test(tc, recovery_point_follows_rolls);
 	tcase_add_test(tc, open_out_of_descriptors_changes_nothing);
 	tcase_add_test(tc, clean_flag_with_bad_tail);
 	tcase_add_test(tc, epochs_after_recovery);
