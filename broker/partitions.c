@@ -26,10 +26,6 @@
 #define HIGH_WATERMARK_FILE "replication-offset-checkpoint"
 #define LOG_START_FILE "log-start-offset-checkpoint"
 
-/* log.flush.offset.checkpoint.interval.ms and
- * log.flush.start.offset.checkpoint.interval.ms (60000); the high
- * watermark's is replica.high.watermark.checkpoint.interval.ms. */
-#define OFFSET_CHECKPOINT_MS 60000
 /* How often the flush policy (flush.ms) is checked. */
 #define FLUSH_CHECK_MS 1000
 
@@ -332,12 +328,21 @@ static void on_hw_timer(brk_loop *loop, void *arg)
 				      on_hw_timer, reg);
 }
 
-static void on_offsets_timer(brk_loop *loop, void *arg)
+/* log.flush.offset.checkpoint.interval.ms: the recovery points */
+static void on_rp_timer(brk_loop *loop, void *arg)
 {
 	brk_partitions *reg = arg;
 	write_checkpoint(reg, CK_RP, true);
+	reg->rp_timer = brk_timer_add(loop, reg->cfg->log_flush_offset_checkpoint_interval_ms, on_rp_timer, reg);
+}
+
+/* log.flush.start.offset.checkpoint.interval.ms: the log start offsets */
+static void on_lso_timer(brk_loop *loop, void *arg)
+{
+	brk_partitions *reg = arg;
 	write_checkpoint(reg, CK_LSO, true);
-	reg->offsets_timer = brk_timer_add(loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, reg);
+	reg->lso_timer = brk_timer_add(loop, reg->cfg->log_flush_start_offset_checkpoint_interval_ms,
+				       on_lso_timer, reg);
 }
 
 /* ---- logs ---- */
@@ -980,7 +985,15 @@ void brk_partitions_started(brk_partitions *reg)
 	write_checkpoint(reg, CK_HW, true);
 	reg->hw_timer = brk_timer_add(reg->loop, reg->cfg->replica_high_watermark_checkpoint_interval_ms,
 				      on_hw_timer, reg);
-	reg->offsets_timer = brk_timer_add(reg->loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, reg);
+	/* 0: written only here and at shutdown (Kafka schedules such a
+	 * task once) */
+	if (reg->cfg->log_flush_offset_checkpoint_interval_ms > 0)
+		reg->rp_timer = brk_timer_add(reg->loop, reg->cfg->log_flush_offset_checkpoint_interval_ms,
+					      on_rp_timer, reg);
+	if (reg->cfg->log_flush_start_offset_checkpoint_interval_ms > 0)
+		reg->lso_timer = brk_timer_add(reg->loop,
+					       reg->cfg->log_flush_start_offset_checkpoint_interval_ms,
+					       on_lso_timer, reg);
 	reg->flush_timer = brk_timer_add(reg->loop, FLUSH_CHECK_MS, on_flush_timer, reg);
 }
 
@@ -989,7 +1002,10 @@ int brk_partitions_shutdown(brk_partitions *reg)
 	int rc = 0;
 	if (reg->started) {
 		brk_timer_cancel(reg->loop, reg->hw_timer);
-		brk_timer_cancel(reg->loop, reg->offsets_timer);
+		if (reg->rp_timer)
+			brk_timer_cancel(reg->loop, reg->rp_timer);
+		if (reg->lso_timer)
+			brk_timer_cancel(reg->loop, reg->lso_timer);
 		brk_timer_cancel(reg->loop, reg->flush_timer);
 	}
 	brk_flusher_stop(reg->flusher); /* runs pending completions */

@@ -5,10 +5,11 @@
  * partition object (partition.h), built from the controller's events, with
  * the logs of the replicas that live here. Also the periodic work on those
  * logs: flush policy (flush.messages, flush.ms,
- * log.flush.scheduler.interval.ms) and the offset checkpoints
- * (log.flush.offset.checkpoint.interval.ms = 60 s for the recovery point and
- * log start offset, replica.high.watermark.checkpoint.interval.ms = 5 s for
- * the high watermark).
+ * log.flush.scheduler.interval.ms, and a flush after each roll) and the
+ * offset checkpoints, one file of each per log dir in Kafka's format
+ * (log.flush.offset.checkpoint.interval.ms for the recovery points,
+ * log.flush.start.offset.checkpoint.interval.ms for the log start offsets,
+ * replica.high.watermark.checkpoint.interval.ms for the high watermarks).
  *
  * Every topic of the cluster has a brk_topic here, with every partition;
  * a partition has a log only when this broker holds a replica of it.
@@ -79,7 +80,7 @@ typedef struct brk_partitions {
 		int out_of_files;     /* -EMFILE or -ENFILE: a log failed for want of
 				       * descriptors (0: none did) */
 	} load;
-	uint64_t hw_timer, offsets_timer, flush_timer;
+	uint64_t hw_timer, rp_timer, lso_timer, flush_timer; /* 0: none */
 	uint64_t isr_timer;       /* the leader's ISR shrink check (isr.c) */
 	struct {
 		brk_role_fn fn;
