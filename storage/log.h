@@ -93,9 +93,20 @@ typedef struct log_open_stats {
 } log_open_stats;
 void log_get_open_stats(const log_partition *lp, log_open_stats *out);
 
-/* Write the producer state snapshot at the log end offset (when it moved
- * since the last one), flush (if dirty) and free. Segment refs held
- * elsewhere stay valid. */
+/*
+ * What a clean close writes before its flush (Kafka's UnifiedLog.close):
+ * the active segment's closing time index entry (when its max timestamp is
+ * not there yet), the disk blocks reserved past its end given back, and
+ * the producer state snapshot at the log end offset (when it moved since
+ * the last one). All of it is made durable by the next flush (log_flush or
+ * a flush job), after which log_close writes and fsyncs nothing more. A log
+ * nothing was written to since its last flush gets no write and no fsync.
+ * Idempotent.
+ */
+void log_prepare_close(log_partition *lp);
+
+/* log_prepare_close, log_flush (when anything is unflushed) and free.
+ * Segment refs held elsewhere stay valid. */
 void log_close(log_partition *lp);
 
 /* Close and remove the directory and every file in it. */
@@ -297,9 +308,9 @@ int log_flush(log_partition *lp);
  * decision 5). log_flush_begin (log's thread) takes references to the
  * segments written since the last flush and notes the log end offset;
  * log_flush_run (any thread, blocking) fsyncs them, the leader epoch
- * checkpoint and the directory when needed; log_flush_end (log's thread)
- * advances the recovery point on success (or marks the data unflushed again)
- * and frees the job. lp may be NULL in log_flush_end when the log was closed
+ * checkpoint, the latest producer snapshot and the directory when needed;
+ * log_flush_end (log's thread) advances the recovery point on success (or
+ * marks the data unflushed again) and frees the job. lp may be NULL in log_flush_end when the log was closed
  * meanwhile. After a failed fsync (dirty pages may be lost) the recovery
  * point stays where it was until the log is reopened and log_flush /
  * log_flush_end return -EIO even when a later fsync succeeds, so the broker
@@ -312,6 +323,8 @@ int log_flush(log_partition *lp);
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);
+/* True when the job has nothing to fsync (log_flush_run returns at once). */
+bool log_flush_job_empty(const log_flush_job *job);
 int log_flush_run(log_flush_job *job);
 int log_flush_end(log_partition *lp, log_flush_job *job);
 
