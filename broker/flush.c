@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,4 +249,39 @@ int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
 	j->done = done;
 	j->arg = arg;
 	return submit(fl, j);
+}
+
+/* ---- the shutdown flush ---- */
+
+typedef struct run_all {
+	log_flush_job **jobs;
+	size_t n;
+	atomic_size_t next; /* the next job to take */
+} run_all;
+
+static void *run_all_worker(void *arg)
+{
+	run_all *ra = arg;
+	for (size_t i; (i = atomic_fetch_add(&ra->next, 1)) < ra->n;)
+		log_flush_run(ra->jobs[i]);
+	return NULL;
+}
+
+void brk_flush_run_all(log_flush_job **jobs, size_t n, int nthreads)
+{
+	run_all ra = { .jobs = jobs, .n = n };
+	atomic_init(&ra.next, 0);
+	if (nthreads < 1)
+		nthreads = 1;
+	if ((size_t)nthreads > n)
+		nthreads = n > 0 ? (int)n : 1;
+	pthread_t *t = nthreads > 1 ? calloc((size_t)nthreads - 1, sizeof(*t)) : NULL;
+	int started = 0;
+	for (int i = 0; t && i < nthreads - 1; i++, started++)
+		if (pthread_create(&t[i], NULL, run_all_worker, &ra) != 0)
+			break;
+	run_all_worker(&ra);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(t);
 }

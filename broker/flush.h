@@ -86,4 +86,16 @@ int brk_flusher_checkpoint(brk_flusher *fl, const char *path, logdir_checkpoint_
 int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
 		     brk_flush_done_fn done, void *arg);
 
+/*
+ * Run log_flush_run for each of jobs[0..n) on up to nthreads threads at
+ * once and return when all are done; each job keeps its result for
+ * log_flush_end. For the shutdown, when the loop no longer runs (Kafka
+ * flushes the logs at shutdown with num.recovery.threads.per.data.dir
+ * threads): fsyncs of different files issued together share the file
+ * system's journal commits, where one after the other each waits for its
+ * own. The caller's thread is one of the threads; when no other can be
+ * started the jobs all run on it.
+ */
+void brk_flush_run_all(log_flush_job **jobs, size_t n, int nthreads);
+
 #endif

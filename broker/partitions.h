@@ -123,8 +123,10 @@ int brk_partitions_check_loaded(const brk_partitions *reg);
  */
 void brk_partitions_started(brk_partitions *reg);
 
-/* Flush every log, write the checkpoints, close the logs and free
- * everything. Returns 0 or the first -errno. */
+/* Flush every log (the fsyncs of those with unflushed data on
+ * num.recovery.threads.per.data.dir threads at once; the others cost
+ * none), write the checkpoints (one file of each per log dir), close the
+ * logs and free everything. Returns 0 or the first -errno. */
 int brk_partitions_shutdown(brk_partitions *reg);
 
 /* Register a role or marker observer (at most BRK_MAX_OBSERVERS each).

@@ -3,7 +3,8 @@
  * job's work runs on the worker thread and its completion on the loop, in
  * the order submitted; stop runs the completions still owed; a flusher not
  * started runs each job at once; two flushers do not share anything; a
- * checkpoint job writes its file.
+ * checkpoint job writes its file; the shutdown's brk_flush_run_all runs
+ * every job.
  */
 #include <check.h>
 #include <pthread.h>
@@ -220,6 +221,41 @@ START_TEST(test_checkpoint_job)
 }
 END_TEST
 
+/* brk_flush_run_all: every job of several logs runs (each log's recovery
+ * point reaches its end), with more threads than jobs, with one, and with
+ * none to run. */
+START_TEST(test_run_all)
+{
+	char dir[] = "/tmp/samsa-test-flush-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	log_config cfg;
+	log_config_defaults(&cfg);
+	enum { NLOGS = 5 };
+	log_partition *lp[NLOGS];
+	for (int threads = 0; threads <= 8; threads += 4) {
+		log_flush_job *jobs[NLOGS];
+		for (int i = 0; i < NLOGS; i++) {
+			char pdir[128];
+			snprintf(pdir, sizeof(pdir), "%s/t-%d", dir, i);
+			ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 0, &lp[i]), 0);
+			int64_t offset;
+			ck_assert_int_eq(log_append_control(lp[i], 1, 0, 0, true, 0, 0, &offset), 0);
+			ck_assert_int_eq(log_recovery_point(lp[i]), 0);
+			ck_assert_int_eq(log_flush_begin(lp[i], &jobs[i]), 0);
+			ck_assert(!log_flush_job_empty(jobs[i]));
+		}
+		brk_flush_run_all(jobs, NLOGS, threads);
+		for (int i = 0; i < NLOGS; i++) {
+			ck_assert_int_eq(log_flush_end(lp[i], jobs[i]), 0);
+			ck_assert_int_eq(log_recovery_point(lp[i]), log_end_offset(lp[i]));
+			log_delete(lp[i]);
+		}
+	}
+	brk_flush_run_all(NULL, 0, 4);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("flush");
@@ -229,6 +265,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stop_runs_owed_completions);
 	tcase_add_test(tc, test_two_flushers);
 	tcase_add_test(tc, test_checkpoint_job);
+	tcase_add_test(tc, test_run_all);
 	suite_add_tcase(s, tc);
 	return s;
 }
