@@ -238,20 +238,28 @@ static int64_t ckpt_find(const logdir_checkpoint_entry *e, int n, const char *to
 	return hit ? hit->offset : -1;
 }
 
-/* Read one offset checkpoint of the log dir, sorted for ckpt_find; an
- * unreadable file is reported and treated as empty (*e NULL, *n 0). */
-static void ckpt_load(const brk_partitions *reg, const char *name, logdir_checkpoint_entry **e,
-		      int *n)
+/* Read one offset checkpoint of the log dir, sorted for ckpt_find. A
+ * file that does not parse is reported and treated as empty (*e NULL, *n
+ * 0: the logs are then recovered from their start); one that cannot be
+ * read (-EMFILE, -EIO, -EACCES, ...) is an error: it must not cost a
+ * recovery of every log. Returns 0 or -errno. */
+static int ckpt_load(const brk_partitions *reg, const char *name, logdir_checkpoint_entry **e,
+		     int *n)
 {
 	char path[4400];
 	file_path(reg, name, path, sizeof(path));
-	if (logdir_checkpoint_read(path, e, n) != 0) {
-		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+	int rc = logdir_checkpoint_read(path, e, n);
+	if (rc == LOG_ERR_CORRUPT) {
+		fprintf(stderr, "samsa: ignoring %s: it does not parse\n", path);
 		*e = NULL;
 		*n = 0;
+	} else if (rc < 0) {
+		fprintf(stderr, "samsa: cannot read %s: %s\n", path, strerror(-rc));
+		return rc;
 	}
 	if (*e)
 		qsort(*e, (size_t)*n, sizeof(**e), ckpt_cmp);
+	return 0;
 }
 
 static void ckpt_free(brk_partitions *reg)
@@ -935,14 +943,18 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 	int rc = reindex(reg);
 	if (rc)
 		return rc;
-	ckpt_load(reg, RECOVERY_POINT_FILE, &reg->ck_rp, &reg->nck_rp);
-	ckpt_load(reg, LOG_START_FILE, &reg->ck_lso, &reg->nck_lso);
-	ckpt_load(reg, HIGH_WATERMARK_FILE, &reg->ck_hw, &reg->nck_hw);
-	rc = brk_flusher_start(reg->flusher, loop);
+	rc = ckpt_load(reg, RECOVERY_POINT_FILE, &reg->ck_rp, &reg->nck_rp);
+	if (rc == 0)
+		rc = ckpt_load(reg, LOG_START_FILE, &reg->ck_lso, &reg->nck_lso);
+	if (rc == 0)
+		rc = ckpt_load(reg, HIGH_WATERMARK_FILE, &reg->ck_hw, &reg->nck_hw);
+	if (rc == 0)
+		rc = brk_flusher_start(reg->flusher, loop);
 	if (rc) {
 		ckpt_free(reg);
 		free(reg->by_name);
 		free(reg->by_id);
+		reg->by_name = reg->by_id = NULL;
 	}
 	return rc;
 }

@@ -98,7 +98,9 @@ typedef struct brk_partitions {
  * cleanly (the logs opened before brk_partitions_started are opened with
  * it and with the log dir's checkpoints, which are read here). The flush
  * worker (flusher, on loop) is started here and stopped by
- * brk_partitions_shutdown. Returns 0 or -errno.
+ * brk_partitions_shutdown. A checkpoint that does not parse is named on
+ * stderr and ignored (its logs are recovered from their start); one that
+ * cannot be read (-EMFILE, -EIO, ...) fails the call. Returns 0 or -errno.
  */
 int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flusher,
 			const brk_config *cfg, const brk_replica_env *env, bool clean);
