@@ -1024,8 +1024,10 @@ static int flush_for_close(brk_partitions *reg)
 	for (int32_t i = 0; i < reg->ntopics; i++)
 		for (int32_t p = 0; p < reg->topics[i]->npartitions; p++)
 			nlogs += reg->topics[i]->partitions[p]->log != NULL;
+	int threads = reg->cfg->num_recovery_threads_per_data_dir;
 	log_partition **lps = calloc(nlogs ? nlogs : 1, sizeof(*lps));
 	log_flush_job **jobs = calloc(nlogs ? nlogs : 1, sizeof(*jobs));
+	brk_flush_pool *pool = lps && jobs ? brk_flush_pool_start(threads, nlogs) : NULL;
 	int rc = 0;
 	for (int32_t i = 0; i < reg->ntopics; i++) {
 		brk_topic *t = reg->topics[i];
@@ -1035,9 +1037,10 @@ static int flush_for_close(brk_partitions *reg)
 				continue;
 			log_prepare_close(lp);
 			log_flush_job *j;
-			int r = lps && jobs ? log_flush_begin(lp, &j) : log_flush(lp);
-			if (r == 0 && lps && jobs) {
-				if (log_flush_job_empty(j)) {
+			int r = pool ? log_flush_begin(lp, &j) : log_flush(lp);
+			if (r == 0 && pool) {
+				if (log_flush_job_empty(j) || brk_flush_pool_add(pool, j) != 0) {
+					log_flush_run(j);
 					r = log_flush_end(lp, j);
 				} else {
 					lps[k] = lp;
@@ -1048,9 +1051,9 @@ static int flush_for_close(brk_partitions *reg)
 				rc = r;
 		}
 	}
-	int threads = reg->cfg->num_recovery_threads_per_data_dir;
 	int64_t prepared = brk_mono_ms();
-	brk_flush_run_all(jobs, k, threads);
+	if (pool)
+		brk_flush_pool_finish(pool);
 	for (size_t i = 0; i < k; i++) {
 		int r = log_flush_end(lps[i], jobs[i]);
 		if (r && !rc)
@@ -1058,9 +1061,9 @@ static int flush_for_close(brk_partitions *reg)
 	}
 	free(lps);
 	free(jobs);
-	fprintf(stderr, "samsa: shutdown: %zu of %zu partition logs had data to flush: %lld ms to prepare, "
-		"%lld ms of fsyncs on %d threads (num.recovery.threads.per.data.dir)\n",
-		k, nlogs, (long long)(prepared - began), (long long)(brk_mono_ms() - prepared), threads);
+	fprintf(stderr, "samsa: shutdown: %zu of %zu partition logs had data to flush, in %lld ms (%lld ms "
+		"more for the fsyncs after the last log was prepared; num.recovery.threads.per.data.dir %d)\n",
+		k, nlogs, (long long)(brk_mono_ms() - began), (long long)(brk_mono_ms() - prepared), threads);
 	return rc;
 }
 
