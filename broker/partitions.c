@@ -1011,11 +1011,12 @@ void brk_partitions_started(brk_partitions *reg)
 
 /*
  * The shutdown's flush: every log gets what a clean close writes
- * (log_prepare_close) and one flush job, and the jobs' fsyncs run on
- * num.recovery.threads.per.data.dir threads at once (Kafka's LogManager
- * shutdown). A log nothing was written to since its last flush costs no
- * fsync, so the time goes with what is unflushed, not with the number of
- * partitions. Returns 0 or the first -errno.
+ * (log_prepare_close) and one flush job, handed at once to a pool of
+ * num.recovery.threads.per.data.dir threads (Kafka's LogManager shutdown),
+ * so its fsyncs overlap the preparing of the next logs. A log nothing was
+ * written to since its last flush costs no fsync, so the time goes with
+ * what is unflushed, not with the number of partitions. Returns 0 or the
+ * first -errno.
  */
 static int flush_for_close(brk_partitions *reg)
 {

@@ -474,8 +474,9 @@ static int check_closed_indexes(log_segment *s, const char **why)
 
 /* Clean open of the active segment: load its indexes and scan the batches
  * after the last index entry (which also adds any index entries missing
- * there). Returns 1 when the tail is bad, 2 when an index is unusable (the
- * caller recovers the segment either way). */
+ * there). Returns 1 when the tail is bad, 2 when an index is missing or
+ * malformed (the caller recovers the segment either way), 0, or -errno
+ * (an index that cannot be read now: nothing is rewritten). */
 static int open_active_tail(log_partition *lp, log_segment *s)
 {
 	int64_t size = s->size;
