@@ -222,7 +222,8 @@ START_TEST(test_restart_scale)
 	produce_big(p, 3); /* rolls to segments 4, 5, 6 */
 	produce_many(p, 0, 50, 3);
 	rd_kafka_destroy(p);
-	usleep(1000 * 1000); /* the flushes after the rolls, then a recovery point checkpoint */
+	usleep((useconds_t)h_scaled_ms(1500) * 1000); /* the flushes after the rolls, then a
+						       * recovery point checkpoint */
 	mark = log_len(b);
 	ck_assert_int_eq(h_broker_kill(b), 0);
 	ck_assert_int_eq(h_broker_restart(b), 0);
