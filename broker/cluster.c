@@ -134,6 +134,8 @@ int brk_cluster_open(brk_cluster *cl, brk_loop *loop, struct brk_partitions *par
 
 void brk_cluster_close(brk_cluster *cl)
 {
+	if (!cl->loop)
+		return; /* never opened (zeroed) */
 	if (cl->ctl) {
 		ctl_close(cl->ctl); /* joins the thread: no wakeup after this */
 		cl->ctl = NULL;

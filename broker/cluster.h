@@ -58,7 +58,8 @@ typedef struct brk_cluster {
 int brk_cluster_open(brk_cluster *cl, brk_loop *loop, struct brk_partitions *partitions,
 		     struct brk_dynamic_config *dynamic, const ctl_options *o);
 
-/* Close the controller; calls in flight are dropped (their fn never runs). */
+/* Close the controller; calls in flight are dropped (their fn never runs).
+ * A zeroed brk_cluster (never opened) is a no-op. */
 void brk_cluster_close(brk_cluster *cl);
 
 /* Apply every queued event now (also done when the eventfd fires). */

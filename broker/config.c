@@ -197,7 +197,7 @@ static const char *const known_ignored[] = {
 	"socket.", "offsets.", "transaction.", "zookeeper.", "group.", "log.cleaner.",
 	"log.retention.", "log.flush.", "replica.", "controller.",
 	"share.", "sasl.", "ssl.", "metric.", "metrics.", "quota.", "client.quota.",
-	"num.recovery.threads.per.data.dir", "num.replica.fetchers",
+	"num.replica.fetchers",
 	"num.replica.alter.log.dirs.threads",
 	"log.delete.delay.ms", "log.dir.failure.timeout.ms",
 	"process.roles", "inter.broker.listener.name", "inter.broker.protocol.version",
@@ -679,10 +679,18 @@ static const key_def key_defs[] = {
 	      "this old; log.flush.scheduler.interval.ms when not set."),
 	  FIELD(K_I64, log_flush_interval_ms), ATLEAST64(0),
 	  PREC(log_flush_interval_ms, 2, log_flush_interval_ms, K_I64, 1), .synonyms = flush_synonyms },
+	{ KEY("log.flush.offset.checkpoint.interval.ms", T_INT, false, "60000",
+	      "How often the recovery points are written to recovery-point-offset-checkpoint "
+	      "(0: only at start and at shutdown)."),
+	  FIELD(K_I32, log_flush_offset_checkpoint_interval_ms), ATLEAST32(0) },
 	{ KEY("log.flush.scheduler.interval.ms", T_LONG, false, "9223372036854775807",
 	      "How often the flusher checks whether a log needs to be flushed."),
 	  FIELD(K_I64, log_flush_scheduler_interval_ms), ATLEAST64(1),
 	  PREC(log_flush_interval_ms, 1, log_flush_interval_ms, K_I64, 1) },
+	{ KEY("log.flush.start.offset.checkpoint.interval.ms", T_INT, false, "60000",
+	      "How often the log start offsets are written to log-start-offset-checkpoint (0: only "
+	      "at start and at shutdown)."),
+	  FIELD(K_I32, log_flush_start_offset_checkpoint_interval_ms), ATLEAST32(0) },
 	{ KEY("log.index.interval.bytes", T_INT, true, "4096",
 	      "Default index.interval.bytes of topics: bytes of log between two offset index "
 	      "entries."),
@@ -802,6 +810,10 @@ static const key_def key_defs[] = {
 	{ KEY("num.partitions", T_INT, false, "1",
 	      "Partition count of topics created without one."),
 	  FIELD(K_I32, num_partitions), ATLEAST32(1) },
+	{ KEY("num.recovery.threads.per.data.dir", T_INT, false, "2",
+	      "Threads that fsync the logs at shutdown, in parallel (Kafka also recovers logs at "
+	      "start with them; samsa opens logs on its loop)."),
+	  FIELD(K_I32, num_recovery_threads_per_data_dir), ATLEAST32(1) },
 	{ KEY("num.replica.fetchers", T_INT, true, "1",
 	      "Fetcher connections this broker opens to each leader it replicates from."),
 	  FIELD(K_I32, num_replica_fetchers), ATLEAST32(1) },

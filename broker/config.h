@@ -45,6 +45,9 @@ typedef struct brk_config {
 	int64_t log_flush_interval_messages; /* log.flush.interval.messages (INT64_MAX) */
 	int64_t log_flush_interval_ms;       /* log.flush.interval.ms (default: scheduler interval) */
 	int64_t log_flush_scheduler_interval_ms; /* log.flush.scheduler.interval.ms (INT64_MAX) */
+	int32_t log_flush_offset_checkpoint_interval_ms;       /* (60000, >= 0; 0: start and stop only) */
+	int32_t log_flush_start_offset_checkpoint_interval_ms; /* (60000, >= 0; 0: start and stop only) */
+	int32_t num_recovery_threads_per_data_dir; /* (2, >= 1): fsync threads at shutdown */
 	bool log_append_time;                /* log.message.timestamp.type (CreateTime -> false) */
 	int64_t log_message_timestamp_before_max_ms; /* (INT64_MAX) */
 	int64_t log_message_timestamp_after_max_ms;  /* (3600000) */

@@ -249,3 +249,92 @@ int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
 	j->arg = arg;
 	return submit(fl, j);
 }
+
+/* ---- the shutdown flush ---- */
+
+struct brk_flush_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* a job was added, or the pool is finishing */
+	log_flush_job **jobs;     /* cap, filled in order */
+	size_t cap, added, next;  /* under mu: jobs added, the next one to take */
+	bool finishing;           /* under mu: no more jobs will come */
+	pthread_t *threads;
+	int nthreads;             /* started */
+};
+
+/* Take the next job (blocking while none is there and more may come);
+ * false when none is left. */
+static bool pool_take(brk_flush_pool *p, log_flush_job **job)
+{
+	pthread_mutex_lock(&p->mu);
+	while (p->next == p->added && !p->finishing)
+		pthread_cond_wait(&p->cv, &p->mu);
+	bool got = p->next < p->added;
+	if (got)
+		*job = p->jobs[p->next++];
+	pthread_mutex_unlock(&p->mu);
+	return got;
+}
+
+static void *pool_worker(void *arg)
+{
+	brk_flush_pool *p = arg;
+	log_flush_job *job;
+	while (pool_take(p, &job))
+		log_flush_run(job);
+	return NULL;
+}
+
+brk_flush_pool *brk_flush_pool_start(int nthreads, size_t max_jobs)
+{
+	brk_flush_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->cap = max_jobs;
+	p->jobs = calloc(max_jobs ? max_jobs : 1, sizeof(*p->jobs));
+	p->threads = calloc(nthreads > 0 ? (size_t)nthreads : 1, sizeof(*p->threads));
+	if (!p->jobs || !p->threads || pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p->jobs);
+		free(p->threads);
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->cv, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		free(p->jobs);
+		free(p->threads);
+		free(p);
+		return NULL;
+	}
+	while (p->nthreads < nthreads && pthread_create(&p->threads[p->nthreads], NULL, pool_worker, p) == 0)
+		p->nthreads++;
+	return p;
+}
+
+int brk_flush_pool_add(brk_flush_pool *p, log_flush_job *job)
+{
+	pthread_mutex_lock(&p->mu);
+	bool room = p->added < p->cap;
+	if (room) {
+		p->jobs[p->added++] = job;
+		pthread_cond_signal(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return room ? 0 : -ENOSPC;
+}
+
+void brk_flush_pool_finish(brk_flush_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->finishing = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pool_worker(p); /* the caller helps (and does it all without threads) */
+	for (int i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p->jobs);
+	free(p->threads);
+	free(p);
+}

@@ -86,4 +86,25 @@ int brk_flusher_checkpoint(brk_flusher *fl, const char *path, logdir_checkpoint_
 int brk_flusher_work(brk_flusher *fl, brk_flush_work_fn work, void *work_arg,
 		     brk_flush_done_fn done, void *arg);
 
+/*
+ * A pool of threads that run log_flush_run on the jobs handed to it, for
+ * the shutdown (Kafka flushes the logs at shutdown with
+ * num.recovery.threads.per.data.dir threads): the loop's thread prepares
+ * and begins each log's job while the pool runs those before it, and fsyncs
+ * of different files issued together share the file system's journal
+ * commits, where one after the other each waits for its own.
+ *
+ * brk_flush_pool_start starts nthreads threads (fewer when the system
+ * refuses some; none is fine) for at most max_jobs jobs; NULL when out of
+ * memory. brk_flush_pool_add hands a job over (0, or -ENOSPC past
+ * max_jobs: the job stays the caller's); brk_flush_pool_finish runs what is
+ * left on the calling thread too, waits for every job, joins the threads
+ * and frees the pool. Each job keeps its result for log_flush_end, which
+ * the caller runs after finish (the pool never touches a log).
+ */
+typedef struct brk_flush_pool brk_flush_pool;
+brk_flush_pool *brk_flush_pool_start(int nthreads, size_t max_jobs);
+int brk_flush_pool_add(brk_flush_pool *p, log_flush_job *job);
+void brk_flush_pool_finish(brk_flush_pool *p);
+
 #endif

@@ -354,6 +354,22 @@ static void fill_advertised_hosts(brk_config *cfg)
 			snprintf(cfg->advertised[i].host, sizeof(cfg->advertised[i].host), "%s", host);
 }
 
+/*
+ * Give up a start before brk_partitions_started: nothing was appended and
+ * no checkpoint rewritten, so the logs opened are flushed and closed and,
+ * after a clean start, the clean-shutdown marker goes back (the logs not
+ * opened are as the last clean stop left them): the next start recovers
+ * nothing because of this one.
+ */
+static void stop_before_serving(const brk_config *cfg, bool clean)
+{
+	brk_cluster_close(&server.cluster);
+	int rc = brk_partitions_shutdown(&server.partitions);
+	brk_dynamic_config_free(&server.dynamic);
+	if (rc == 0 && clean && (rc = logdir_set_clean(cfg->log_dir, true)) < 0)
+		fprintf(stderr, "samsa: cannot write the clean-shutdown marker: %s\n", strerror(-rc));
+}
+
 static void print_started(const brk_config *cfg)
 {
 	printf("samsa started on");
@@ -458,16 +474,9 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "samsa: cannot start the partition logs: %s\n", strerror(-rc));
 	}
-	if (rc != 0) {
-		brk_cluster_close(&server.cluster);
-		brk_partitions_shutdown(&server.partitions);
-		brk_dynamic_config_free(&server.dynamic);
-		return 1;
-	}
-	if (check_cluster_id(cfg, fresh) != 0) {
-		brk_cluster_close(&server.cluster);
-		brk_partitions_shutdown(&server.partitions);
-		brk_dynamic_config_free(&server.dynamic);
+	if (rc != 0 || brk_partitions_check_loaded(&server.partitions) != 0 ||
+	    check_cluster_id(cfg, fresh) != 0) {
+		stop_before_serving(cfg, clean);
 		return 1;
 	}
 	brk_partitions_started(&server.partitions);

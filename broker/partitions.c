@@ -27,10 +27,6 @@
 #define HIGH_WATERMARK_FILE "replication-offset-checkpoint"
 #define LOG_START_FILE "log-start-offset-checkpoint"
 
-/* log.flush.offset.checkpoint.interval.ms and
- * log.flush.start.offset.checkpoint.interval.ms (60000); the high
- * watermark's is replica.high.watermark.checkpoint.interval.ms. */
-#define OFFSET_CHECKPOINT_MS 60000
 /* How often the flush policy (flush.ms) is checked. */
 #define FLUSH_CHECK_MS 1000
 
@@ -243,20 +239,28 @@ static int64_t ckpt_find(const logdir_checkpoint_entry *e, int n, const char *to
 	return hit ? hit->offset : -1;
 }
 
-/* Read one offset checkpoint of the log dir, sorted for ckpt_find; an
- * unreadable file is reported and treated as empty (*e NULL, *n 0). */
-static void ckpt_load(const brk_partitions *reg, const char *name, logdir_checkpoint_entry **e,
-		      int *n)
+/* Read one offset checkpoint of the log dir, sorted for ckpt_find. A
+ * file that does not parse is reported and treated as empty (*e NULL, *n
+ * 0: the logs are then recovered from their start); one that cannot be
+ * read (-EMFILE, -EIO, -EACCES, ...) is an error: it must not cost a
+ * recovery of every log. Returns 0 or -errno. */
+static int ckpt_load(const brk_partitions *reg, const char *name, logdir_checkpoint_entry **e,
+		     int *n)
 {
 	char path[4400];
 	file_path(reg, name, path, sizeof(path));
-	if (logdir_checkpoint_read(path, e, n) != 0) {
-		fprintf(stderr, "samsa: ignoring unreadable %s\n", path);
+	int rc = logdir_checkpoint_read(path, e, n);
+	if (rc == LOG_ERR_CORRUPT) {
+		fprintf(stderr, "samsa: ignoring %s: it does not parse\n", path);
 		*e = NULL;
 		*n = 0;
+	} else if (rc < 0) {
+		fprintf(stderr, "samsa: cannot read %s: %s\n", path, strerror(-rc));
+		return rc;
 	}
 	if (*e)
 		qsort(*e, (size_t)*n, sizeof(**e), ckpt_cmp);
+	return 0;
 }
 
 static void ckpt_free(brk_partitions *reg)
@@ -333,12 +337,21 @@ static void on_hw_timer(brk_loop *loop, void *arg)
 				      on_hw_timer, reg);
 }
 
-static void on_offsets_timer(brk_loop *loop, void *arg)
+/* log.flush.offset.checkpoint.interval.ms: the recovery points */
+static void on_rp_timer(brk_loop *loop, void *arg)
 {
 	brk_partitions *reg = arg;
 	write_checkpoint(reg, CK_RP, true);
+	reg->rp_timer = brk_timer_add(loop, reg->cfg->log_flush_offset_checkpoint_interval_ms, on_rp_timer, reg);
+}
+
+/* log.flush.start.offset.checkpoint.interval.ms: the log start offsets */
+static void on_lso_timer(brk_loop *loop, void *arg)
+{
+	brk_partitions *reg = arg;
 	write_checkpoint(reg, CK_LSO, true);
-	reg->offsets_timer = brk_timer_add(loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, reg);
+	reg->lso_timer = brk_timer_add(loop, reg->cfg->log_flush_start_offset_checkpoint_interval_ms,
+				       on_lso_timer, reg);
 }
 
 /* ---- logs ---- */
@@ -373,11 +386,31 @@ static void open_log(brk_partitions *reg, brk_topic *t, brk_partition *p, int64_
 		hw = ckpt_find(reg->ck_hw, reg->nck_hw, t->name, p->index);
 	}
 	bool clean = fresh || (!reg->started && reg->clean_start);
+	if (!rc && !reg->started && reg->load.out_of_files) {
+		/* the start is given up (brk_partitions_check_loaded): the
+		 * others are left alone, unread */
+		reg->load.failed++;
+		p->log_failed = true;
+		return;
+	}
 	if (!rc)
 		rc = log_open_with_files(&reg->files, dir, &t->cfg.log, clean, rp, lso, now_ms, &p->log);
+	if (!rc && !reg->started) {
+		log_open_stats st;
+		log_get_open_stats(p->log, &st);
+		reg->load.logs++;
+		reg->load.segments += st.segments;
+		reg->load.recovered += st.recovered;
+		reg->load.rebuilt += st.rebuilt;
+	}
 	if (rc) {
 		fprintf(stderr, "samsa: cannot open log %s: %s\n", dir,
 			rc < 0 && rc > -4096 ? strerror(-rc) : "corrupt");
+		if (!reg->started) {
+			reg->load.failed++;
+			if ((rc == -EMFILE || rc == -ENFILE) && !reg->load.out_of_files)
+				reg->load.out_of_files = rc;
+		}
 		p->log = NULL;
 		p->log_failed = true;
 		if (fresh) {
@@ -908,23 +941,54 @@ int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flushe
 	reg->env = *env;
 	reg->clean_start = clean;
 	log_fcache_init(&reg->files, brk_partitions_files_capacity(cfg, true));
+	reg->load.began_ms = brk_mono_ms();
 	int rc = reindex(reg);
 	if (rc)
 		return rc;
-	ckpt_load(reg, RECOVERY_POINT_FILE, &reg->ck_rp, &reg->nck_rp);
-	ckpt_load(reg, LOG_START_FILE, &reg->ck_lso, &reg->nck_lso);
-	ckpt_load(reg, HIGH_WATERMARK_FILE, &reg->ck_hw, &reg->nck_hw);
-	rc = brk_flusher_start(reg->flusher, loop);
+	rc = ckpt_load(reg, RECOVERY_POINT_FILE, &reg->ck_rp, &reg->nck_rp);
+	if (rc == 0)
+		rc = ckpt_load(reg, LOG_START_FILE, &reg->ck_lso, &reg->nck_lso);
+	if (rc == 0)
+		rc = ckpt_load(reg, HIGH_WATERMARK_FILE, &reg->ck_hw, &reg->nck_hw);
+	if (rc == 0)
+		rc = brk_flusher_start(reg->flusher, loop);
 	if (rc) {
 		ckpt_free(reg);
 		free(reg->by_name);
 		free(reg->by_id);
+		reg->by_name = reg->by_id = NULL;
 	}
 	return rc;
 }
 
+int brk_partitions_check_loaded(const brk_partitions *reg)
+{
+	if (!reg->load.out_of_files)
+		return 0;
+	struct rlimit rl;
+	char limit[64] = "unknown";
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		snprintf(limit, sizeof(limit), "%llu", (unsigned long long)rl.rlim_cur);
+	if (reg->load.out_of_files == -ENFILE)
+		fprintf(stderr, "samsa: %d of %d partition logs could not be opened: the system's open "
+			"file table is full (fs.file-max); not starting\n",
+			(int)reg->load.failed, (int)(reg->load.failed + reg->load.logs));
+	else
+		fprintf(stderr, "samsa: %d of %d partition logs could not be opened: too many open files "
+			"for this process's limit (RLIMIT_NOFILE %s); not starting. Raise the open file "
+			"limit (ulimit -n) and start again.\n",
+			(int)reg->load.failed, (int)(reg->load.failed + reg->load.logs), limit);
+	return reg->load.out_of_files;
+}
+
 void brk_partitions_started(brk_partitions *reg)
 {
+	fprintf(stderr, "samsa: loaded %d partition logs (%lld segments) in %lld ms after %s shutdown: "
+		"%lld segments recovered from the recovery point, %lld with indexes rebuilt%s\n",
+		(int)reg->load.logs, (long long)reg->load.segments,
+		(long long)(brk_mono_ms() - reg->load.began_ms), reg->clean_start ? "a clean" : "an unclean",
+		(long long)reg->load.recovered, (long long)reg->load.rebuilt,
+		reg->load.failed ? ", some logs could not be opened" : "");
 	set_aside_stray_dirs(reg);
 	ckpt_free(reg);
 	reg->started = true;
@@ -935,8 +999,75 @@ void brk_partitions_started(brk_partitions *reg)
 	write_checkpoint(reg, CK_HW, true);
 	reg->hw_timer = brk_timer_add(reg->loop, reg->cfg->replica_high_watermark_checkpoint_interval_ms,
 				      on_hw_timer, reg);
-	reg->offsets_timer = brk_timer_add(reg->loop, OFFSET_CHECKPOINT_MS, on_offsets_timer, reg);
+	/* 0: written only here and at shutdown (Kafka schedules such a
+	 * task once) */
+	if (reg->cfg->log_flush_offset_checkpoint_interval_ms > 0)
+		reg->rp_timer = brk_timer_add(reg->loop, reg->cfg->log_flush_offset_checkpoint_interval_ms,
+					      on_rp_timer, reg);
+	if (reg->cfg->log_flush_start_offset_checkpoint_interval_ms > 0)
+		reg->lso_timer = brk_timer_add(reg->loop,
+					       reg->cfg->log_flush_start_offset_checkpoint_interval_ms,
+					       on_lso_timer, reg);
 	reg->flush_timer = brk_timer_add(reg->loop, FLUSH_CHECK_MS, on_flush_timer, reg);
+}
+
+/*
+ * The shutdown's flush: every log gets what a clean close writes
+ * (log_prepare_close) and one flush job, handed at once to a pool of
+ * num.recovery.threads.per.data.dir threads (Kafka's LogManager shutdown),
+ * so its fsyncs overlap the preparing of the next logs. A log nothing was
+ * written to since its last flush costs no fsync, so the time goes with
+ * what is unflushed, not with the number of partitions. Returns 0 or the
+ * first -errno.
+ */
+static int flush_for_close(brk_partitions *reg)
+{
+	int64_t began = brk_mono_ms();
+	size_t nlogs = 0, k = 0;
+	for (int32_t i = 0; i < reg->ntopics; i++)
+		for (int32_t p = 0; p < reg->topics[i]->npartitions; p++)
+			nlogs += reg->topics[i]->partitions[p]->log != NULL;
+	int threads = reg->cfg->num_recovery_threads_per_data_dir;
+	log_partition **lps = calloc(nlogs ? nlogs : 1, sizeof(*lps));
+	log_flush_job **jobs = calloc(nlogs ? nlogs : 1, sizeof(*jobs));
+	brk_flush_pool *pool = lps && jobs ? brk_flush_pool_start(threads, nlogs) : NULL;
+	int rc = 0;
+	for (int32_t i = 0; i < reg->ntopics; i++) {
+		brk_topic *t = reg->topics[i];
+		for (int32_t p = 0; p < t->npartitions; p++) {
+			log_partition *lp = t->partitions[p]->log;
+			if (!lp)
+				continue;
+			log_prepare_close(lp);
+			log_flush_job *j;
+			int r = pool ? log_flush_begin(lp, &j) : log_flush(lp);
+			if (r == 0 && pool) {
+				if (log_flush_job_empty(j) || brk_flush_pool_add(pool, j) != 0) {
+					log_flush_run(j);
+					r = log_flush_end(lp, j);
+				} else {
+					lps[k] = lp;
+					jobs[k++] = j;
+				}
+			}
+			if (r && !rc)
+				rc = r;
+		}
+	}
+	int64_t prepared = brk_mono_ms();
+	if (pool)
+		brk_flush_pool_finish(pool);
+	for (size_t i = 0; i < k; i++) {
+		int r = log_flush_end(lps[i], jobs[i]);
+		if (r && !rc)
+			rc = r;
+	}
+	free(lps);
+	free(jobs);
+	fprintf(stderr, "samsa: shutdown: %zu of %zu partition logs had data to flush, in %lld ms (%lld ms "
+		"more for the fsyncs after the last log was prepared; num.recovery.threads.per.data.dir %d)\n",
+		k, nlogs, (long long)(brk_mono_ms() - began), (long long)(brk_mono_ms() - prepared), threads);
+	return rc;
 }
 
 int brk_partitions_shutdown(brk_partitions *reg)
@@ -944,23 +1075,21 @@ int brk_partitions_shutdown(brk_partitions *reg)
 	int rc = 0;
 	if (reg->started) {
 		brk_timer_cancel(reg->loop, reg->hw_timer);
-		brk_timer_cancel(reg->loop, reg->offsets_timer);
+		if (reg->rp_timer)
+			brk_timer_cancel(reg->loop, reg->rp_timer);
+		if (reg->lso_timer)
+			brk_timer_cancel(reg->loop, reg->lso_timer);
 		brk_timer_cancel(reg->loop, reg->flush_timer);
 	}
 	brk_flusher_stop(reg->flusher); /* runs pending completions */
 	for (int32_t i = 0; i < reg->ntopics; i++) {
 		brk_topic *t = reg->topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++) {
-			brk_partition *bp = t->partitions[p];
-			brk_watchlist_detach_all(&bp->hw_waiters);
-			brk_watchlist_detach_all(&bp->log_waiters);
-			if (bp->log) {
-				int r = log_flush(bp->log);
-				if (r && !rc)
-					rc = r;
-			}
+			brk_watchlist_detach_all(&t->partitions[p]->hw_waiters);
+			brk_watchlist_detach_all(&t->partitions[p]->log_waiters);
 		}
 	}
+	rc = flush_for_close(reg);
 	if (reg->started) {
 		for (int which = CK_RP; which <= CK_HW; which++) {
 			int r = write_checkpoint(reg, which, false);
@@ -968,6 +1097,7 @@ int brk_partitions_shutdown(brk_partitions *reg)
 				rc = r;
 		}
 	}
+	/* nothing is left to write: the closes only free */
 	for (int32_t i = 0; i < reg->ntopics; i++) {
 		brk_topic *t = reg->topics[i];
 		for (int32_t p = 0; p < t->npartitions; p++)

@@ -5,10 +5,11 @@
  * partition object (partition.h), built from the controller's events, with
  * the logs of the replicas that live here. Also the periodic work on those
  * logs: flush policy (flush.messages, flush.ms,
- * log.flush.scheduler.interval.ms) and the offset checkpoints
- * (log.flush.offset.checkpoint.interval.ms = 60 s for the recovery point and
- * log start offset, replica.high.watermark.checkpoint.interval.ms = 5 s for
- * the high watermark).
+ * log.flush.scheduler.interval.ms, and a flush after each roll) and the
+ * offset checkpoints, one file of each per log dir in Kafka's format
+ * (log.flush.offset.checkpoint.interval.ms for the recovery points,
+ * log.flush.start.offset.checkpoint.interval.ms for the log start offsets,
+ * replica.high.watermark.checkpoint.interval.ms for the high watermarks).
  *
  * Every topic of the cluster has a brk_topic here, with every partition;
  * a partition has a log only when this broker holds a replica of it.
@@ -73,7 +74,15 @@ typedef struct brk_partitions {
 	int nck_rp, nck_lso, nck_hw;
 	bool clean_start;         /* the log dir was shut down cleanly */
 	bool started;             /* brk_partitions_started ran */
-	uint64_t hw_timer, offsets_timer, flush_timer;
+	/* The logs opened before brk_partitions_started, for its report. */
+	struct {
+		int64_t began_ms;     /* brk_partitions_init, monotonic */
+		int32_t logs, failed; /* opened; could not be opened */
+		int64_t segments, recovered, rebuilt; /* summed log_open_stats */
+		int out_of_files;     /* -EMFILE or -ENFILE: a log failed for want of
+				       * descriptors (0: none did) */
+	} load;
+	uint64_t hw_timer, rp_timer, lso_timer, flush_timer; /* 0: none */
 	uint64_t isr_timer;       /* the leader's ISR shrink check (isr.c) */
 	struct {
 		brk_role_fn fn;
@@ -92,21 +101,38 @@ typedef struct brk_partitions {
  * it and with the log dir's checkpoints, which are read here). The flush
  * worker (flusher, on loop) is started here and stopped by
  * brk_partitions_shutdown. The logs share one open-file cache sized by
- * brk_partitions_files_capacity (reported on stderr). Returns 0 or -errno.
+ * brk_partitions_files_capacity (reported on stderr). A checkpoint that
+ * does not parse is named on stderr and ignored (its logs are recovered
+ * from their start); one that cannot be read (-EMFILE, -EIO, ...) fails
+ * the call. Returns 0 or -errno.
  */
 int brk_partitions_init(brk_partitions *reg, brk_loop *loop, brk_flusher *flusher,
 			const brk_config *cfg, const brk_replica_env *env, bool clean);
 
 /*
- * The initial metadata has been applied: set aside the partition
+ * After the initial metadata was applied (its logs opened), before
+ * brk_partitions_started: 0, or -EMFILE / -ENFILE when a log could not be
+ * opened for want of file descriptors (reported on stderr with the open
+ * file limit). Such a broker must not start: its partitions would be
+ * offline for no fault of their data (Kafka takes the log dir offline and
+ * stops). Nothing of the logs not opened was read or changed.
+ */
+int brk_partitions_check_loaded(const brk_partitions *reg);
+
+/*
+ * The initial metadata has been applied: report how the logs were loaded
+ * (one line: logs, segments, time, segments recovered and rebuilt), set
+ * aside the partition
  * directories in the log dir that belong to no replica here (renamed
  * "<dir>.<hex ms>-stray", KIP-858's marker, never deleted on a guess),
  * write the checkpoints and start the periodic timers.
  */
 void brk_partitions_started(brk_partitions *reg);
 
-/* Flush every log, write the checkpoints, close the logs and free
- * everything. Returns 0 or the first -errno. */
+/* Flush every log (the fsyncs of those with unflushed data on
+ * num.recovery.threads.per.data.dir threads at once; the others cost
+ * none), write the checkpoints (one file of each per log dir), close the
+ * logs and free everything. Returns 0 or the first -errno. */
 int brk_partitions_shutdown(brk_partitions *reg);
 
 /* Register a role or marker observer (at most BRK_MAX_OBSERVERS each).

@@ -126,14 +126,17 @@ static int64_t fetch(int fd, const char *topic, int32_t partition, int64_t offse
 }
 
 /* sending: segments a response is being sent from, at most one per
- * connection, may be open beyond the capacity. */
+ * connection, may be open beyond the capacity; so may the one file the
+ * flush thread fsyncs at a time through a descriptor of its own (a roll
+ * makes a flush due). */
+#define FLUSHING 1
 static void check_under(const h_broker *b, const char *when, int sending)
 {
 	fd_count c = count_fds(b);
 	ck_assert_msg(c.all < LIMIT, "%s: the broker holds %d descriptors (limit %d)", when, c.all,
 		      LIMIT);
-	ck_assert_msg(c.logs <= CAPACITY + sending, "%s: %d segment files open, capacity %d", when,
-		      c.logs, CAPACITY);
+	ck_assert_msg(c.logs <= CAPACITY + sending + FLUSHING,
+		      "%s: %d segment files open, capacity %d", when, c.logs, CAPACITY);
 }
 
 /* Between round trips of one client: nothing is being sent. */

@@ -86,6 +86,7 @@ int log_open_with_files(log_file_cache *files, const char *dir, const log_config
 	lp->cfg = *cfg;
 	lp->files = files;
 	lp->unflushed_since_ms = -1;
+	lp->snapshot_unsynced = -1;
 	lp->flush_cap = INT64_MAX;
 	lp->log_start = log_start_offset;
 	log_pstate_init(&lp->producers);
@@ -147,23 +148,34 @@ int log_open_with_files(log_file_cache *files, const char *dir, const log_config
 	return 0;
 }
 
+void log_get_open_stats(const log_partition *lp, log_open_stats *out)
+{
+	*out = lp->opened;
+}
+
 static void sync_rebuilt_indexes(log_partition *lp);
 
-void log_close(log_partition *lp)
+void log_prepare_close(log_partition *lp)
 {
-	if (!lp)
-		return;
 	sync_rebuilt_indexes(lp);
 	log_segment *a = log_active(lp);
-	if (log_seg_seal_timeindex(a) == 0)
-		a->dirty = true;
+	size_t entries = a->tidx.n;
+	if (log_seg_seal_timeindex(a) == 0 && a->tidx.n != entries)
+		a->dirty = true; /* the closing entry: synced by the flush */
 	log_seg_trim_preallocated(a);
 	/* Kafka's UnifiedLog.close: a snapshot at the log end offset, so a
 	 * clean open reads it instead of replaying the log (not after a
 	 * failed truncation: the open completing it rebuilds the state). */
 	if (!lp->truncate_failed && (lp->producers.map_end_offset > lp->producers.snap_offset ||
 				     lp->producers.snap_offset > log_end_offset(lp)))
-		log_snapshot_producers(lp, log_end_offset(lp), true);
+		log_snapshot_producers(lp, log_end_offset(lp));
+}
+
+void log_close(log_partition *lp)
+{
+	if (!lp)
+		return;
+	log_prepare_close(lp);
 	int rc = log_flush(lp);
 	if (rc < 0)
 		fprintf(stderr, "samsa storage: %s: flush at close failed: %s\n", lp->dir, strerror(-rc));
@@ -290,12 +302,13 @@ static int roll(log_partition *lp, int64_t base, int64_t now_ms, size_t *sealed_
 	old->dirty = true;
 	log_seg_trim_preallocated(old);
 	lp->dir_unsynced = true;
+	lp->flush_after_roll = true;
 	log_txnindex_remove(&lp->tix[lp->nseg - 1]); /* a leftover file of that name */
 	/* Kafka's UnifiedLog.roll: the producer state as of the new segment's
 	 * base offset (synced by the OS later; a torn one fails its CRC and the
 	 * state is then rebuilt from an older snapshot and the log). */
 	lp->producers.map_end_offset = s->base_offset;
-	log_snapshot_producers(lp, s->base_offset, false);
+	log_snapshot_producers(lp, s->base_offset);
 	return 0;
 }
 
@@ -324,15 +337,16 @@ static void unroll(log_partition *lp, size_t sealed_ti)
 	log_ef_truncate(&log_active(lp)->tidx, sealed_ti);
 }
 
-void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync)
+void log_snapshot_producers(log_partition *lp, int64_t offset)
 {
-	int rc = log_pstate_write_snapshot(&lp->producers, lp->dir, offset, sync);
+	int rc = log_pstate_write_snapshot(&lp->producers, lp->dir, offset, false);
 	if (rc < 0) {
 		fprintf(stderr, "samsa storage: %s: cannot write the producer snapshot at %lld: %s\n", lp->dir,
 			(long long)offset, strerror(-rc));
 		return;
 	}
 	lp->dir_unsynced = true;
+	lp->snapshot_unsynced = offset;
 	int64_t *offs;
 	size_t n;
 	if (log_pstate_list_snapshots(lp->dir, &offs, &n) < 0)
@@ -748,6 +762,8 @@ struct log_flush_job {
 	int64_t unflushed_since_ms;
 	char *dir;          /* set when the directory needs an fsync */
 	char *epoch_path;   /* set when the epoch checkpoint needs an fsync */
+	char *snapshot_path; /* set when a producer snapshot needs an fsync */
+	int64_t snapshot_offset; /* its offset */
 	int rc;
 	bool unopened;      /* rc is a file that could not be opened: nothing was
 			     * lost, the next flush tries again */
@@ -768,7 +784,11 @@ enum {
 
 bool log_flush_due(const log_partition *lp, int64_t now_ms)
 {
-	if (lp->flush_in_flight || lp->unflushed_since_ms < 0)
+	if (lp->flush_in_flight)
+		return false;
+	if (lp->flush_after_roll)
+		return true;
+	if (lp->unflushed_since_ms < 0)
 		return false;
 	int64_t unflushed = log_end_offset(lp) - lp->recovery_point;
 	if (unflushed >= lp->cfg.flush_messages && unflushed > 0)
@@ -816,6 +836,14 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 		if (!j->dir && !(j->dir = strdup(lp->dir)))
 			goto nomem;
 	}
+	if (lp->snapshot_unsynced >= 0) {
+		char path[PATH_MAX];
+		if (log_io_path(path, sizeof path, "%s/%020lld%s", lp->dir, (long long)lp->snapshot_unsynced,
+				LOG_SNAPSHOT_SUFFIX) < 0 ||
+		    !(j->snapshot_path = strdup(path)))
+			goto nomem;
+		j->snapshot_offset = lp->snapshot_unsynced;
+	}
 	for (size_t i = 0; i < lp->nseg; i++) {
 		log_segment *s = lp->segs[i];
 		log_txnindex *ti = &lp->tix[i];
@@ -839,6 +867,8 @@ int log_flush_begin(log_partition *lp, log_flush_job **out)
 	lp->unflushed_since_ms = -1;
 	lp->dir_unsynced = false;
 	lp->epochs.unsynced = false;
+	lp->flush_after_roll = false;
+	lp->snapshot_unsynced = -1;
 	lp->flush_in_flight = true;
 	*out = j;
 	return 0;
@@ -850,8 +880,14 @@ nomem:
 	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
+	free(j->snapshot_path);
 	free(j);
 	return -ENOMEM;
+}
+
+bool log_flush_job_empty(const log_flush_job *j)
+{
+	return j->n == 0 && !j->dir && !j->epoch_path && !j->snapshot_path;
 }
 
 /* fsync the file at path; a file gone is 0 (it left the log), one that
@@ -900,6 +936,8 @@ int log_flush_run(log_flush_job *j)
 	 * like a file. */
 	if (rc == 0 && j->epoch_path)
 		rc = fsync_path(j, j->epoch_path);
+	if (rc == 0 && j->snapshot_path)
+		rc = fsync_path(j, j->snapshot_path);
 	if (rc == 0 && j->dir)
 		rc = fsync_path(j, j->dir);
 	j->rc = rc;
@@ -949,6 +987,8 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 				lp->dir_unsynced = true;
 			if (j->epoch_path)
 				lp->epochs.unsynced = true;
+			if (j->snapshot_path && lp->snapshot_unsynced < 0)
+				lp->snapshot_unsynced = j->snapshot_offset;
 			if (j->unflushed_since_ms >= 0 &&
 			    (lp->unflushed_since_ms < 0 || j->unflushed_since_ms < lp->unflushed_since_ms))
 				lp->unflushed_since_ms = j->unflushed_since_ms;
@@ -963,6 +1003,7 @@ int log_flush_end(log_partition *lp, log_flush_job *j)
 	free(j->what);
 	free(j->dir);
 	free(j->epoch_path);
+	free(j->snapshot_path);
 	free(j);
 	return rc;
 }

@@ -76,9 +76,13 @@ typedef struct log_partition log_partition;
  * Open (or create) the log in directory dir. When clean is false (no
  * clean-shutdown marker), batches from recovery_point on are checked one by one
  * (header, CRC32C, offsets), a torn or corrupt tail is truncated and the
- * indexes of the checked segments are rebuilt; a missing or short index is
- * rebuilt in any case. The producer state comes from the latest readable
- * .snapshot at or below the log end offset, then from the batches after it
+ * indexes of the checked segments are rebuilt; the other segments are not
+ * read, and their indexes are rebuilt only when they fail Kafka's sanity
+ * checks (missing, not whole entries, a last entry outside the segment;
+ * an empty offset index is valid: recover.c). A file that cannot be opened
+ * or read (-EMFILE, -EIO, ...) fails the open and rewrites nothing. The
+ * producer state comes from the latest readable .snapshot at or below the
+ * log end offset, then from the batches after it
  * (Kafka's LogLoader / ProducerStateManager.truncateAndReload); snapshots
  * above the log end offset are removed, producers already expired dropped. recovery_point/log_start_offset come from the log dir's
  * checkpoints (-1 when unknown). A truncation-pending file (a truncation
@@ -104,9 +108,31 @@ int log_open(const char *dir, const log_config *cfg, bool clean, int64_t recover
 int log_open_with_files(log_file_cache *files, const char *dir, const log_config *cfg, bool clean,
 			int64_t recovery_point, int64_t log_start_offset, int64_t now_ms, log_partition **out);
 
-/* Write the producer state snapshot at the log end offset (when it moved
- * since the last one), flush (if dirty) and free. Segment refs held
- * elsewhere stay valid. */
+/* What log_open did to the segments (for the broker's start-up report). */
+typedef struct log_open_stats {
+	int32_t segments;  /* segments of the log once open */
+	int32_t recovered; /* checked batch by batch (CRC32C) because they hold or
+			    * follow the recovery point after an unclean stop */
+	int32_t rebuilt;   /* other segments recovered the same way because an index
+			    * failed the sanity checks (or, for the active segment
+			    * after a clean stop, its tail did not parse) */
+} log_open_stats;
+void log_get_open_stats(const log_partition *lp, log_open_stats *out);
+
+/*
+ * What a clean close writes before its flush (Kafka's UnifiedLog.close):
+ * the active segment's closing time index entry (when its max timestamp is
+ * not there yet), the disk blocks reserved past its end given back, and
+ * the producer state snapshot at the log end offset (when it moved since
+ * the last one). All of it is made durable by the next flush (log_flush or
+ * a flush job), after which log_close writes and fsyncs nothing more. A log
+ * nothing was written to since its last flush gets no write and no fsync.
+ * Idempotent.
+ */
+void log_prepare_close(log_partition *lp);
+
+/* log_prepare_close, log_flush (when anything is unflushed) and free.
+ * Segment refs held elsewhere stay valid. */
 void log_close(log_partition *lp);
 
 /* Close and remove the directory and every file in it. */
@@ -292,7 +318,11 @@ int log_append_follower(log_partition *lp, const uint8_t *batches, size_t len, i
 int log_append(log_partition *lp, uint8_t *batches, size_t len, int32_t leader_epoch,
 	       int64_t now_ms, int64_t *base_offset);
 
-/* True when flush.messages / flush.ms say the unflushed tail should be synced. */
+/* True when flush.messages / flush.ms say the unflushed tail should be
+ * synced, or when a segment was rolled since the last flush began: as
+ * Kafka's UnifiedLog.roll flushes the segments before the new one, so the
+ * recovery point (and the recovery after a crash) follows the rolls. False
+ * while a flush job is in flight. */
 bool log_flush_due(const log_partition *lp, int64_t now_ms);
 /* fsync every segment with unflushed data and advance the recovery point to
  * the log end offset. Blocking; returns 0 or -errno.
@@ -305,9 +335,9 @@ int log_flush(log_partition *lp);
  * since the last flush (by path: the job holds no segment, so the
  * open-file cache may close them meanwhile) and the log end offset;
  * log_flush_run (any thread, blocking) fsyncs them, the leader epoch
- * checkpoint and the directory when needed; log_flush_end (log's thread)
- * advances the recovery point on success (or marks the data unflushed again)
- * and frees the job. lp may be NULL in log_flush_end when the log was closed
+ * checkpoint, the latest producer snapshot and the directory when needed;
+ * log_flush_end (log's thread) advances the recovery point on success (or
+ * marks the data unflushed again) and frees the job. lp may be NULL in log_flush_end when the log was closed
  * meanwhile. After a failed fsync (dirty pages may be lost) the recovery
  * point stays where it was until the log is reopened and log_flush /
  * log_flush_end return -EIO even when a later fsync succeeds, so the broker
@@ -322,6 +352,8 @@ int log_flush(log_partition *lp);
  */
 typedef struct log_flush_job log_flush_job;
 int log_flush_begin(log_partition *lp, log_flush_job **job);
+/* True when the job has nothing to fsync (log_flush_run returns at once). */
+bool log_flush_job_empty(const log_flush_job *job);
 int log_flush_run(log_flush_job *job);
 int log_flush_end(log_partition *lp, log_flush_job *job);
 

@@ -38,11 +38,17 @@ struct log_partition {
 	int64_t size_bytes;         /* sum of segment sizes */
 	int64_t unflushed_since_ms; /* first append since the last flush began, -1 none */
 	bool flush_in_flight;
+	bool flush_after_roll;      /* a segment was rolled since the last flush began: a
+				     * flush is due (log_flush_due), so the recovery point
+				     * follows the rolled segments (Kafka's UnifiedLog.roll) */
 	bool dir_unsynced;          /* segment files created/removed since the last flush */
+	int64_t snapshot_unsynced;  /* offset of the latest producer snapshot written and not
+				     * yet fsynced (-1: none): the next flush fsyncs it */
 	bool indexes_unsynced;      /* index entries rebuilt at open but not written (a full
 				     * disk): written at the next flush or close */
 	bool fsync_failed;          /* an fsync failed once: the recovery point stays put
 				     * until the log is reopened (log_flush_end) */
+	log_open_stats opened;      /* what log_load did (log_get_open_stats) */
 	log_epoch_cache epochs;
 	log_producer_state producers; /* covers the log below producers.map_end_offset */
 	bool producers_loading;       /* log_load: recovery replays batches into producers */
@@ -157,8 +163,9 @@ int log_truncation_redo(const char *dir, log_truncation *t);
 int log_truncation_done(const char *dir);
 
 /* Write the producer snapshot at offset and remove all but the latest 2
- * snapshots (log.c). Failures go to stderr: the state can be rebuilt from
- * the log. */
-void log_snapshot_producers(log_partition *lp, int64_t offset, bool sync);
+ * snapshots (log.c). Written without fsync: the next flush fsyncs it
+ * (snapshot_unsynced). Failures go to stderr: the state can be rebuilt
+ * from the log. */
+void log_snapshot_producers(log_partition *lp, int64_t offset);
 
 #endif

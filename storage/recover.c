@@ -11,9 +11,12 @@
  *      indexes are rebuilt on the way and the leader epochs seen are
  *      assigned. At the first bad batch the segment is cut there and every
  *      later segment is deleted; what was dropped goes to stderr.
- *   3. In every case an index that is missing, not a whole number of
- *      entries, empty while the segment holds more than index.interval.bytes,
- *      or pointing past the .log is rebuilt the same way (that segment only).
+ *   3. The other segments are not read: their indexes pass Kafka's sanity
+ *      checks (check_closed_indexes) or are rebuilt the same way (that
+ *      segment only): missing, not a whole number of entries, a last entry
+ *      outside the segment, or a time index without the closing entry of a
+ *      segment with timestamps. An empty offset index is valid (a segment
+ *      whose batches never followed index.interval.bytes has none).
  *   4. Clean stop: nothing is scanned but the tail of the active segment
  *      after its last index entry (to find the log end offset); a bad tail
  *      there falls back to step 2 for that segment.
@@ -37,6 +40,9 @@
  *   7. Legacy message sets (magic 0 or 1, written by old Kafka versions) are
  *      not read: log_open fails with -ENOTSUP and the .log is left intact
  *      (its derived index files may have been emptied).
+ *   8. A file that cannot be opened or read now (-EMFILE, -ENFILE, -EIO,
+ *      ...) fails the open with that error and nothing is rewritten: only
+ *      a missing or malformed index is damage.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -85,6 +91,16 @@ static int rd_at(rdbuf *r, int64_t pos, size_t want, const uint8_t **p, size_t *
 	*p = r->buf + (pos - r->pos);
 	*got = want < avail ? want : avail;
 	return 0;
+}
+
+/* Whether an error loading or checking an index says the index is
+ * damaged (then rebuilt from the .log): a missing file or one that does
+ * not parse. Any other error (-EMFILE, -ENFILE, -ENOMEM, -EIO, -EACCES) is
+ * the open's own failure and is returned: a file that cannot be read now is
+ * never rewritten. */
+static bool index_damaged(int rc)
+{
+	return rc == -ENOENT || rc == LOG_ERR_CORRUPT;
 }
 
 static int crc_region(rdbuf *r, int64_t from, int64_t to, uint32_t *crc)
@@ -303,8 +319,8 @@ int log_seg_ready(log_partition *lp, log_segment *s)
 		return 0;
 	int64_t size = s->size;
 	int rc = log_seg_load_indexes(s, &size);
-	if (rc == 0 || (rc != LOG_ERR_CORRUPT && rc != -ENOENT && rc != -EIO))
-		return rc; /* out of descriptors or memory: nothing says the index is damaged */
+	if (rc == 0 || !index_damaged(rc))
+		return rc;
 	size_t i = log_seg_floor(lp, s->base_offset);
 	int64_t limit = i + 1 < lp->nseg ? lp->segs[i + 1]->base_offset : INT64_MAX;
 	int64_t valid;
@@ -400,42 +416,75 @@ static int list_segments(const char *dir, int64_t **out, size_t *nout)
 	return 0;
 }
 
-/* Cheap index checks done at open for a segment that is not recovered:
- * true when its indexes look usable (they are then checked in full when
- * first loaded). Sets the segment's max timestamp from the time index. */
-static bool indexes_look_sane(const log_partition *lp, log_segment *s)
+/*
+ * The sanity checks of a segment that is not recovered (Kafka's
+ * LogSegment.sanityCheck, OffsetIndex/TimeIndex.sanityCheck), cheap enough
+ * for every segment of every log at every start: both index files exist
+ * and hold whole entries; the last offset index entry has a relative offset
+ * >= 0 and points inside the .log; the last time index entry has a relative
+ * offset >= 0. Every entry is checked when the indexes are first loaded
+ * (log_seg_ready). An empty offset index is valid whatever the segment's
+ * size: an entry is written only for a batch that follows more than
+ * index.interval.bytes (Kafka's LogSegment.append), so a segment of one
+ * batch, however large, has none. An empty time index is valid when the
+ * segment's first batch carries no timestamp (Kafka leaves the time index
+ * of such a segment empty); otherwise the closing entry that every roll
+ * writes is missing. Returns 0 (the segment's max timestamp then set from
+ * the time index), 1 when damaged (*why says how) or -errno.
+ */
+static int check_closed_indexes(log_segment *s, const char **why)
 {
-	if (log_ef_stat(&s->oidx) < 0 || log_ef_stat(&s->tidx) < 0)
-		return false;
-	if (s->oidx.n == 0 && s->size > lp->cfg.index_interval_bytes)
-		return false;
+	int rc = log_ef_stat(&s->oidx);
+	if (rc == 0)
+		rc = log_ef_stat(&s->tidx);
+	if (rc < 0) {
+		if (!index_damaged(rc))
+			return rc;
+		*why = rc == -ENOENT ? "missing index" : "index of a size that is not whole entries";
+		return 1;
+	}
 	if (s->oidx.n > 0) {
 		int32_t rel = (int32_t)log_be32(s->oidx.last), pos = (int32_t)log_be32(s->oidx.last + 4);
-		if (rel < 0 || pos < 0 || pos >= s->size)
-			return false;
+		if (rel < 0 || pos < 0 || pos >= s->size) {
+			*why = "offset index entry outside the segment";
+			return 1;
+		}
 	}
 	int64_t ts;
 	int32_t rel;
 	if (log_timeindex_last(&s->tidx, &ts, &rel)) {
-		if (rel < 0)
-			return false;
+		if (rel < 0) {
+			*why = "time index entry outside the segment";
+			return 1;
+		}
 		s->max_ts = ts;
 		s->max_ts_offset = s->base_offset + rel;
 	} else if (s->size > 0) {
-		return false; /* a segment with batches gets its max timestamp entry on roll/close */
+		log_scan sc;
+		proto_batch_info h;
+		log_scan_init(&sc, s, s->size);
+		rc = log_scan_header(&sc, 0, &h);
+		if (rc < 0 && rc != LOG_ERR_CORRUPT)
+			return rc;
+		if (rc == LOG_ERR_CORRUPT || h.max_timestamp >= 0) {
+			*why = rc == LOG_ERR_CORRUPT ? "first batch does not parse" : "time index without its closing entry";
+			return 1;
+		}
 	}
-	return true;
+	return 0;
 }
 
 /* Clean open of the active segment: load its indexes and scan the batches
  * after the last index entry (which also adds any index entries missing
- * there). Returns 1 when the tail is bad, 2 when an index is unusable (the
- * caller recovers the segment either way). */
+ * there). Returns 1 when the tail is bad, 2 when an index is missing or
+ * malformed (the caller recovers the segment either way), 0, or -errno
+ * (an index that cannot be read now: nothing is rewritten). */
 static int open_active_tail(log_partition *lp, log_segment *s)
 {
 	int64_t size = s->size;
-	if (log_seg_load_indexes(s, &size) < 0)
-		return 2;
+	int rc = log_seg_load_indexes(s, &size);
+	if (rc < 0)
+		return index_damaged(rc) ? 2 : rc;
 	int32_t last_rel = -1;
 	int64_t pos = 0;
 	if (s->oidx.n > 0)
@@ -458,7 +507,7 @@ static int open_active_tail(log_partition *lp, log_segment *s)
 	int64_t next = s->base_offset;
 	bool first = true;
 	for (;;) {
-		int rc = log_scan_header(&sc, pos, &h);
+		rc = log_scan_header(&sc, pos, &h);
 		if (rc == 1)
 			break;
 		if (rc == LOG_ERR_CORRUPT)
@@ -615,6 +664,7 @@ int log_load(log_partition *lp, bool clean, int64_t recovery_point, int64_t now_
 	lp->producers_loading = false;
 	if (rc < 0)
 		return rc;
+	lp->opened.segments = (int32_t)lp->nseg;
 	int64_t leo = log_end_offset(lp);
 	/* reload when recovery cut the log below the snapshot (nothing was replayed) */
 	bool reload = lp->producers.map_end_offset > leo;
@@ -682,21 +732,28 @@ static int load_segments(log_partition *lp, bool clean, int64_t recovery_point, 
 		bool cut = false;
 		if (i >= first) {
 			rc = recover_segment(lp, s, prev_next, limit, &cut);
+			lp->opened.recovered++;
 		} else if (last) {
 			rc = open_active_tail(lp, s);
 			if (rc == 1 || rc == 2) {
 				fprintf(stderr, "samsa storage: %s: %s, recovering the segment\n", s->log_path,
 					rc == 1 ? "bad tail after a clean stop" : "missing or damaged index");
 				rc = recover_segment(lp, s, prev_next, limit, &cut);
+				lp->opened.rebuilt++;
 			}
-		} else if (!indexes_look_sane(lp, s)) {
-			fprintf(stderr, "samsa storage: %s: missing or damaged index, rebuilding\n", s->log_path);
-			/* Kafka recovers such a segment (CRC checks, cut at a bad batch)
-			 * but keeps the segments after it. */
-			rc = recover_segment(lp, s, s->base_offset, limit, &cut);
-			cut = false;
 		} else {
-			s->next_offset = limit;
+			const char *why = NULL;
+			rc = check_closed_indexes(s, &why);
+			if (rc == 1) {
+				fprintf(stderr, "samsa storage: %s: %s, rebuilding the indexes\n", s->log_path, why);
+				/* Kafka recovers such a segment (CRC checks, cut at a
+				 * bad batch) but keeps the segments after it. */
+				rc = recover_segment(lp, s, s->base_offset, limit, &cut);
+				cut = false;
+				lp->opened.rebuilt++;
+			} else if (rc == 0) {
+				s->next_offset = limit;
+			}
 		}
 		if (rc < 0)
 			return rc;

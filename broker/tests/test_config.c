@@ -306,7 +306,7 @@ START_TEST(test_unknown_keys)
 	/* Kafka keys without effect here: silent. */
 	static const char *const silent[] = {
 		"num.network.threads", "num.io.threads", "socket.listen.backlog.size",
-		"num.recovery.threads.per.data.dir", "offsets.commit.timeout.ms",
+		"num.replica.alter.log.dirs.threads", "offsets.commit.timeout.ms",
 		"transaction.max.timeout.ms", "log.retention.check.interval.ms",
 		"zookeeper.session.timeout.ms", "group.consumer.session.timeout.ms",
 		"listener.security.protocol.map", "process.roles", "controller.quorum.voters",
@@ -480,6 +480,9 @@ START_TEST(test_cluster_keys)
 	ck_assert_int_eq(cfg.replica_fetch_backoff_ms, 1000);
 	ck_assert_int_eq(cfg.num_replica_fetchers, 1);
 	ck_assert_int_eq(cfg.replica_high_watermark_checkpoint_interval_ms, 5000);
+	ck_assert_int_eq(cfg.log_flush_offset_checkpoint_interval_ms, 60000);
+	ck_assert_int_eq(cfg.log_flush_start_offset_checkpoint_interval_ms, 60000);
+	ck_assert_int_eq(cfg.num_recovery_threads_per_data_dir, 2);
 	ck_assert(cfg.controlled_shutdown_enable);
 	ck_assert_int_eq(cfg.controlled_shutdown_max_retries, 3);
 	ck_assert_int_eq(cfg.controlled_shutdown_retry_backoff_ms, 5000);
@@ -498,6 +501,9 @@ START_TEST(test_cluster_keys)
 		{ "leader.imbalance.check.interval.seconds", "5" },
 		{ "controlled.shutdown.retry.backoff.ms", "500" },
 		{ "replica.high.watermark.checkpoint.interval.ms", "1000" },
+		{ "log.flush.offset.checkpoint.interval.ms", "500" },
+		{ "log.flush.start.offset.checkpoint.interval.ms", "0" },
+		{ "num.recovery.threads.per.data.dir", "8" },
 		{ "broker.rack", " rack-a " },
 		{ "num.replica.fetchers", "2" },
 		{ "auto.leader.rebalance.enable", "false" },
@@ -513,6 +519,9 @@ START_TEST(test_cluster_keys)
 	ck_assert_int_eq(cfg.leader_imbalance_check_interval_seconds, 5);
 	ck_assert_int_eq(cfg.controlled_shutdown_retry_backoff_ms, 500);
 	ck_assert_int_eq(cfg.replica_high_watermark_checkpoint_interval_ms, 1000);
+	ck_assert_int_eq(cfg.log_flush_offset_checkpoint_interval_ms, 500);
+	ck_assert_int_eq(cfg.log_flush_start_offset_checkpoint_interval_ms, 0);
+	ck_assert_int_eq(cfg.num_recovery_threads_per_data_dir, 8);
 	ck_assert_str_eq(cfg.broker_rack, "rack-a");
 	ck_assert_int_eq(cfg.num_replica_fetchers, 2);
 	ck_assert(!cfg.auto_leader_rebalance_enable);
@@ -527,6 +536,8 @@ START_TEST(test_cluster_keys)
 		{ "replica.fetch.response.max.bytes", "-1" },
 		{ "num.replica.fetchers", "0" },
 		{ "replica.high.watermark.checkpoint.interval.ms", "0" },
+		{ "log.flush.offset.checkpoint.interval.ms", "-1" },
+		{ "num.recovery.threads.per.data.dir", "0" },
 		{ "replica.socket.receive.buffer.bytes", "-2" },
 		{ "controlled.shutdown.enable", "maybe" },
 		{ "zookeeper.session.timeout.ms", "x" },

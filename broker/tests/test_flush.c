@@ -3,9 +3,11 @@
  * job's work runs on the worker thread and its completion on the loop, in
  * the order submitted; stop runs the completions still owed; a flusher not
  * started runs each job at once; two flushers do not share anything; a
- * checkpoint job writes its file.
+ * checkpoint job writes its file; the shutdown's pool runs every job
+ * handed to it.
  */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +222,45 @@ START_TEST(test_checkpoint_job)
 }
 END_TEST
 
+/* The shutdown's pool: every job handed to it runs (each log's recovery
+ * point reaches its end), with no thread, with fewer threads than jobs and
+ * with more; a job past max_jobs is refused and stays the caller's. */
+START_TEST(test_flush_pool)
+{
+	char dir[] = "/tmp/samsa-test-flush-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	log_config cfg;
+	log_config_defaults(&cfg);
+	enum { NLOGS = 5 };
+	log_partition *lp[NLOGS];
+	for (int threads = 0; threads <= 8; threads += 4) {
+		log_flush_job *jobs[NLOGS];
+		brk_flush_pool *pool = brk_flush_pool_start(threads, NLOGS - 1);
+		ck_assert_ptr_nonnull(pool);
+		for (int i = 0; i < NLOGS; i++) {
+			char pdir[128];
+			snprintf(pdir, sizeof(pdir), "%s/t-%d", dir, i);
+			ck_assert_int_eq(log_open(pdir, &cfg, true, -1, -1, 0, &lp[i]), 0);
+			int64_t offset;
+			ck_assert_int_eq(log_append_control(lp[i], 1, 0, 0, true, 0, 0, &offset), 0);
+			ck_assert_int_eq(log_recovery_point(lp[i]), 0);
+			ck_assert_int_eq(log_flush_begin(lp[i], &jobs[i]), 0);
+			ck_assert(!log_flush_job_empty(jobs[i]));
+			ck_assert_int_eq(brk_flush_pool_add(pool, jobs[i]), i < NLOGS - 1 ? 0 : -ENOSPC);
+		}
+		log_flush_run(jobs[NLOGS - 1]);
+		brk_flush_pool_finish(pool);
+		for (int i = 0; i < NLOGS; i++) {
+			ck_assert_int_eq(log_flush_end(lp[i], jobs[i]), 0);
+			ck_assert_int_eq(log_recovery_point(lp[i]), log_end_offset(lp[i]));
+			log_delete(lp[i]);
+		}
+	}
+	brk_flush_pool_finish(brk_flush_pool_start(2, 0));
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("flush");
@@ -229,6 +270,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stop_runs_owed_completions);
 	tcase_add_test(tc, test_two_flushers);
 	tcase_add_test(tc, test_checkpoint_job);
+	tcase_add_test(tc, test_flush_pool);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -602,6 +602,58 @@ START_TEST(flush_and_recovery_point)
 }
 END_TEST
 
+/* A clean close writes and fsyncs nothing for a log nothing was written to
+ * since its last flush (issue 15: a clean shutdown fsynced every
+ * partition); after appends, one flush covers the data, the closing time
+ * index entry and the producer snapshot. */
+START_TEST(idle_close_flushes_nothing)
+{
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	int64_t base;
+	tu_batch_opts o = { .nrecords = 3, .base_ts = 100, .ts_step = 1, .value_size = 10 };
+	size_t len = tu_batch(bbuf, sizeof bbuf, &o);
+	tu_batch_set_producer(bbuf, 7, 0, 0, false);
+	ck_assert_int_eq(log_append(lp, bbuf, len, 0, 0, &base), 0);
+	log_close(lp);
+	char snap[PATH_MAX];
+	tu_seg_path(snap, sizeof snap, pdir, 3, ".snapshot");
+	ck_assert_int_gt(tu_file_size(snap), 0);
+
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(log_open(pdir, &cfg, true, 3 + round * 3, -1, 0, &lp), 0);
+		log_prepare_close(lp);
+		log_flush_job *job;
+		ck_assert_int_eq(log_flush_begin(lp, &job), 0);
+		ck_assert_msg(log_flush_job_empty(job), "round %d: an idle log has something to flush", round);
+		ck_assert_int_eq(log_flush_run(job), 0);
+		ck_assert_int_eq(log_flush_end(lp, job), 0);
+		if (round == 1) {
+			log_close(lp);
+			break;
+		}
+		/* an append: its data, the closing time index entry and the
+		 * snapshot at the new end go in one flush */
+		tu_batch_set_producer(bbuf, 7, 0, 3, false);
+		ck_assert_int_eq(log_append(lp, bbuf, len, 0, 0, &base), 0);
+		log_prepare_close(lp);
+		tu_seg_path(snap, sizeof snap, pdir, 6, ".snapshot");
+		ck_assert_int_gt(tu_file_size(snap), 0);
+		ck_assert_int_eq(log_flush_begin(lp, &job), 0);
+		ck_assert(!log_flush_job_empty(job));
+		ck_assert_int_eq(log_flush_run(job), 0);
+		ck_assert_int_eq(log_flush_end(lp, job), 0);
+		ck_assert_int_eq(log_recovery_point(lp), 6);
+		log_prepare_close(lp);
+		ck_assert_int_eq(log_flush_begin(lp, &job), 0);
+		ck_assert(log_flush_job_empty(job));
+		ck_assert_int_eq(log_flush_run(job), 0);
+		ck_assert_int_eq(log_flush_end(lp, job), 0);
+		log_close(lp);
+	}
+}
+END_TEST
+
 START_TEST(leader_epochs)
 {
 	log_partition *lp;
@@ -725,6 +777,7 @@ int main(void)
 	tcase_add_test(tc, offset_for_timestamp_loads_one_segment);
 	tcase_add_test(tc, new_log_holds_one_fd);
 	tcase_add_test(tc, flush_and_recovery_point);
+	tcase_add_test(tc, idle_close_flushes_nothing);
 	tcase_add_test(tc, leader_epochs);
 	tcase_add_test(tc, delete_and_segment_refs);
 	tcase_add_test(tc, epoch_for_offset_cache);

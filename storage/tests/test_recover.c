@@ -4,12 +4,15 @@
  * empty, damaged) and the leader epoch cache after recovery.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "storage/log.h"
@@ -70,6 +73,15 @@ static void append_bytes(const char *path, const void *data, size_t n)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
 	close(fd);
+}
+
+static void assert_open_stats(const log_partition *lp, int32_t segments, int32_t recovered, int32_t rebuilt)
+{
+	log_open_stats st;
+	log_get_open_stats(lp, &st);
+	ck_assert_int_eq(st.segments, segments);
+	ck_assert_int_eq(st.recovered, recovered);
+	ck_assert_int_eq(st.rebuilt, rebuilt);
 }
 
 /* Every offset below leo can be read and starts at a batch holding it. */
@@ -231,6 +243,9 @@ static void index_rebuild_case(bool empty)
 	log_partition *lp;
 	ck_assert_int_eq(log_open(pdir, &cfg, true, 60, -1, 0, &lp), 0);
 	ck_assert_int_eq(log_end_offset(lp), 60);
+	/* closed segments: rebuilt; the active one: rebuilt when its index is
+	 * missing, its entries added back by the tail scan when emptied */
+	assert_open_stats(lp, 3, 0, empty ? 2 : 3);
 	int64_t off, ts;
 	ck_assert_int_eq(log_offset_for_timestamp(lp, 1052, &off, &ts), 0);
 	ck_assert_int_eq(off, 27);
@@ -299,6 +314,268 @@ START_TEST(damaged_index_rebuilt)
 	seg(p, 25, ".timeindex");
 	ck_assert_int_eq(tu_file_size(p) % 12, 0);
 	log_close(lp);
+}
+END_TEST
+
+/* Segments of one batch each, larger than index.interval.bytes: their
+ * offset index is empty, as Kafka's LogSegment.append leaves it (an entry
+ * goes in only once more than the interval was written before a batch).
+ * Returns the batch size; segments 0, 5, 10, 15 (the active one). */
+static size_t make_single_batch_segments(void)
+{
+	size_t sz = make_log(1, 1 << 30);
+	ck_assert_uint_gt(sz, (size_t)cfg.index_interval_bytes);
+	tu_rmrf(pdir);
+	make_log(4, (int64_t)sz);
+	ck_assert_int_eq(tu_count_files(pdir, ".log"), 4);
+	char p[PATH_MAX];
+	for (int64_t base = 0; base < 15; base += 5) {
+		seg(p, base, ".index");
+		ck_assert_int_eq(tu_file_size(p), 0);
+		seg(p, base, ".timeindex");
+		ck_assert_int_eq(tu_file_size(p), 12); /* the closing entry of the roll */
+	}
+	return sz;
+}
+
+/* A clean start reads no closed segment whose indexes pass the sanity
+ * checks, an empty offset index included: a byte flipped inside the records
+ * of a closed segment (which nothing reads at open; Kafka does not either)
+ * is still there afterwards, where a recovery of the segment would have
+ * cut it (issue 15: every start rebuilt such segments). */
+START_TEST(clean_start_keeps_empty_offset_index)
+{
+	size_t sz = make_single_batch_segments();
+	char p[PATH_MAX];
+	seg(p, 0, ".log");
+	flip_byte(p, (int64_t)sz - 3);
+	seg(p, 5, ".log");
+	flip_byte(p, (int64_t)sz - 3);
+	for (int round = 0; round < 2; round++) {
+		log_partition *lp;
+		ck_assert_int_eq(log_open(pdir, &cfg, true, 20, -1, 0, &lp), 0);
+		ck_assert_int_eq(log_end_offset(lp), 20);
+		ck_assert_int_eq(log_size_bytes(lp), (int64_t)(4 * sz));
+		assert_open_stats(lp, 4, 0, 0);
+		log_close(lp);
+		for (int64_t base = 0; base < 20; base += 5) {
+			seg(p, base, ".log");
+			ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
+		}
+		seg(p, 0, ".index");
+		ck_assert_int_eq(tu_file_size(p), 0);
+	}
+}
+END_TEST
+
+/* Segments whose batches carry no timestamp have an empty time index (as
+ * in Kafka: the closing entry of a roll is written only for a timestamp):
+ * valid too, not rebuilt at a clean start. An emptied time index of a
+ * segment with timestamps is damage and is rebuilt (empty_indexes_rebuilt). */
+START_TEST(clean_start_keeps_empty_time_index)
+{
+	tu_batch_opts o = { .nrecords = 5, .base_ts = -1, .value_size = 20 };
+	size_t sz = tu_batch(bbuf, sizeof bbuf, &o);
+	cfg.segment_bytes = (int64_t)sz;
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, -1, -1, 0, &lp), 0);
+	for (int i = 0; i < 3; i++) {
+		int64_t base;
+		sz = tu_batch(bbuf, sizeof bbuf, &o);
+		ck_assert_int_eq(log_append(lp, bbuf, sz, 0, 0, &base), 0);
+	}
+	log_close(lp);
+	char p[PATH_MAX];
+	seg(p, 0, ".timeindex");
+	ck_assert_int_eq(tu_file_size(p), 0);
+	seg(p, 0, ".log");
+	flip_byte(p, (int64_t)sz - 3);
+	ck_assert_int_eq(log_open(pdir, &cfg, true, 15, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 15);
+	log_close(lp);
+	ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
+}
+END_TEST
+
+/* After an unclean stop only the segments from the one holding the
+ * recovery point on are checked batch by batch (Kafka's LogLoader.recoverLog:
+ * segments.values(recoveryPoint, end)); those below it are left alone when
+ * their indexes pass the sanity checks. */
+START_TEST(unclean_start_recovers_from_recovery_point)
+{
+	size_t sz = make_single_batch_segments();
+	char p[PATH_MAX];
+	seg(p, 0, ".log");
+	flip_byte(p, (int64_t)sz - 3); /* below the recovery point: not read */
+	seg(p, 15, ".log");
+	append_bytes(p, bbuf, sz / 2); /* a torn batch at the end: cut */
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, 12, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 20);
+	ck_assert_int_eq(log_recovery_point(lp), 12);
+	assert_open_stats(lp, 4, 2, 0); /* segments 10 and 15 */
+	ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
+	seg(p, 0, ".log");
+	ck_assert_int_eq(tu_file_size(p), (int64_t)sz);
+	log_close(lp);
+	/* from a recovery point in segment 0 the flipped byte is found and
+	 * everything after it goes */
+	ck_assert_int_eq(log_open(pdir, &cfg, false, 0, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 0);
+	ck_assert_int_eq(tu_file_size(p), 0);
+	assert_open_stats(lp, 1, 1, 0);
+	log_close(lp);
+}
+END_TEST
+
+/* A roll makes a flush due (Kafka's UnifiedLog.roll flushes the segments
+ * before the new one), so the recovery point follows the rolled segments
+ * and a crash recovers only the segment holding it and those after. The
+ * writer runs in a child that exits without closing the log (a crash: the
+ * page cache keeps what it wrote, unflushed or not). */
+START_TEST(recovery_point_follows_rolls)
+{
+	size_t sz = make_log(1, 1 << 30);
+	tu_rmrf(pdir);
+	cfg.segment_bytes = (int64_t)(3 * sz); /* segments 0, 15, 30, 45 */
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		log_partition *lp;
+		int64_t rp = -1;
+		if (log_open(pdir, &cfg, false, -1, -1, 0, &lp) == 0) {
+			int flushes = 0;
+			for (int i = 0; i < 10; i++) {
+				append(lp, 5, 1000 + i, 1);
+				bool rolled = i > 0 && i % 3 == 0;
+				if (log_flush_due(lp, 0) != rolled)
+					_exit(10 + i); /* due exactly after each roll */
+				if (rolled && log_flush(lp) == 0)
+					flushes++;
+			}
+			append(lp, 5, 2000, 1); /* offsets 50..54, never flushed */
+			if (flushes == 3 && !log_flush_due(lp, 0))
+				rp = log_recovery_point(lp);
+		}
+		ck_assert_int_eq(write(fds[1], &rp, sizeof rp), (ssize_t)sizeof rp);
+		_exit(0);
+	}
+	close(fds[1]);
+	int64_t rp = -2;
+	ssize_t got = read(fds[0], &rp, sizeof rp);
+	close(fds[0]);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "writer: status 0x%x (exit 10 + i: log_flush_due wrong after append i)", status);
+	ck_assert_int_eq(got, (ssize_t)sizeof rp);
+	ck_assert_int_eq(rp, 50); /* flushed when offsets 45..49 rolled segment 45 in */
+	log_partition *lp;
+	ck_assert_int_eq(log_open(pdir, &cfg, false, rp, -1, 0, &lp), 0);
+	ck_assert_int_eq(log_end_offset(lp), 55);
+	assert_open_stats(lp, 4, 1, 0); /* segment 45 only */
+	log_close(lp);
+}
+END_TEST
+
+/* Every file of the partition directory with its size and first bytes. */
+typedef struct dir_image {
+	int n;
+	char name[32][64];
+	int64_t size[32];
+	uint8_t head[32][64];
+} dir_image;
+
+static void take_image(dir_image *im)
+{
+	memset(im, 0, sizeof *im);
+	DIR *d = opendir(pdir);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ck_assert_int_lt(im->n, 32);
+		char p[PATH_MAX + 64];
+		ck_assert_uint_lt(strlen(de->d_name), sizeof im->name[0]);
+		memcpy(im->name[im->n], de->d_name, strlen(de->d_name) + 1);
+		snprintf(p, sizeof p, "%s/%s", pdir, im->name[im->n]);
+		im->size[im->n] = tu_file_size(p);
+		int fd = open(p, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_ge(pread(fd, im->head[im->n], sizeof im->head[0], 0), 0);
+		close(fd);
+		im->n++;
+	}
+	closedir(d);
+}
+
+static void assert_same_image(const dir_image *a, const dir_image *b, long limit)
+{
+	ck_assert_int_eq(a->n, b->n);
+	for (int i = 0; i < a->n; i++) {
+		int j = 0;
+		while (j < b->n && strcmp(a->name[i], b->name[j]) != 0)
+			j++;
+		ck_assert_msg(j < b->n, "open file limit %ld: %s is gone", limit, a->name[i]);
+		ck_assert_msg(a->size[i] == b->size[j] && memcmp(a->head[i], b->head[j], sizeof a->head[0]) == 0,
+			      "open file limit %ld: %s changed (%lld bytes, now %lld)", limit, a->name[i],
+			      (long long)a->size[i], (long long)b->size[j]);
+	}
+}
+
+/* The descriptor the next open would get: with the open file limit at it
+ * nothing can be opened (the limit bounds descriptor numbers, and every
+ * number below it is taken). */
+static long lowest_free_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	return fd;
+}
+
+/* An open that runs out of descriptors (EMFILE) fails with -EMFILE and
+ * changes nothing: a file that cannot be opened is never taken for a
+ * damaged one (issue 15: a healthy index reported damaged and emptied at a
+ * low open file limit). Every limit from "nothing can be opened" up to
+ * "enough" is tried. */
+START_TEST(open_out_of_descriptors_changes_nothing)
+{
+	size_t sz = make_log(1, 1 << 30);
+	tu_rmrf(pdir);
+	make_log(14, (int64_t)(5 * sz)); /* segments 0, 25, 50 (active: 4 batches, indexed) */
+	char p[PATH_MAX];
+	seg(p, 50, ".index");
+	ck_assert_int_gt(tu_file_size(p), 0);
+	dir_image before, after;
+	take_image(&before);
+	struct rlimit old;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	long first = lowest_free_fd();
+	int failed = 0;
+	bool opened = false;
+	for (long extra = 0; extra < 40 && !opened; extra++) {
+		struct rlimit rl = { .rlim_cur = (rlim_t)(first + extra), .rlim_max = old.rlim_max };
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+		log_partition *lp = NULL;
+		int rc = log_open(pdir, &cfg, true, 70, -1, 0, &lp);
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+		if (rc == 0) {
+			opened = true;
+			ck_assert_int_eq(log_end_offset(lp), 70);
+			log_close(lp);
+			break;
+		}
+		ck_assert_msg(rc == -EMFILE, "open file limit %ld: log_open returned %d", first + extra, rc);
+		failed++;
+		take_image(&after);
+		assert_same_image(&before, &after, first + extra);
+	}
+	ck_assert(opened);
+	ck_assert_int_gt(failed, 0);
 }
 END_TEST
 
@@ -412,6 +689,11 @@ int main(void)
 	tcase_add_test(tc, missing_indexes_rebuilt);
 	tcase_add_test(tc, empty_indexes_rebuilt);
 	tcase_add_test(tc, damaged_index_rebuilt);
+	tcase_add_test(tc, clean_start_keeps_empty_offset_index);
+	tcase_add_test(tc, clean_start_keeps_empty_time_index);
+	tcase_add_test(tc, unclean_start_recovers_from_recovery_point);
+	tcase_add_test(tc, recovery_point_follows_rolls);
+	tcase_add_test(tc, open_out_of_descriptors_changes_nothing);
 	tcase_add_test(tc, clean_flag_with_bad_tail);
 	tcase_add_test(tc, epochs_after_recovery);
 	tcase_add_test(tc, log_start_offset_kept);
