@@ -1042,24 +1042,18 @@ int ctl_zkj_cluster_id_decode(const char *data, int len, proto_arena *a, const c
 	return **id ? 0 : -EINVAL;
 }
 
-/* ---- /admin/preferred_replica_election (PreferredReplicaElectionZNode) ---- */
-
-int ctl_zkj_preferred_election_encode(const ctl_zkj_topic_partition *p, int32_t n, char **out,
-				      size_t *len)
-{
-	/* Kafka writes the layout of an ISR change notification */
-	return ctl_zkj_isr_change_encode(p, n, out, len);
-}
-
-int ctl_zkj_preferred_election_decode(const char *data, int len, proto_arena *a,
-				      ctl_zkj_topic_partition **out, int32_t *n)
+/* {"version":1,"partitions":[{"topic":..,"partition":..},...]}, the
+ * layout of an ISR change notification and of a preferred replica election;
+ * version_required: a missing "version" is an error (else read as 1). */
+static int topic_partitions_decode(const char *data, int len, proto_arena *a,
+				   bool version_required, ctl_zkj_topic_partition **out, int32_t *n)
 {
 	ctl_json d;
 	int rc = open_object(data, len, a, &d);
 	if (rc < 0)
 		return rc;
 	int32_t version = 1;
-	if (get_i32(&d, 0, "version", 1, false, &version) < 0 || version != 1)
+	if (get_i32(&d, 0, "version", 1, version_required, &version) < 0 || version != 1)
 		return -EINVAL;
 	int arr = ctl_json_get(&d, 0, "partitions");
 	if (arr < 0 || ctl_json_type_of(&d, arr) != CTL_JSON_ARRAY)
@@ -1080,6 +1074,23 @@ int ctl_zkj_preferred_election_decode(const char *data, int len, proto_arena *a,
 	*out = tp;
 	*n = (int32_t)count;
 	return 0;
+}
+
+/* ---- /admin/preferred_replica_election (PreferredReplicaElectionZNode) ---- */
+
+int ctl_zkj_preferred_election_encode(const ctl_zkj_topic_partition *p, int32_t n, char **out,
+				      size_t *len)
+{
+	/* Kafka writes the layout of an ISR change notification */
+	return ctl_zkj_isr_change_encode(p, n, out, len);
+}
+
+int ctl_zkj_preferred_election_decode(const char *data, int len, proto_arena *a,
+				      ctl_zkj_topic_partition **out, int32_t *n)
+{
+	/* the same layout; a znode written by hand without "version" is read
+	 * as Kafka reads it (version 1) */
+	return topic_partitions_decode(data, len, a, false, out, n);
 }
 
 /* ---- /isr_change_notification/isr_change_<seq> ---- */
@@ -1117,32 +1128,7 @@ int ctl_zkj_isr_change_encode(const ctl_zkj_topic_partition *p, int32_t n, char 
 int ctl_zkj_isr_change_decode(const char *data, int len, proto_arena *a,
 			      ctl_zkj_topic_partition **out, int32_t *n)
 {
-	ctl_json d;
-	int rc = open_object(data, len, a, &d);
-	if (rc < 0)
-		return rc;
-	int32_t version = 0;
-	if (get_i32(&d, 0, "version", 1, true, &version) < 0 || version != 1)
-		return -EINVAL;
-	int arr = ctl_json_get(&d, 0, "partitions");
-	if (arr < 0 || ctl_json_type_of(&d, arr) != CTL_JSON_ARRAY)
-		return -EINVAL;
-	uint32_t count = d.tok[arr].count;
-	ctl_zkj_topic_partition *tp = proto_arena_alloc(a, (size_t)count * sizeof(*tp));
-	if (!tp)
-		return -ENOMEM;
-	int e = ctl_json_first(&d, arr);
-	for (uint32_t i = 0; i < count; i++, e = ctl_json_next(&d, e)) {
-		if (ctl_json_type_of(&d, e) != CTL_JSON_OBJECT)
-			return -EINVAL;
-		if ((rc = get_str(&d, e, "topic", a, true, false, &tp[i].topic)) < 0)
-			return rc;
-		if (!*tp[i].topic || get_i32(&d, e, "partition", 0, true, &tp[i].partition) < 0)
-			return -EINVAL;
-	}
-	*out = tp;
-	*n = (int32_t)count;
-	return 0;
+	return topic_partitions_decode(data, len, a, true, out, n);
 }
 
 /* ---- /admin/reassign_partitions ---- */
