@@ -78,31 +78,16 @@ static bool contains(const int32_t *v, int32_t n, int32_t id)
 	return false;
 }
 
-static bool is_live(const zkb *z, int32_t id)
-{
-	for (int32_t i = 0; i < z->ctrl.nlive; i++)
-		if (z->ctrl.live[i].id == id)
-			return true;
-	return false;
-}
-
-static bool is_shutting(const zkb *z, int32_t id)
-{
-	for (int32_t i = 0; i < z->ctrl.nshutting; i++)
-		if (z->ctrl.shutting[i].id == id)
-			return true;
-	return false;
-}
-
-/* Live and not in controlled shutdown (Kafka's liveBrokerIds). */
+/* Live and not in controlled shutdown (Kafka's liveBrokerIds): the
+ * controller's own rule, zkb_ctrl_online. */
 static bool eligible(const zkb *z, int32_t id)
 {
-	return id >= 0 && is_live(z, id) && !is_shutting(z, id);
+	return zkb_ctrl_online(z, id);
 }
 
 static bool eligible_cb(const void *arg, int32_t id)
 {
-	return eligible(arg, id);
+	return zkb_ctrl_online(arg, id);
 }
 
 /* "1,2,3" of v[0..n) into buf. */
