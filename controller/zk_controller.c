@@ -42,6 +42,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "controller/elect.h"
 #include "controller/zk_json.h"
 #include "protocol/err.h"
 
@@ -79,6 +80,11 @@ static bool is_shutting(const zkb *z, int32_t id)
 static bool eligible(const zkb *z, int32_t id)
 {
 	return is_live(z, id) && !is_shutting(z, id);
+}
+
+static bool online_cb(const void *arg, int32_t id)
+{
+	return eligible(arg, id);
 }
 
 static bool contains(const int32_t *v, int32_t n, int32_t id)
@@ -232,21 +238,9 @@ static bool decide(const zkb *z, const ctl_topic *t, const ctl_partition *cp, in
 		if (n == 0)
 			isr[n++] = cp->leader;
 	} else {
-		int32_t cand = -1;
-		for (int32_t i = 0; i < cp->nreplicas && cand < 0; i++)
-			if (contains(cp->isr, cp->nisr, cp->replicas[i]) && eligible(z, cp->replicas[i]))
-				cand = cp->replicas[i];
-		if (cand >= 0) {
-			for (int32_t i = 0; i < cp->nisr; i++)
-				if (eligible(z, cp->isr[i]))
-					isr[n++] = cp->isr[i];
-		} else if (unclean_enabled(z, t)) {
-			for (int32_t i = 0; i < cp->nreplicas && cand < 0; i++)
-				if (eligible(z, cp->replicas[i]))
-					cand = cp->replicas[i];
-			if (cand >= 0)
-				isr[n++] = cand;
-		}
+		bool was_unclean;
+		int32_t cand = ctl_elect_offline(cp, unclean_enabled(z, t), online_cb, z, isr, &n,
+						 &was_unclean);
 		*leader = cand;
 		if (cand < 0) {
 			/* No leader: the dead leave the ISR, but its last
