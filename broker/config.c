@@ -196,12 +196,12 @@ static int parse_listeners(const char *key, const char *value, brk_listener *out
 static const char *const known_ignored[] = {
 	"socket.", "offsets.", "transaction.", "zookeeper.", "group.", "log.cleaner.",
 	"log.retention.", "log.flush.", "replica.", "controller.",
-	"share.", "sasl.", "ssl.", "metric.", "metrics.", "quota.", "client.quota.",
+	"share.", "metric.", "metrics.", "quota.", "client.quota.",
 	"num.replica.fetchers",
 	"num.replica.alter.log.dirs.threads",
 	"log.delete.delay.ms", "log.dir.failure.timeout.ms",
 	"process.roles", "inter.broker.listener.name", "inter.broker.protocol.version",
-	"listener.security.protocol.map", "listener.name.", "security.inter.broker.protocol",
+	"security.inter.broker.protocol",
 	"broker.rack", "broker.id.generation.enable", "reserved.broker.max.id",
 	"queued.max.requests", "connections.max.reauth.ms",
 	"max.connection.creation.rate",
@@ -1042,10 +1042,130 @@ static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *w
 	return fail(err, errsize, "%s: cannot be set", key); /* a table entry without set */
 }
 
+/* Keys kept as given for the security modules (brk_config_security_get). */
+static bool is_security_key(const char *key)
+{
+	return strncmp(key, "ssl.", 4) == 0 || strncmp(key, "sasl.", 5) == 0 ||
+	       strncmp(key, "listener.name.", 14) == 0 ||
+	       strcmp(key, "listener.security.protocol.map") == 0;
+}
+
+static int security_put(brk_config *cfg, const char *key, const char *value, char *err,
+			size_t errsize)
+{
+	size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
+	if (kl + vl > sizeof(cfg->security_props) - cfg->security_props_len)
+		return fail(err, errsize, "%s: the security settings exceed %d bytes in all", key,
+			    BRK_SECURITY_PROPS_BYTES);
+	memcpy(cfg->security_props + cfg->security_props_len, key, kl);
+	memcpy(cfg->security_props + cfg->security_props_len + kl, value, vl);
+	cfg->security_props_len += (uint32_t)(kl + vl);
+	return 0;
+}
+
+/* The last value given for key exactly, or NULL. */
+static const char *security_find(const brk_config *cfg, const char *key)
+{
+	const char *found = NULL;
+	uint32_t pos = 0;
+	while (pos < cfg->security_props_len) {
+		const char *k = cfg->security_props + pos;
+		const char *v = k + strlen(k) + 1;
+		if (strcmp(k, key) == 0)
+			found = v;
+		pos = (uint32_t)(v + strlen(v) + 1 - cfg->security_props);
+	}
+	return found;
+}
+
+const char *brk_config_security_get(const brk_config *cfg, const char *listener, const char *key)
+{
+	if (listener && listener[0]) {
+		char full[512];
+		int n = snprintf(full, sizeof(full), "listener.name.%s.%s", listener, key);
+		if (n > 0 && (size_t)n < sizeof(full)) {
+			for (char *p = full + 14; *p && p < full + 14 + strlen(listener); p++)
+				*p = (char)tolower((unsigned char)*p);
+			const char *v = security_find(cfg, full);
+			if (v)
+				return v;
+		}
+	}
+	return security_find(cfg, key);
+}
+
+static const char *const protocol_names[] = { "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL" };
+
+const char *brk_security_protocol_name(brk_security_protocol p)
+{
+	return (unsigned)p < 4 ? protocol_names[p] : "?";
+}
+
+static int protocol_from_name(const char *name, size_t len)
+{
+	for (int i = 0; i < 4; i++)
+		if (strlen(protocol_names[i]) == len && strncasecmp(protocol_names[i], name, len) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Each listener's security protocol: listener.security.protocol.map
+ * ("NAME:PROTOCOL,..."; Kafka's default maps each protocol name to itself),
+ * else the listener's name when it is a protocol's (Kafka's
+ * KafkaConfig.listenerSecurityProtocolMap).
+ */
+static int resolve_protocols(brk_config *cfg, char *err, size_t errsize)
+{
+	const char *map = brk_config_security_get(cfg, NULL, "listener.security.protocol.map");
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		brk_listener *l = &cfg->listeners[i];
+		int proto = -1;
+		const char *p = map;
+		while (p && *p) {
+			while (*p == ' ' || *p == ',')
+				p++;
+			const char *colon = strchr(p, ':'), *end = strchr(p, ',');
+			if (!end)
+				end = p + strlen(p);
+			if (!colon || colon > end) {
+				if (p < end)
+					return fail(err, errsize, "listener.security.protocol.map: \"%.*s\" "
+						    "is not NAME:PROTOCOL", (int)(end - p), p);
+				break;
+			}
+			const char *ne = colon;
+			while (ne > p && ne[-1] == ' ')
+				ne--;
+			const char *ps = colon + 1, *pe = end;
+			while (*ps == ' ')
+				ps++;
+			while (pe > ps && pe[-1] == ' ')
+				pe--;
+			int pr = protocol_from_name(ps, (size_t)(pe - ps));
+			if (pr < 0)
+				return fail(err, errsize, "listener.security.protocol.map: unknown security "
+					    "protocol \"%.*s\"", (int)(pe - ps), ps);
+			if ((size_t)(ne - p) == strlen(l->name) && strncasecmp(p, l->name, strlen(l->name)) == 0)
+				proto = pr;
+			p = end;
+		}
+		if (proto < 0)
+			proto = protocol_from_name(l->name, strlen(l->name));
+		if (proto < 0)
+			return fail(err, errsize, "listeners: %s has no security protocol; map it in "
+				    "listener.security.protocol.map (e.g. %s:SASL_SSL)", l->name, l->name);
+		l->security_protocol = (brk_security_protocol)proto;
+	}
+	return 0;
+}
+
 int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *warn,
 		   char *err, size_t errsize)
 {
 	int i = key_index(key);
+	if (i < 0 && is_security_key(key))
+		return security_put(cfg, key, value, err, errsize);
 	if (i < 0) {
 		if (!is_known_ignored(key) && warn)
 			fprintf(warn, "samsa: warning: unknown configuration key %s (ignored)\n", key);
@@ -1369,11 +1489,13 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 {
 	if (cfg->nlisteners < 1)
 		return fail(err, errsize, "listeners: no listener given");
+	if (resolve_protocols(cfg, err, errsize) < 0)
+		return -1;
 	for (int i = 0; i < cfg->nlisteners; i++) {
-		const char *name = cfg->listeners[i].name;
-		if (strcmp(name, "SSL") == 0 || strncmp(name, "SASL_", 5) == 0)
-			return fail(err, errsize,
-				    "listeners: %s is not supported yet; only PLAINTEXT listeners are", name);
+		const brk_listener *l = &cfg->listeners[i];
+		if (l->security_protocol != BRK_SEC_PLAINTEXT)
+			return fail(err, errsize, "listeners: %s (%s) is not supported yet; only PLAINTEXT "
+				    "listeners are", l->name, brk_security_protocol_name(l->security_protocol));
 	}
 	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
 	    cfg->broker_id != cfg->given.node_id)
@@ -1407,10 +1529,13 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		cfg->nadvertised = cfg->nlisteners;
 	}
 	for (int i = 0; i < cfg->nadvertised; i++) {
-		const brk_listener *a = &cfg->advertised[i];
+		brk_listener *a = &cfg->advertised[i];
 		bool found = false;
 		for (int j = 0; j < cfg->nlisteners; j++)
-			found |= strcmp(cfg->listeners[j].name, a->name) == 0;
+			if (strcmp(cfg->listeners[j].name, a->name) == 0) {
+				found = true;
+				a->security_protocol = cfg->listeners[j].security_protocol;
+			}
 		if (!found)
 			return fail(err, errsize,
 				    "advertised.listeners: %s is not one of the names in listeners", a->name);

@@ -11,11 +11,25 @@
 
 struct ctl_config_entry;
 
+/* Kafka's SecurityProtocol: what a listener speaks. */
+typedef enum brk_security_protocol {
+	BRK_SEC_PLAINTEXT = 0,
+	BRK_SEC_SSL,
+	BRK_SEC_SASL_PLAINTEXT,
+	BRK_SEC_SASL_SSL,
+} brk_security_protocol;
+
 typedef struct brk_listener {
 	char name[32];  /* listener name, e.g. PLAINTEXT */
 	char host[256]; /* empty = all interfaces */
 	int port;
+	/* From listener.security.protocol.map (brk_config_finish); Kafka's
+	 * default map sends each protocol name to itself. */
+	brk_security_protocol security_protocol;
 } brk_listener;
+
+/* Room for the security keys kept as given (brk_config_security_get). */
+#define BRK_SECURITY_PROPS_BYTES (64 * 1024)
 
 #define BRK_MAX_LISTENERS 4
 /* Upper bound on the number of described broker config keys. */
@@ -177,6 +191,12 @@ typedef struct brk_config {
 		 * properties file, an --override or a dynamic config. */
 		uint8_t keys[BRK_CONFIG_MAX_KEYS / 8];
 	} given;
+	/* The keys the security modules read as Kafka does, per listener:
+	 * "ssl.*", "sasl.*", "listener.name.*", "listener.security.protocol.map",
+	 * kept as given: "key\0value\0" pairs, later settings after earlier
+	 * ones (brk_config_security_get). */
+	char security_props[BRK_SECURITY_PROPS_BYTES];
+	uint32_t security_props_len;
 } brk_config;
 
 /* Fill cfg with Kafka's defaults (each key's default through its parser). */
@@ -193,6 +213,18 @@ int brk_config_set(brk_config *cfg, const char *key, const char *value, FILE *wa
 /* Read a Java-style properties file (comments #/!, key=value or key: value,
  * line continuations) through brk_config_set. Returns 0 or -1 with err set. */
 int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, size_t errsize);
+
+/*
+ * The value of a security key for a listener, as Kafka's
+ * ListenerName.configPrefix lookups do: "listener.name.<name in lower
+ * case>.<key>" when set, else "<key>"; the last setting of a key wins.
+ * listener may be NULL (the key alone). Returns a pointer into cfg (valid
+ * while cfg is unchanged) or NULL when neither is set.
+ */
+const char *brk_config_security_get(const brk_config *cfg, const char *listener, const char *key);
+
+/* The protocol name as Kafka writes it ("SASL_SSL"). */
+const char *brk_security_protocol_name(brk_security_protocol p);
 
 /* Checks that span keys (listeners present, advertised defaults filled).
  * Returns 0 or -1 with err set. */

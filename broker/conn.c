@@ -110,6 +110,8 @@ struct brk_conn {
 	bool done_early;    /* brk_request_complete called during HANDLING */
 	bool mem_wait;      /* waiting for queued.max.request.bytes to free up */
 	char ip[INET6_ADDRSTRLEN]; /* the peer's address (IPv4-mapped shown as IPv4) */
+	const brk_listener *listener; /* accepted on (in cfg, which outlives us) */
+	char principal[BRK_PRINCIPAL_MAX]; /* brk_conn_principal */
 	int64_t last_active; /* monotonic ms of the last byte read or written */
 	size_t charged;     /* bytes of in[] taken from the request memory pool */
 	bool no_response;   /* of the completed delayed request */
@@ -388,6 +390,19 @@ int brk_conns_count(const brk_conns *cs) { return cs->count; }
 
 const char *brk_conn_client_host(const brk_conn *c) { return c ? c->host : ""; }
 
+const brk_listener *brk_conn_listener(const brk_conn *c) { return c->listener; }
+
+const char *brk_conn_principal(const brk_conn *c) { return c->principal; }
+
+int brk_conn_set_principal(brk_conn *c, const char *principal)
+{
+	size_t n = strlen(principal);
+	if (n >= sizeof(c->principal))
+		return -ENAMETOOLONG;
+	memcpy(c->principal, principal, n + 1);
+	return 0;
+}
+
 static void format_peer(const struct sockaddr *sa, socklen_t len, char *out, size_t size)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -428,7 +443,8 @@ static int32_t ip_limit(const brk_config *cfg, const char *ip)
 	return cfg->max_connections_per_ip;
 }
 
-int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen)
+int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen,
+		 const brk_listener *listener)
 {
 	char ip[INET6_ADDRSTRLEN];
 	format_ip(peer, peerlen, ip, sizeof(ip));
@@ -461,6 +477,8 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cs->cfg->socket_receive_buffer_bytes, sizeof(int));
 	c->set = cs;
 	c->fd = fd;
+	c->listener = listener;
+	strcpy(c->principal, "User:ANONYMOUS");
 	c->st = IDLE;
 	c->last_active = brk_mono_ms();
 	memcpy(c->ip, ip, sizeof(ip));

@@ -62,11 +62,13 @@ typedef struct brk_conns brk_conns;
 brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg);
 
 /*
- * Take over an accepted, non-blocking socket fd from peer (for log lines):
- * sets TCP_NODELAY and socket.send/receive.buffer.bytes and starts reading.
- * Returns 0, or -errno (fd is then closed).
+ * Take over an accepted, non-blocking socket fd from peer (for log lines),
+ * accepted on listener (an entry of cfg->listeners, which outlives the
+ * connection): sets TCP_NODELAY and socket.send/receive.buffer.bytes and
+ * starts reading. Returns 0, or -errno (fd is then closed).
  */
-int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen);
+int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t peerlen,
+		 const brk_listener *listener);
 
 /*
  * Shutdown, first step: no request starts any more. Idle connections close
@@ -80,6 +82,23 @@ void brk_conns_drain(brk_conns *cs);
  * unknown. Valid while the connection is open. */
 typedef struct brk_conn brk_conn;
 const char *brk_conn_client_host(const brk_conn *c);
+
+/* The listener the connection came in on (its name and security
+ * protocol). */
+const brk_listener *brk_conn_listener(const brk_conn *c);
+
+/* Longest principal string kept, bytes with the NUL. */
+#define BRK_PRINCIPAL_MAX 256
+
+/* The connection's principal as Kafka's KafkaPrincipal.toString() writes
+ * it: "User:ANONYMOUS" until authentication names another ("User:alice",
+ * from SASL or a TLS client certificate). Valid while the connection is
+ * open. */
+const char *brk_conn_principal(const brk_conn *c);
+
+/* Set the principal ("<type>:<name>", copied; longer than
+ * BRK_PRINCIPAL_MAX - 1 bytes: -ENAMETOOLONG and nothing changes). */
+int brk_conn_set_principal(brk_conn *c, const char *principal);
 
 /* Open connections. */
 int brk_conns_count(const brk_conns *cs);

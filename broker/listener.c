@@ -57,6 +57,7 @@ typedef struct brk_listen_sock {
 	uint64_t pause_timer;
 	bool full; /* paused at max.connections */
 	char name[32];
+	const brk_listener *listener; /* in the config, which outlives us */
 } brk_listen_sock;
 
 struct brk_listeners {
@@ -212,7 +213,7 @@ static void on_accept(brk_loop *loop, int fd, int events, void *arg)
 			}
 			if (ls->short_fds)
 				shortage_over(s);
-			brk_conn_add(ls->conns, c, (struct sockaddr *)&peer, len);
+			brk_conn_add(ls->conns, c, (struct sockaddr *)&peer, len, s->listener);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -308,6 +309,7 @@ int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_li
 		s->owner = ls;
 		s->fd = fd;
 		snprintf(s->name, sizeof(s->name), "%s", l->name);
+		s->listener = l;
 		int rc = brk_loop_watch(loop, fd, BRK_READABLE, on_accept, s);
 		if (rc < 0) {
 			snprintf(err, errsize, "listener %s: %s", l->name, strerror(-rc));

@@ -373,6 +373,38 @@ START_TEST(test_listeners)
 }
 END_TEST
 
+/* listener.security.protocol.map and the security keys kept per listener
+ * (Kafka's ListenerName.configPrefix). */
+START_TEST(test_security_keys)
+{
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("listeners", "PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9093"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "INTERNAL") != NULL, "message: %s", err);
+	ck_assert_int_eq(set("listener.security.protocol.map", "INTERNAL:PLAINTEXT, PLAINTEXT:PLAINTEXT"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.listeners[1].security_protocol, BRK_SEC_PLAINTEXT);
+	ck_assert_int_eq(cfg.advertised[1].security_protocol, BRK_SEC_PLAINTEXT);
+	ck_assert_int_eq(set("listener.security.protocol.map", "INTERNAL:SASL_SSL"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1); /* not served yet */
+	ck_assert_int_eq(cfg.listeners[1].security_protocol, BRK_SEC_SASL_SSL);
+	ck_assert_int_eq(set("listener.security.protocol.map", "INTERNAL:TLS"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "TLS") != NULL, "message: %s", err);
+
+	ck_assert_ptr_null(brk_config_security_get(&cfg, "INTERNAL", "ssl.keystore.location"));
+	ck_assert_int_eq(set("ssl.keystore.location", "/a"), 0);
+	ck_assert_str_eq(brk_config_security_get(&cfg, "INTERNAL", "ssl.keystore.location"), "/a");
+	ck_assert_int_eq(set("listener.name.internal.ssl.keystore.location", "/b"), 0);
+	ck_assert_str_eq(brk_config_security_get(&cfg, "INTERNAL", "ssl.keystore.location"), "/b");
+	ck_assert_str_eq(brk_config_security_get(&cfg, "PLAINTEXT", "ssl.keystore.location"), "/a");
+	ck_assert_str_eq(brk_config_security_get(&cfg, NULL, "ssl.keystore.location"), "/a");
+	ck_assert_int_eq(set("ssl.keystore.location", "/c"), 0); /* the last setting wins */
+	ck_assert_str_eq(brk_config_security_get(&cfg, "PLAINTEXT", "ssl.keystore.location"), "/c");
+	ck_assert_str_eq(brk_security_protocol_name(BRK_SEC_SASL_PLAINTEXT), "SASL_PLAINTEXT");
+}
+END_TEST
+
 START_TEST(test_file)
 {
 	const char *text =
@@ -610,6 +642,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_unknown_keys);
 	tcase_add_test(tc, test_listeners);
+	tcase_add_test(tc, test_security_keys);
 	tcase_add_test(tc, test_file);
 	tcase_add_test(tc, test_file_errors);
 	tcase_add_test(tc, test_table_defaults);
