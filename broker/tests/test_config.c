@@ -365,11 +365,14 @@ START_TEST(test_listeners)
 	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "OTHER") != NULL, "message: %s", err);
 
-	/* Only plaintext is served. */
+	/* PLAINTEXT and SSL are served (SASL not yet). */
 	brk_config_defaults(&cfg);
 	ck_assert_int_eq(set("listeners", "SSL://127.0.0.1:9093"), 0);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.listeners[0].security_protocol, BRK_SEC_SSL);
+	ck_assert_int_eq(set("listeners", "SASL_SSL://127.0.0.1:9093"), 0);
 	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "SSL") != NULL, "message: %s", err);
+	ck_assert_msg(strstr(err, "SASL_SSL") != NULL, "message: %s", err);
 }
 END_TEST
 
