@@ -583,6 +583,10 @@ static const key_def key_defs[] = {
 	      "A client connection with no request and no progress for this long is closed (a "
 	      "request in flight or waiting keeps it open)."),
 	  FIELD(K_I64, connections_max_idle_ms), ANY64 },
+	{ KEY("connections.max.reauth.ms", T_LONG, false, "0",
+	      "SASL sessions last at most this long (KIP-368): the client is told the lifetime and "
+	      "must re-authenticate before it ends, or its connection is closed; 0: no limit."),
+	  FIELD(K_I64, connections_max_reauth_ms), ANY64 },
 	{ KEY("controlled.shutdown.enable", T_BOOL, false, "true",
 	      "On a clean stop, ask the controller to move this broker's leaderships away first."),
 	  FIELD(K_BOOL, controlled_shutdown_enable) },
@@ -1491,14 +1495,9 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "listeners: no listener given");
 	if (resolve_protocols(cfg, err, errsize) < 0)
 		return -1;
-	for (int i = 0; i < cfg->nlisteners; i++) {
-		const brk_listener *l = &cfg->listeners[i];
-		/* SSL is served (security/tls.c); SASL until its module lands. */
-		if (l->security_protocol == BRK_SEC_SASL_PLAINTEXT ||
-		    l->security_protocol == BRK_SEC_SASL_SSL)
-			return fail(err, errsize, "listeners: %s (%s) is not supported yet; PLAINTEXT and "
-				    "SSL listeners are", l->name, brk_security_protocol_name(l->security_protocol));
-	}
+	/* Every protocol is served: PLAINTEXT, SSL (security/tls.c),
+	 * SASL_PLAINTEXT and SASL_SSL (security/sasl.c, over TLS for the
+	 * latter). */
 	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
 	    cfg->broker_id != cfg->given.node_id)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32

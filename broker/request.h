@@ -129,5 +129,7 @@ int brk_handle_alter_partition_reassignments(brk_request *req);
 int brk_handle_list_partition_reassignments(brk_request *req);
 int brk_handle_elect_leaders(brk_request *req);
 int brk_handle_describe_topic_partitions(brk_request *req);
+int brk_handle_sasl_handshake(brk_request *req);
+int brk_handle_sasl_authenticate(brk_request *req);
 
 #endif

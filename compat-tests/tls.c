@@ -18,7 +18,9 @@
  *  - plaintext Kafka requests and TLS garbage sent to the SSL port close
  *    the connection, the broker serves on;
  *  - a handshake that stalls, or trickles a byte at a time, is closed after
- *    connections.max.idle.ms counted from the accept.
+ *    connections.max.idle.ms counted from the accept;
+ *  - SASL_SSL: SASL PLAIN over TLS (security/sasl.h on this transport), a
+ *    wrong password refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -534,6 +536,44 @@ START_TEST(test_stalled_handshake)
 }
 END_TEST
 
+START_TEST(test_sasl_ssl)
+{
+	make_certs();
+	h_broker *b = h_broker_new((const char *const[]){
+		"ssl.keystore.type=PKCS12", "ssl.keystore.password=storepass",
+		"sasl.enabled.mechanisms=PLAIN",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config="
+		"org.apache.kafka.common.security.plain.PlainLoginModule required "
+		"username=\"admin\" password=\"admin-secret\" user_alice=\"alice-secret\";",
+		NULL });
+	ck_assert_ptr_nonnull(b);
+	char kv[256], p12[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	ck_assert_int_eq(h_broker_add_override(b, p12), 0);
+	int port = h_free_port();
+	snprintf(kv, sizeof(kv), "listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d", b->port,
+		 port);
+	ck_assert_int_eq(h_broker_add_override(b, kv), 0);
+	ck_assert_msg(h_broker_start(b) == 0, "broker did not start (log above)");
+	const char *good[] = { "security.protocol", "sasl_ssl", "ssl.ca.location", cert("ca.pem"),
+			       "sasl.mechanisms", "PLAIN", "sasl.username", "alice",
+			       "sasl.password", "alice-secret", NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, good);
+	ck_assert_msg(err == 0, "Metadata over SASL_SSL: %s", rd_kafka_err2name(err));
+	h_broker v = ssl_view(b, port);
+	ck_assert_int_eq(metadata_port(&v, good), port);
+	const char *bad[] = { "security.protocol", "sasl_ssl", "ssl.ca.location", cert("ca.pem"),
+			      "sasl.mechanisms", "PLAIN", "sasl.username", "alice",
+			      "sasl.password", "wrong", NULL };
+	ck_assert_int_ne(try_metadata(b, port, bad), 0);
+	/* plain SASL without TLS on the SASL_SSL port: closed */
+	const char *notls[] = { "security.protocol", "sasl_plaintext", "sasl.mechanisms", "PLAIN",
+				"sasl.username", "alice", "sasl.password", "alice-secret", NULL };
+	ck_assert_int_ne(try_metadata(b, port, notls), 0);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls");
@@ -546,6 +586,7 @@ int main(void)
 	tcase_add_test(tc, test_client_auth_and_principal);
 	tcase_add_test(tc, test_plaintext_and_garbage);
 	tcase_add_test(tc, test_stalled_handshake);
+	tcase_add_test(tc, test_sasl_ssl);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

@@ -89,6 +89,10 @@ void ctl_event_free(ctl_event *e)
 	case CTL_EV_BROKER_CONFIGS:
 		ctl_configs_free(e->u.broker_configs.configs, e->u.broker_configs.nconfigs);
 		break;
+	case CTL_EV_CLIENT_CONFIGS:
+		free(e->u.client_configs.entity);
+		ctl_configs_free(e->u.client_configs.configs, e->u.client_configs.nconfigs);
+		break;
 	default:
 		break;
 	}
@@ -225,6 +229,24 @@ int ctl_emit_broker_configs(ctl *c, int32_t broker_id, const ctl_config_entry *c
 	return 0;
 }
 
+int ctl_emit_client_configs(ctl *c, const char *entity, const ctl_config_entry *configs,
+			    int32_t n, int32_t version)
+{
+	ctl_event *e = ctl_event_new(CTL_EV_CLIENT_CONFIGS);
+	if (!e)
+		return -ENOMEM;
+	e->u.client_configs.entity = strdup(entity);
+	e->u.client_configs.configs = ctl_configs_copy(configs, n);
+	if (!e->u.client_configs.entity || !e->u.client_configs.configs) {
+		ctl_event_free(e);
+		return -ENOMEM;
+	}
+	e->u.client_configs.nconfigs = n;
+	e->u.client_configs.version = version;
+	ctl_emit(c, e);
+	return 0;
+}
+
 /* ---- jobs ---- */
 
 static void job_free(ctl_job *j)
@@ -238,6 +260,7 @@ static void job_free(ctl_job *j)
 		free((void *)j->op.assignments);
 	}
 	ctl_configs_free((ctl_config_entry *)j->op.configs, j->op.nconfigs);
+	free((void *)j->op.entity);
 	free(j);
 }
 
@@ -283,6 +306,9 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 	j->op.nconfigs = 0;
 	j->op.isr = NULL;
 	j->op.nisr = 0;
+	j->op.entity = NULL;
+	if (op->entity && !(j->op.entity = strdup(op->entity)))
+		goto nomem;
 	if (op->isr && op->nisr > 0) {
 		int32_t *isr = malloc((size_t)op->nisr * sizeof(*isr));
 		if (!isr)

@@ -566,11 +566,18 @@ int brk_tls_principal(const brk_tls *t, SSL *ssl, char *out, size_t outsize, cha
 	X509_free(peer);
 	char name[512];
 	int rc = brk_ssl_mapper_map(t->mapper, dn, name, sizeof(name));
+	if (rc == -ENAMETOOLONG) {
+		snprintf(err, errsize, "the principal mapped from \"%s\" is too long", dn);
+		return -1;
+	}
 	if (rc < 0) {
 		snprintf(err, errsize, "no ssl.principal.mapping.rules rule applies to \"%s\"", dn);
 		return -1;
 	}
-	snprintf(out, outsize, "User:%s", name);
+	if ((size_t)snprintf(out, outsize, "User:%s", name) >= outsize) {
+		snprintf(err, errsize, "the principal mapped from \"%s\" is too long", dn);
+		return -1;
+	}
 	return 0;
 }
 

@@ -487,7 +487,11 @@ START_TEST(test_producer_ids_file)
 		"samsa-metadata 2\nproducer-ids x\nend\n",
 		"samsa-metadata 2\nproducer-ids 1000\nproducer-ids 2000\nend\n",
 		"samsa-metadata 2\nproducer-ids\nend\n",
-		"samsa-metadata 4\nend\n",                            /* a future version */
+		"samsa-metadata 5\nend\n",                            /* a future version */
+		"samsa-metadata 3\nclient-config users/a k v\nend\n",  /* v3 has none */
+		"samsa-metadata 4\nclient-config topics/a k v\nend\n", /* not an entity */
+		"samsa-metadata 4\nclient-config users/a k\nend\n",
+		"samsa-metadata 4\nclient-config users/a k v\nclient-config users/a k w\nend\n",
 		"samsa-metadata 2\nbroker-config default a b\nend\n", /* v2 has none */
 		"samsa-metadata 3\nbroker-config x a b\nend\n",
 		"samsa-metadata 3\nbroker-config default a\nend\n",
