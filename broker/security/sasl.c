@@ -520,9 +520,11 @@ static int scram_final(brk_sasl_session *ss, const uint8_t *tok, size_t len, cha
 		invalid_credentials(ss, res);
 		return STEP_FAIL;
 	}
-	/* Kafka: the final nonce must end with the server-first nonce; we
-	 * hold it to the whole of it, as RFC 5802 says. */
-	if (!equal_ct(cf.nonce, cf.nonce_len, x->nonce, x->nonce_len)) {
+	/* Kafka's rule: the final nonce ends with the server-first nonce
+	 * (RFC 5802 wants it equal; librdkafka sends the client nonce
+	 * twice, and Kafka accepts that). */
+	if (cf.nonce_len < x->nonce_len ||
+	    !equal_ct(cf.nonce + cf.nonce_len - x->nonce_len, x->nonce_len, x->nonce, x->nonce_len)) {
 		invalid_credentials(ss, res);
 		return STEP_FAIL;
 	}
