@@ -129,5 +129,8 @@ int brk_handle_alter_partition_reassignments(brk_request *req);
 int brk_handle_list_partition_reassignments(brk_request *req);
 int brk_handle_elect_leaders(brk_request *req);
 int brk_handle_describe_topic_partitions(brk_request *req);
+int brk_handle_describe_acls(brk_request *req);
+int brk_handle_create_acls(brk_request *req);
+int brk_handle_delete_acls(brk_request *req);
 
 #endif
