@@ -82,6 +82,16 @@ static void apply(brk_cluster *cl, ctl_event *e, int64_t now)
 		e->u.broker_configs.configs = NULL; /* taken over */
 		e->u.broker_configs.nconfigs = 0;
 		break;
+	case CTL_EV_CLIENT_CONFIGS:
+		if (brk_client_configs_apply(&cl->client_configs, e->u.client_configs.entity,
+					     e->u.client_configs.configs,
+					     e->u.client_configs.nconfigs,
+					     e->u.client_configs.version) != 0)
+			fprintf(stderr, "samsa: out of memory applying client configs\n");
+		e->u.client_configs.entity = NULL; /* taken over */
+		e->u.client_configs.configs = NULL;
+		e->u.client_configs.nconfigs = 0;
+		break;
 	case CTL_EV_RESULT:
 		result(cl, &e->u.result);
 		break;
@@ -153,6 +163,7 @@ void brk_cluster_close(brk_cluster *cl)
 		cl->efd = -1;
 	}
 	brk_watchlist_detach_all(&cl->meta_waiters);
+	brk_client_configs_free(&cl->client_configs);
 	free(cl->brokers);
 	free(cl->calls);
 	cl->brokers = NULL;

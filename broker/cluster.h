@@ -2,7 +2,8 @@
  * cluster.h - this broker's link to the controller (controller/ctl.h): it
  * owns the ctl, takes its events on the loop and applies them (live
  * brokers and the controller here; topics and partition states to the
- * partition registry; dynamic broker configs to dynamic_config), and it
+ * partition registry; dynamic broker configs to dynamic_config; client
+ * entity configs to client_configs), and it
  * routes the results of operations to whoever submitted them.
  *
  * The controller thread wakes the loop through an eventfd; every event
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "broker/client_config.h"
 #include "broker/loop.h"
 #include "broker/purgatory.h"
 #include "controller/ctl.h"
@@ -50,6 +52,10 @@ typedef struct brk_cluster {
 	brk_ctl_pending *calls;       /* operations in flight */
 	int32_t ncalls, calls_cap;
 	brk_watchlist meta_waiters;   /* requests waiting for a metadata change */
+	brk_client_configs client_configs; /* client entity configs (quotas, SCRAM
+					    * credentials): CTL_EV_CLIENT_CONFIGS
+					    * go here; listeners register after
+					    * brk_cluster_open */
 } brk_cluster;
 
 /*

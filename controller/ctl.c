@@ -92,6 +92,10 @@ void ctl_event_free(ctl_event *e)
 	case CTL_EV_ACLS:
 		ctl_acl_resource_clear(&e->u.acls);
 		break;
+	case CTL_EV_CLIENT_CONFIGS:
+		free(e->u.client_configs.entity);
+		ctl_configs_free(e->u.client_configs.configs, e->u.client_configs.nconfigs);
+		break;
 	default:
 		break;
 	}
@@ -239,6 +243,24 @@ int ctl_emit_broker_configs(ctl *c, int32_t broker_id, const ctl_config_entry *c
 	return 0;
 }
 
+int ctl_emit_client_configs(ctl *c, const char *entity, const ctl_config_entry *configs,
+			    int32_t n, int32_t version)
+{
+	ctl_event *e = ctl_event_new(CTL_EV_CLIENT_CONFIGS);
+	if (!e)
+		return -ENOMEM;
+	e->u.client_configs.entity = strdup(entity);
+	e->u.client_configs.configs = ctl_configs_copy(configs, n);
+	if (!e->u.client_configs.entity || !e->u.client_configs.configs) {
+		ctl_event_free(e);
+		return -ENOMEM;
+	}
+	e->u.client_configs.nconfigs = n;
+	e->u.client_configs.version = version;
+	ctl_emit(c, e);
+	return 0;
+}
+
 /* ---- jobs ---- */
 
 static void job_free(ctl_job *j)
@@ -255,6 +277,7 @@ static void job_free(ctl_job *j)
 	free((void *)j->op.acl_name);
 	free((void *)j->op.acl_add);
 	free((void *)j->op.acl_remove);
+	free((void *)j->op.entity);
 	free(j);
 }
 
@@ -321,6 +344,9 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 		j->op.acl_remove = v;
 		j->op.nacl_remove = op->nacl_remove;
 	}
+	j->op.entity = NULL;
+	if (op->entity && !(j->op.entity = strdup(op->entity)))
+		goto nomem;
 	if (op->isr && op->nisr > 0) {
 		int32_t *isr = malloc((size_t)op->nisr * sizeof(*isr));
 		if (!isr)

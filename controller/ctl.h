@@ -117,6 +117,9 @@ typedef enum ctl_op_type {
 				   * election (ElectLeaders, KIP-460; CLUSTER.md 2.7) */
 	CTL_OP_UPDATE_ACLS,       /* acl_type, acl_pattern, acl_name, acl_add, acl_remove:
 				   * one resource pattern's ACLs (CreateAcls, DeleteAcls) */
+	CTL_OP_SET_CLIENT_CONFIGS,/* entity, configs (the whole set), conditional,
+				   * expected_version: one client entity's configs
+				   * (quotas, SCRAM credentials; below) */
 } ctl_op_type;
 
 typedef struct ctl_op {
@@ -150,6 +153,13 @@ typedef struct ctl_op {
 	int32_t nacl_add;
 	const ctl_acl_entry *acl_remove;     /* UPDATE_ACLS: entries to remove */
 	int32_t nacl_remove;
+	const char *entity;                  /* SET_CLIENT_CONFIGS: the entity path
+					      * (controller/entity.h), copied */
+	bool conditional;                    /* SET_CLIENT_CONFIGS: only when the entity's
+					      * version is expected_version */
+	int32_t expected_version;            /* SET_CLIENT_CONFIGS: the version of the
+					      * CTL_EV_CLIENT_CONFIGS last seen, -1 for
+					      * "has no configs (absent)" */
 } ctl_op;
 
 /*
@@ -229,6 +239,7 @@ typedef struct ctl_op {
  *    notification, controller/acl.h) and told as CTL_EV_ACLS before the
  *    result; nothing changes when the update changes nothing.
  *    INVALID_REQUEST for a type or pattern type that is not stored.
+ *  - SET_CLIENT_CONFIGS: see "Client entity configs" below.
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
  * the error ZooKeeper's failure maps to (REQUEST_TIMED_OUT when the
@@ -251,6 +262,56 @@ typedef struct ctl_op {
  */
 uint64_t ctl_submit(ctl *c, const ctl_op *op);
 
+/*
+ * Client entity configs (Kafka's /config/users, /config/clients,
+ * /config/ips; controller/entity.h names the entities and builds their
+ * paths). One entity's configs are a free-form map of string keys to
+ * string values: the quota keys (producer_byte_rate, consumer_byte_rate,
+ * request_percentage, connection_creation_rate) and the SCRAM credentials
+ * ("SCRAM-SHA-256" -> "salt=...,stored_key=...,server_key=...,iterations=N",
+ * Kafka's ScramCredentialUtils format) share a user's map, as in Kafka. The
+ * controller checks no key and no value: the broker validates what it
+ * writes.
+ *
+ * Reading: every broker gets CTL_EV_CLIENT_CONFIGS for every entity with
+ * configs at start (after CTL_EV_BROKER_CONFIGS, before the topics) and
+ * whenever one changes, from any broker (ZooKeeper: the config change
+ * notices, as Kafka's brokers read them). The event carries the entity's
+ * whole map and its version; nconfigs 0 with version -1: the entity is
+ * gone. broker/client_config.h keeps them on the loop.
+ *
+ * Writing: CTL_OP_SET_CLIENT_CONFIGS with entity (a path that
+ * ctl_entity_parse accepts, else INVALID_REQUEST) and configs, the whole
+ * new map (a name given twice: INVALID_CONFIG); an empty map removes the
+ * entity (ZooKeeper: its znode, and parents left empty, as Kafka's
+ * AdminZkClient.tryCleanQuotaNodes; a znode with children keeps "{}").
+ * To change some keys, take the map of the last event, change it and
+ * write it back with conditional = true and expected_version = that
+ * event's version (-1 when the entity had none): when another write came
+ * first the result is INVALID_UPDATE_VERSION, nothing is written, and the
+ * entity's current event precedes the result, so the caller can redo its
+ * change on the map it now has and submit again. conditional = false
+ * writes whatever is there (Kafka's own writes are unconditional).
+ * validate_only checks the entity path only. On success the entity's event
+ * precedes the result on this broker (others follow the notice) and
+ * result.config_version is the new version (-1: removed). ZooKeeper:
+ * /config/<entity path> = {"version":1,"config":{...}} and a notice
+ * /config/changes/config_change_<seq> = {"version":2,"entity_path":"<entity
+ * path>"}, as Kafka 3.x writes them, so Kafka's kafka-configs.sh and
+ * brokers read what Samsa writes and the other way round. Local back end:
+ * the metadata file keeps them (client-config lines), across restarts.
+ *
+ * Example (a SCRAM credential for alice, keeping her other keys):
+ *   char path[CTL_ENTITY_PATH_MAX + 1];
+ *   ctl_entity_path(path, sizeof(path), CTL_ENTITY_USER, "alice", 5, NULL, 0);
+ *   const brk_client_config *cur = brk_client_config_get(&cl->client_configs, path);
+ *   ... copy cur's entries (none when NULL), set "SCRAM-SHA-256" ...
+ *   ctl_op op = { .type = CTL_OP_SET_CLIENT_CONFIGS, .entity = path,
+ *                 .configs = e, .nconfigs = n, .conditional = true,
+ *                 .expected_version = cur ? cur->version : -1 };
+ *   brk_ctl_call(cl, &op, done, arg);   (INVALID_UPDATE_VERSION: redo)
+ */
+
 /* Producer ids are handed out in blocks of this many. */
 #define CTL_PRODUCER_ID_BLOCK 1000
 
@@ -265,6 +326,7 @@ typedef enum ctl_event_type {
 				* broker was away: its local data goes) */
 	CTL_EV_PARTITION,      /* a partition's state (leader, epoch, ISR) changed */
 	CTL_EV_BROKER_CONFIGS, /* the dynamic configs of one broker (or the default) */
+	CTL_EV_CLIENT_CONFIGS, /* the configs of one client entity (ctl_submit, above) */
 	CTL_EV_RESULT,         /* an operation completed */
 	CTL_EV_ACLS,           /* one resource pattern's ACLs, all of them (none: it has
 				* no ACLs any more); at start every pattern's */
@@ -280,6 +342,8 @@ typedef struct ctl_result {
 	int64_t producer_id_end;
 	int32_t partition_epoch;   /* ALTER_ISR: the state's new version */
 	int32_t remaining;         /* CONTROLLED_SHUTDOWN: partitions it still leads */
+	int32_t config_version;    /* SET_CLIENT_CONFIGS: the entity's new version, -1
+				    * when removed */
 } ctl_result;
 
 typedef struct ctl_event {
@@ -314,6 +378,12 @@ typedef struct ctl_event {
 			ctl_config_entry *configs; /* owned */
 			int32_t nconfigs;
 		} broker_configs;
+		struct {
+			char *entity;              /* owned: the entity path (entity.h) */
+			ctl_config_entry *configs; /* owned, the whole map */
+			int32_t nconfigs;
+			int32_t version;           /* -1: the entity is gone */
+		} client_configs;
 		ctl_result result;
 		ctl_acl_resource acls; /* owned by the event (clear it to keep its parts) */
 	} u;

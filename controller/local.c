@@ -7,13 +7,17 @@
  *
  * File format (text, one record per line):
  *
- *   samsa-metadata 3
+ *   samsa-metadata 5
  *   producer-ids <end of the reserved producer id block, exclusive>
  *                                                    (version 2+; optional)
  *   broker-config <broker id | default> <name, %XX-escaped> <value, %XX-escaped>
  *                                                    (version 3+; any number)
+ *   client-config <entity path, %XX-escaped> <name, %XX-escaped> <value, %XX-escaped>
+ *                                                    (version 4+; any number: the
+ *                                                    configs of client entities,
+ *                                                    controller/entity.h)
  *   acl <resource type> <pattern type> <name> <principal> <host> <operation> <permission>
- *                                                    (version 4+; any number: one
+ *                                                    (version 5+; any number: one
  *                                                    ACL each, codes of acl.h,
  *                                                    strings %XX-escaped)
  *   topic <name> <id: 32 hex digits> <internal 0|1> <partitions> <replication factor> <nconfigs>
@@ -24,8 +28,9 @@
  *
  * Topic names and config names never hold spaces (name rules / config names);
  * config values are escaped so any byte survives. Version 1 files (no
- * producer-ids line) and version 2 files (no broker-config lines) are still
- * read, and version 3 (no acl lines); version 4 is written.
+ * producer-ids line), version 2 files (no broker-config lines), version
+ * 3 files (no client-config lines) and version 4 files (no acl lines) are
+ * still read; version 5 is written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,12 +39,13 @@
 
 #include "controller/backend.h"
 #include "controller/elect.h"
+#include "controller/entity.h"
 #include "controller/reassign.h"
 #include "protocol/err.h"
 #include "storage/fileio.h"
 
 #define CTL_FILE "__samsa_metadata"
-#define CTL_FILE_VERSION 4
+#define CTL_FILE_VERSION 5
 #define CTL_FILE_VERSION_MIN 1
 /* The metadata file is at most this large (bounds memory on bad input). */
 #define CTL_FILE_MAX (256u << 20)
@@ -163,6 +169,18 @@ static int save(const local *l)
 	for (int32_t i = 0; i < m->nbroker_configs; i++)
 		write_configs(f, m->broker_configs[i].broker_id, m->broker_configs[i].configs,
 			      m->broker_configs[i].nconfigs);
+	for (int32_t i = 0; i < m->nclient_configs; i++) {
+		const ctl_client_config_set *cs = &m->client_configs[i];
+		for (int32_t k = 0; k < cs->nconfigs; k++) {
+			fputs("client-config ", f);
+			write_escaped(f, cs->entity);
+			fputc(' ', f);
+			write_escaped(f, cs->configs[k].name);
+			fputc(' ', f);
+			write_escaped(f, cs->configs[k].value);
+			fputc('\n', f);
+		}
+	}
 	for (int32_t i = 0; i < l->acls.n; i++) {
 		const ctl_acl_resource *r = &l->acls.v[i];
 		for (int32_t k = 0; k < r->n; k++) {
@@ -325,6 +343,45 @@ static int load_acl(local *l, char **save)
 	return rc;
 }
 
+/* One "client-config <entity> <name> <value>" line (after the keyword). */
+static int load_client_config(ctl_meta *m, char **save)
+{
+	char *ent = strtok_r(NULL, " \n", save);
+	char *name = strtok_r(NULL, " \n", save);
+	char *val = strtok_r(NULL, " \n", save);
+	if (!ent || !name || !val || strtok_r(NULL, " \n", save))
+		return -1;
+	char *entity = unescape(ent);
+	ctl_entity_ref ref;
+	if (!entity || ctl_entity_parse(entity, strlen(entity), &ref) != 0) {
+		free(entity);
+		return -1;
+	}
+	const ctl_client_config_set *cs = ctl_meta_client_configs(m, entity);
+	int32_t n = cs ? cs->nconfigs : 0;
+	ctl_config_entry *e = ctl_configs_copy(cs ? cs->configs : NULL, n);
+	ctl_config_entry *grown = e ? realloc(e, (size_t)(n + 1) * sizeof(*e)) : NULL;
+	if (!grown) {
+		ctl_configs_free(e, n);
+		free(entity);
+		return -1;
+	}
+	e = grown;
+	e[n].name = unescape(name);
+	e[n].value = unescape(val);
+	bool dup = false;
+	for (int32_t k = 0; e[n].name && k < n; k++)
+		dup = dup || strcmp(e[k].name, e[n].name) == 0;
+	if (!e[n].name || !e[n].value || dup ||
+	    ctl_meta_set_client_configs(m, entity, e, n + 1, 0) != 0) {
+		ctl_configs_free(e, n + 1);
+		free(entity);
+		return -1;
+	}
+	free(entity);
+	return 0;
+}
+
 /* Read the file into l. Returns 0 (also when there is none) or -errno
  * (-EINVAL when it does not parse). */
 static int load(local *l)
@@ -374,7 +431,14 @@ static int load(local *l)
 			continue;
 		}
 		if (strcmp(kw, "acl") == 0) {
-			if (version < 4 || t || load_acl(l, &save) != 0)
+			if (version < 5 || t || load_acl(l, &save) != 0)
+				goto out;
+			continue;
+		}
+		if (strcmp(kw, "client-config") == 0) {
+			if (version < 4 || t)
+				goto out;
+			if (load_client_config(m, &save) != 0)
 				goto out;
 			continue;
 		}
@@ -763,6 +827,63 @@ static int set_broker_configs(ctl *c, local *l, const ctl_op *op, ctl_result *r)
 	return KERR_NONE;
 }
 
+/* Whether a name is given twice in configs[0..n). */
+static bool configs_repeat(const ctl_config_entry *e, int32_t n)
+{
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t k = 0; k < i; k++)
+			if (strcmp(e[i].name ? e[i].name : "", e[k].name ? e[k].name : "") == 0)
+				return true;
+	return false;
+}
+
+static int set_client_configs(ctl *c, local *l, const ctl_op *op, ctl_result *r)
+{
+	ctl_entity_ref ref;
+	if (!op->entity || ctl_entity_parse(op->entity, strlen(op->entity), &ref) != 0) {
+		set_msg(r, "Invalid client config entity.");
+		return KERR_INVALID_REQUEST;
+	}
+	if (op->nconfigs < 0 || configs_repeat(op->configs, op->nconfigs)) {
+		set_msg(r, "A config is given more than once.");
+		return KERR_INVALID_CONFIG;
+	}
+	const ctl_client_config_set *cs = ctl_meta_client_configs(&l->meta, op->entity);
+	int32_t cur = cs ? cs->version : -1;
+	if (op->conditional && op->expected_version != cur) {
+		snprintf(r->msg, sizeof(r->msg), "The configs of %s are at version %d, not %d.",
+			 op->entity, (int)cur, (int)op->expected_version);
+		r->config_version = cur;
+		return KERR_INVALID_UPDATE_VERSION;
+	}
+	if (op->validate_only) {
+		r->config_version = cur;
+		return KERR_NONE;
+	}
+	/* Keep the old set to put back when the file cannot be written. */
+	ctl_config_entry *undo = cs ? ctl_configs_copy(cs->configs, cs->nconfigs) : NULL;
+	int32_t nundo = cs ? cs->nconfigs : 0;
+	ctl_config_entry *fresh = ctl_configs_copy(op->configs, op->nconfigs);
+	int32_t version = op->nconfigs > 0 ? cur + 1 : -1;
+	if ((cs && !undo) || !fresh ||
+	    ctl_meta_set_client_configs(&l->meta, op->entity, fresh, op->nconfigs, version) != 0) {
+		ctl_configs_free(undo, nundo);
+		ctl_configs_free(fresh, op->nconfigs);
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	if (save(l) != 0) {
+		if (ctl_meta_set_client_configs(&l->meta, op->entity, undo, nundo,
+						undo ? cur : -1) != 0)
+			ctl_configs_free(undo, nundo);
+		set_msg(r, "The client configs could not be written.");
+		return KERR_KAFKA_STORAGE_ERROR;
+	}
+	ctl_configs_free(undo, nundo);
+	r->config_version = version;
+	ctl_emit_client_configs(c, op->entity, op->configs, op->nconfigs, version);
+	return KERR_NONE;
+}
+
 static int producer_ids(local *l, ctl_result *r)
 {
 	if (l->pid_block_end > INT64_MAX - CTL_PRODUCER_ID_BLOCK)
@@ -902,6 +1023,9 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 	case CTL_OP_PRODUCER_IDS:
 		err = producer_ids(l, r);
 		break;
+	case CTL_OP_SET_CLIENT_CONFIGS:
+		err = set_client_configs(c, l, op, r);
+		break;
 	case CTL_OP_CONTROLLED_SHUTDOWN:
 		err = KERR_NONE; /* one node: nobody to hand leadership to */
 		break;
@@ -953,6 +1077,10 @@ static int start(ctl *c, const ctl_options *o, void **state)
 	for (int32_t i = 0; i < l->meta.nbroker_configs; i++) {
 		const ctl_broker_config_set *bs = &l->meta.broker_configs[i];
 		ctl_emit_broker_configs(c, bs->broker_id, bs->configs, bs->nconfigs);
+	}
+	for (int32_t i = 0; i < l->meta.nclient_configs; i++) {
+		const ctl_client_config_set *cs = &l->meta.client_configs[i];
+		ctl_emit_client_configs(c, cs->entity, cs->configs, cs->nconfigs, cs->version);
 	}
 	for (int32_t i = 0; i < l->acls.n; i++)
 		ctl_emit_acls(c, &l->acls.v[i]);

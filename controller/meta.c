@@ -228,6 +228,11 @@ void ctl_meta_destroy(ctl_meta *m)
 	for (int32_t i = 0; i < m->nbroker_configs; i++)
 		ctl_configs_free(m->broker_configs[i].configs, m->broker_configs[i].nconfigs);
 	free(m->broker_configs);
+	for (int32_t i = 0; i < m->nclient_configs; i++) {
+		free(m->client_configs[i].entity);
+		ctl_configs_free(m->client_configs[i].configs, m->client_configs[i].nconfigs);
+	}
+	free(m->client_configs);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -344,5 +349,49 @@ int ctl_meta_swap_broker_configs(ctl_meta *m, int32_t broker_id, ctl_config_entr
 	*nold = bs->nconfigs;
 	bs->configs = configs;
 	bs->nconfigs = nconfigs;
+	return 0;
+}
+
+const ctl_client_config_set *ctl_meta_client_configs(const ctl_meta *m, const char *entity)
+{
+	for (int32_t i = 0; i < m->nclient_configs; i++)
+		if (strcmp(m->client_configs[i].entity, entity) == 0)
+			return &m->client_configs[i];
+	return NULL;
+}
+
+int ctl_meta_set_client_configs(ctl_meta *m, const char *entity, ctl_config_entry *configs,
+				int32_t n, int32_t version)
+{
+	ctl_client_config_set *cs = (ctl_client_config_set *)ctl_meta_client_configs(m, entity);
+	if (version < 0) {
+		ctl_configs_free(configs, n);
+		if (cs) {
+			free(cs->entity);
+			ctl_configs_free(cs->configs, cs->nconfigs);
+			*cs = m->client_configs[--m->nclient_configs];
+		}
+		return 0;
+	}
+	if (!cs) {
+		char *name = strdup(entity);
+		ctl_client_config_set *v = name ? realloc(m->client_configs,
+							  (size_t)(m->nclient_configs + 1) *
+								  sizeof(*v))
+						: NULL;
+		if (!v) {
+			free(name);
+			return -ENOMEM;
+		}
+		m->client_configs = v;
+		cs = &v[m->nclient_configs++];
+		cs->entity = name;
+		cs->configs = NULL;
+		cs->nconfigs = 0;
+	}
+	ctl_configs_free(cs->configs, cs->nconfigs);
+	cs->configs = configs;
+	cs->nconfigs = n;
+	cs->version = version;
 	return 0;
 }

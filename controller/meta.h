@@ -125,6 +125,18 @@ typedef struct ctl_broker_config_set {
 	int32_t nconfigs;
 } ctl_broker_config_set;
 
+/* The configs of one client entity (entity.h: "users/alice",
+ * "clients/<default>", ...): quotas, SCRAM credentials, whatever keys the
+ * broker keeps there. version: the znode's data version in ZooKeeper; the
+ * local back end counts writes from 0 (not persisted) and keeps no entity
+ * without configs. Version -1: no such entity (znode). */
+typedef struct ctl_client_config_set {
+	char *entity;              /* owned */
+	ctl_config_entry *configs; /* owned */
+	int32_t nconfigs;
+	int32_t version;
+} ctl_client_config_set;
+
 typedef struct ctl_meta {
 	ctl_topic **topics;       /* creation order, owned */
 	int32_t ntopics, cap;
@@ -132,6 +144,8 @@ typedef struct ctl_meta {
 	uint32_t index_cap;       /* power of two, > 2 * ntopics */
 	ctl_broker_config_set *broker_configs; /* one per broker id with any */
 	int32_t nbroker_configs;
+	ctl_client_config_set *client_configs; /* one per entity with configs */
+	int32_t nclient_configs;
 } ctl_meta;
 
 /* Returns 0 or -ENOMEM. */
@@ -158,5 +172,15 @@ const ctl_broker_config_set *ctl_meta_broker_configs(const ctl_meta *m, int32_t 
  * the same way). Returns 0 or -ENOMEM (nothing changed). */
 int ctl_meta_swap_broker_configs(ctl_meta *m, int32_t broker_id, ctl_config_entry *configs,
 				 int32_t nconfigs, ctl_config_entry **old, int32_t *nold);
+
+/* The client entity's configs, NULL when it has none. */
+const ctl_client_config_set *ctl_meta_client_configs(const ctl_meta *m, const char *entity);
+/* Set the configs of entity (configs[0..n) taken over; an empty set is
+ * kept, e.g. a ZooKeeper parent znode without configs) and its version; a
+ * version < 0 removes the entity (configs freed). The old configs are
+ * freed. Returns 0 or -ENOMEM (nothing changed, configs still the
+ * caller's). */
+int ctl_meta_set_client_configs(ctl_meta *m, const char *entity, ctl_config_entry *configs,
+				int32_t n, int32_t version);
 
 #endif

@@ -227,6 +227,11 @@ int zkb_view_refresh_topic_config(zkb *z, const char *topic);
 int zkb_view_refresh_broker_config(zkb *z, int32_t id, bool emit_all);
 /* Every child of /config/brokers. */
 int zkb_view_refresh_broker_configs(zkb *z, bool emit_all);
+/* Read the config znode at path: a new set (*out, *n; an absent znode or
+ * one with no data is an empty set, one that does not parse too, told on
+ * stderr) and its stat (optional; version -1 when absent). */
+int zkb_read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n,
+		    ctl_zk_stat *st);
 /* New notices under /config/changes (child watch; v1 and v2), old ones
  * purged; with skip only the newest sequence is noted (everything is read
  * anyway). */
@@ -256,6 +261,22 @@ int zkb_state_encode(int32_t controller_epoch, int32_t leader, int32_t leader_ep
 /* ---- zk_ops.c ---- */
 
 void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r);
+/* A config change notice for type/name (v2: entity_path "type/name"). */
+int zkb_write_notice(zkb *z, const char *type, const char *name);
+/* Kafka's error for a failed ZooKeeper call while doing what (r->msg). */
+int16_t zkb_op_failed(ctl_result *r, const char *what, int zrc);
+
+/* ---- zk_clients.c: client entity configs (ctl.h; entity.h) ---- */
+
+/* /config/<entity> (after a notice, or an operation): the view's copy and
+ * CTL_EV_CLIENT_CONFIGS when its configs or version changed (always with
+ * emit_all, when it exists). An absent znode removes it. */
+int zkb_view_refresh_client_config(zkb *z, const char *entity, bool emit_all);
+/* Every entity under /config/users (and their clients), /config/clients
+ * and /config/ips; those of the view no longer there are removed. */
+int zkb_view_refresh_client_configs(zkb *z, bool emit_all);
+/* CTL_OP_SET_CLIENT_CONFIGS (ctl.h's rules). */
+int16_t zkb_clients_set(zkb *z, const ctl_op *op, ctl_result *r);
 
 /* ---- zk_controller.c ---- */
 

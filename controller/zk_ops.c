@@ -51,6 +51,11 @@ static int zk_failed(ctl_result *r, const char *what, int zrc)
 	return zkb_kafka_error(zrc);
 }
 
+int16_t zkb_op_failed(ctl_result *r, const char *what, int zrc)
+{
+	return (int16_t)zk_failed(r, what, zrc);
+}
+
 static int cmp_int32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -144,7 +149,7 @@ static int write_config(zkb *z, const char *path, const ctl_config_entry *config
 }
 
 /* A config change notice for entity_type/entity_name (v2). */
-static int write_notice(zkb *z, const char *type, const char *name)
+int zkb_write_notice(zkb *z, const char *type, const char *name)
 {
 	char *json;
 	size_t len;
@@ -501,7 +506,7 @@ static int set_topic_configs(zkb *z, const ctl_op *op, ctl_result *r)
 		return KERR_INVALID_CONFIG;
 	}
 	if (rc == CTL_ZK_OK)
-		rc = write_notice(z, "topics", name);
+		rc = zkb_write_notice(z, "topics", name);
 	if (rc != CTL_ZK_OK)
 		return zk_failed(r, "writing the topic's configs", rc);
 	zkb_view_refresh_topic_config(z, name);
@@ -528,7 +533,7 @@ static int set_broker_configs(zkb *z, const ctl_op *op, ctl_result *r)
 		return KERR_INVALID_CONFIG;
 	}
 	if (rc == CTL_ZK_OK)
-		rc = write_notice(z, "brokers", name);
+		rc = zkb_write_notice(z, "brokers", name);
 	if (rc != CTL_ZK_OK)
 		return zk_failed(r, "writing the broker configs", rc);
 	zkb_view_refresh_broker_config(z, op->broker_id, false);
@@ -719,6 +724,9 @@ void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r)
 		break;
 	case CTL_OP_SET_BROKER_CONFIGS:
 		err = set_broker_configs(z, op, r);
+		break;
+	case CTL_OP_SET_CLIENT_CONFIGS:
+		err = zkb_clients_set(z, op, r);
 		break;
 	case CTL_OP_PRODUCER_IDS:
 		err = producer_ids(z, r);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "controller/entity.h"
 #include "controller/zk_json.h"
 #include "protocol/err.h"
 
@@ -440,16 +441,22 @@ int zkb_view_refresh_state(zkb *z, const char *topic, int32_t partition)
 
 /* ---- configs ---- */
 
-/* Read /config/<kind>/<name> into a new config set (*out, *n); an absent
- * znode is an empty set. */
-static int read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n)
+int zkb_read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n,
+		    ctl_zk_stat *st)
 {
 	*out = NULL;
 	*n = 0;
 	char *data;
 	int len;
-	int rc = ctl_zk_get(z->zk, path, false, &data, &len, NULL);
-	if (rc == CTL_ZK_NONODE || (rc == CTL_ZK_OK && len < 0)) {
+	ctl_zk_stat tmp;
+	if (!st)
+		st = &tmp;
+	int rc = ctl_zk_get(z->zk, path, false, &data, &len, st);
+	if (rc == CTL_ZK_NONODE)
+		st->version = -1;
+	if (rc == CTL_ZK_NONODE || (rc == CTL_ZK_OK && len <= 0)) {
+		if (rc == CTL_ZK_OK)
+			free(data);
 		*out = ctl_configs_copy(NULL, 0);
 		return *out ? CTL_ZK_OK : CTL_ZK_SYSTEMERROR;
 	}
@@ -483,6 +490,11 @@ static int read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t
 		return CTL_ZK_SYSTEMERROR;
 	*out = e;
 	return CTL_ZK_OK;
+}
+
+static int read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n)
+{
+	return zkb_read_config(z, path, out, n, NULL);
 }
 
 int zkb_view_refresh_topic_config(zkb *z, const char *topic)
@@ -591,7 +603,17 @@ static int apply_notice(zkb *z, const char *data, int len)
 			else if (parse_id(cc.entity_name, &id))
 				rc = zkb_view_refresh_broker_config(z, id, false);
 		}
-		/* clients, users, ips: quotas, not kept here */
+		else if (strcmp(cc.entity_type, "users") == 0 ||
+			 strcmp(cc.entity_type, "clients") == 0 ||
+			 strcmp(cc.entity_type, "ips") == 0) {
+			char entity[CTL_ENTITY_PATH_MAX + 1];
+			int n = snprintf(entity, sizeof(entity), "%s/%s", cc.entity_type,
+					 cc.entity_name);
+			ctl_entity_ref ref;
+			if (n > 0 && (size_t)n < sizeof(entity) &&
+			    ctl_entity_parse(entity, (size_t)n, &ref) == 0)
+				rc = zkb_view_refresh_client_config(z, entity, false);
+		}
 	}
 	proto_arena_free(&a);
 	return rc;
@@ -996,6 +1018,8 @@ int zkb_view_refresh_all(zkb *z, zkb_read how)
 		rc = zkb_view_process_notices(z, true);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_broker_configs(z, emit_all);
+	if (rc == CTL_ZK_OK)
+		rc = zkb_view_refresh_client_configs(z, emit_all);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_deletions(z);
 	if (rc == CTL_ZK_OK)

@@ -3,7 +3,7 @@
  * (controller/zk_json.h) and the JSON reader under them (controller/json.h),
  * fed what a hostile or broken ZooKeeper client could have written.
  *
- * Input: byte 0 selects the codec (modulo 13), the rest is the znode data:
+ * Input: byte 0 selects the codec (modulo 14), the rest is the znode data:
  *    0 /brokers/ids/<id>          6 config change notification
  *    1 /controller                7 /latest_producer_id_block
  *    2 /controller_epoch          8 /cluster/id
@@ -12,6 +12,11 @@
  *    5 /config/<type>/<name>        and decodes every string
  *                                11 /admin/preferred_replica_election
  *                                12 /admin/reassign_partitions
+ *                                13 a client entity: a config change
+ *                                   notice naming users/clients/ips taken
+ *                                   to its entity path as a broker does,
+ *                                   and the bytes as an entity path
+ *                                   (controller/entity.h)
  *
  * Beyond "no crash, no leak, no sanitizer report": what decodes is encoded
  * again when the encoder accepts it, that encoding must decode, and encoding
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/entity.h"
 #include "controller/json.h"
 #include "controller/zk_json.h"
 
@@ -98,6 +104,29 @@ static void walk_json(const char *s, size_t n)
 	}
 }
 
+/* An entity path that parses: every name desanitizes, and a name
+ * sanitized again (by ctl_entity_path) gives a path that parses too. */
+static void check_entity(const char *path, size_t len)
+{
+	ctl_entity_ref r;
+	if (ctl_entity_parse(path, len, &r) != 0)
+		return;
+	static char raw[CTL_ENTITY_PATH_MAX + 1], raw2[CTL_ENTITY_PATH_MAX + 1];
+	static char again[CTL_ENTITY_PATH_MAX + 1];
+	int n = ctl_entity_desanitize(r.name, r.name_len, raw, sizeof(raw));
+	if (n < 0)
+		abort();
+	int n2 = 0;
+	if (r.kind == CTL_ENTITY_USER_CLIENT_ID &&
+	    (n2 = ctl_entity_desanitize(r.client, r.client_len, raw2, sizeof(raw2))) < 0)
+		abort();
+	int m = ctl_entity_path(again, sizeof(again), r.kind, r.name_default ? NULL : raw,
+				(size_t)n, r.client_default ? NULL : raw2, (size_t)n2);
+	ctl_entity_ref r2;
+	if (m >= 0 && ctl_entity_parse(again, (size_t)m, &r2) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1 || size - 1 > CTL_JSON_MAX_SIZE + 16)
@@ -107,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ar = &a;
 	const char *s = (const char *)data + 1;
 	int n = (int)(size - 1);
-	switch (data[0] % 13) {
+	switch (data[0] % 14) {
 	case 0: {
 		ctl_zkj_broker v;
 		if (BROKER_DEC(s, n, &v) == 0)
@@ -178,6 +207,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reassign_list v;
 		if (REASSIGN_DEC(s, n, &v) == 0)
 			ROUND_TRIP(reassign_list, REASSIGN_ENC, REASSIGN_DEC);
+		break;
+	}
+	case 13: {
+		check_entity(s, (size_t)n);
+		ctl_zkj_config_change v;
+		char path[CTL_ENTITY_PATH_MAX + 1];
+		if (CHANGE_DEC(s, n, &v) == 0) {
+			int k = snprintf(path, sizeof(path), "%s/%s", v.entity_type, v.entity_name);
+			if (k > 0 && (size_t)k < sizeof(path))
+				check_entity(path, (size_t)k);
+		}
 		break;
 	}
 	default:

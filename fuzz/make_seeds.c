@@ -464,6 +464,11 @@ static void znode_seeds(void)
 	ZNODE_ENC("config-change-v2", 6, ctl_zkj_config_change_encode("topics", "orders", &out_, &n_));
 	static const char cc1[] = "{\"version\":1,\"entity_type\":\"topics\",\"entity_name\":\"orders\"}";
 	znode_put("config-change-v1", 6, cc1, sizeof(cc1) - 1);
+	ZNODE_ENC("client-entity-notice", 13,
+		  ctl_zkj_config_change_encode("users", "User%3Aa%20b/clients/<default>", &out_,
+					       &n_));
+	static const char ce1[] = "{\"version\":1,\"entity_type\":\"clients\",\"entity_name\":\"app\"}";
+	znode_put("client-entity-notice-v1", 13, ce1, sizeof(ce1) - 1);
 	ctl_zkj_pid_block pb = { 1, 4000, 4999 };
 	ZNODE_ENC("pid-block", 7, ctl_zkj_pid_block_encode(&pb, &out_, &n_));
 	ZNODE_ENC("cluster-id", 8, ctl_zkj_cluster_id_encode("q2Zk1Pk2Sxy8rG0m9aXq4A", &out_, &n_));

@@ -9,6 +9,8 @@ PKGS="build-essential autoconf automake libtool pkg-config python3
 # for the tests, which start a real one on loopback; nftables and iproute2
 # (ip netns, veth) for the network-partition tests.
 PKGS="$PKGS zookeeper libzookeeper-mt-dev nftables iproute2"
+# openssl (the command) makes the TLS tests' certificates.
+PKGS="$PKGS openssl"
 # clang and its libFuzzer/sanitizer runtime (libclang-rt-14-dev) for fuzz/
 PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""

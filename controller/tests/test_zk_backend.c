@@ -56,6 +56,10 @@ typedef struct mirror {
 	ctl_config_entry *bconf[MAXB + 1]; /* [0] default, [id] broker id */
 	int32_t nbconf[MAXB + 1];
 	int bconf_events;
+	char *cc_entity[MAXT]; /* client entity configs */
+	ctl_config_entry *cc_conf[MAXT];
+	int32_t cc_n[MAXT], cc_ver[MAXT];
+	int ncc;
 	ctl_result results[32];
 	int nresults;
 	int partition_events;
@@ -147,6 +151,33 @@ static void apply(mirror *m, ctl_event *e)
 		m->bconf_events++;
 		break;
 	}
+	case CTL_EV_CLIENT_CONFIGS: {
+		int i;
+		for (i = 0; i < m->ncc; i++)
+			if (strcmp(m->cc_entity[i], e->u.client_configs.entity) == 0)
+				break;
+		if (i < m->ncc) {
+			free(m->cc_entity[i]);
+			ctl_configs_free(m->cc_conf[i], m->cc_n[i]);
+			m->ncc--;
+			m->cc_entity[i] = m->cc_entity[m->ncc];
+			m->cc_conf[i] = m->cc_conf[m->ncc];
+			m->cc_n[i] = m->cc_n[m->ncc];
+			m->cc_ver[i] = m->cc_ver[m->ncc];
+		}
+		if (e->u.client_configs.version < 0)
+			break;
+		ck_assert_int_lt(m->ncc, MAXT);
+		m->cc_entity[m->ncc] = e->u.client_configs.entity;
+		m->cc_conf[m->ncc] = e->u.client_configs.configs;
+		m->cc_n[m->ncc] = e->u.client_configs.nconfigs;
+		m->cc_ver[m->ncc] = e->u.client_configs.version;
+		m->ncc++;
+		e->u.client_configs.entity = NULL;
+		e->u.client_configs.configs = NULL;
+		e->u.client_configs.nconfigs = 0;
+		break;
+	}
 	case CTL_EV_RESULT:
 		ck_assert_int_lt(m->nresults, 32);
 		m->results[m->nresults++] = e->u.result;
@@ -182,6 +213,10 @@ static void mirror_clear(mirror *m)
 	for (int i = 0; i <= MAXB; i++)
 		ctl_configs_free(m->bconf[i], m->nbconf[i]);
 	ctl_acl_store_free(&m->acls);
+	for (int i = 0; i < m->ncc; i++) {
+		free(m->cc_entity[i]);
+		ctl_configs_free(m->cc_conf[i], m->cc_n[i]);
+	}
 	memset(m, 0, sizeof(*m));
 }
 
@@ -872,6 +907,121 @@ START_TEST(test_configs)
 	ck_assert_int_eq(mirrors[3].nbconf[0], 1);
 	ck_assert_int_eq(mirrors[3].nbconf[3], 1);
 	ck_assert_str_eq(ctl_topic_config(m_topic(&mirrors[3], "cfg"), "cleanup.policy"), "compact");
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+/* The value of name in entity's configs as mirror m has them (NULL:
+ * none); *version (optional) the entity's version, -1 when absent. */
+static const char *cc_value(const mirror *m, const char *entity, const char *name,
+			    int32_t *version)
+{
+	if (version)
+		*version = -1;
+	for (int i = 0; i < m->ncc; i++) {
+		if (strcmp(m->cc_entity[i], entity) != 0)
+			continue;
+		if (version)
+			*version = m->cc_ver[i];
+		for (int32_t k = 0; k < m->cc_n[i]; k++)
+			if (strcmp(m->cc_conf[i][k].name, name) == 0)
+				return m->cc_conf[i][k].value;
+	}
+	return NULL;
+}
+
+static bool cc_is(const mirror *m, const char *entity, const char *name, const char *value)
+{
+	const char *v = cc_value(m, entity, name, NULL);
+	return value ? v && strcmp(v, value) == 0 : !v;
+}
+
+static ctl_result set_client(int32_t on, const char *entity, const ctl_config_entry *cfg,
+			     int32_t n, bool cond, int32_t expected)
+{
+	ctl_op op = { .type = CTL_OP_SET_CLIENT_CONFIGS, .entity = entity, .configs = cfg,
+		      .nconfigs = n, .conditional = cond, .expected_version = expected };
+	return call(on, &op);
+}
+
+/* Client entity configs (quotas, SCRAM credentials): Kafka's znodes and
+ * notices, every broker's view, conditional writes, removal with the
+ * parents Kafka cleans, what an old tool writes, a full read at start. */
+START_TEST(test_client_configs)
+{
+	set_chroot("client-configs");
+	open_broker(1);
+	open_broker(2);
+	ctl_config_entry q[] = { { "producer_byte_rate", "1024" } };
+	ctl_result r = set_client(1, "users/alice", q, 1, true, -1);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert_int_eq(r.config_version, 0);
+	ck_assert(cc_is(&mirrors[1], "users/alice", "producer_byte_rate", "1024"));
+	WAIT_UNTIL(cc_is(&mirrors[2], "users/alice", "producer_byte_rate", "1024"), WAIT_MS,
+		   "alice on broker 2");
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/config/users/alice", NULL);
+	ck_assert_str_eq(d, "{\"version\":1,\"config\":{\"producer_byte_rate\":\"1024\"}}");
+	free(d);
+	d = raw_get(zk, "/config/changes/config_change_0000000000", NULL);
+	ck_assert_str_eq(d, "{\"version\":2,\"entity_path\":\"users/alice\"}");
+	free(d);
+	/* a stale version on the other broker: refused, then redone */
+	ctl_config_entry both[] = { { "producer_byte_rate", "1024" },
+				    { "SCRAM-SHA-256", "salt=YQ==,stored_key=Yg==,server_key=Yw==,"
+						       "iterations=4096" } };
+	r = set_client(2, "users/alice", both + 1, 1, true, -1);
+	ck_assert_int_eq(r.error, KERR_INVALID_UPDATE_VERSION);
+	int32_t v;
+	cc_value(&mirrors[2], "users/alice", "producer_byte_rate", &v);
+	ck_assert_int_eq(v, 0);
+	r = set_client(2, "users/alice", both, 2, true, v);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert_int_eq(r.config_version, 1);
+	WAIT_UNTIL(cc_is(&mirrors[1], "users/alice", "SCRAM-SHA-256",
+			 "salt=YQ==,stored_key=Yg==,server_key=Yw==,iterations=4096"),
+		   WAIT_MS, "alice's credential on broker 1");
+	/* a (user, client id) pair, then its removal cleans the clients node */
+	ctl_config_entry rp[] = { { "request_percentage", "50" } };
+	r = set_client(1, "users/alice/clients/app%2F1", rp, 1, false, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert(raw_exists(zk, "/config/users/alice/clients/app%2F1"));
+	WAIT_UNTIL(cc_is(&mirrors[2], "users/alice/clients/app%2F1", "request_percentage", "50"),
+		   WAIT_MS, "pair on broker 2");
+	r = set_client(2, "users/alice/clients/app%2F1", NULL, 0, false, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert(!raw_exists(zk, "/config/users/alice/clients"));
+	ck_assert(raw_exists(zk, "/config/users/alice"));
+	WAIT_UNTIL(cc_value(&mirrors[1], "users/alice/clients/app%2F1", "request_percentage", &v) ==
+			   NULL && v == -1,
+		   WAIT_MS, "pair gone on broker 1");
+	/* errors */
+	ck_assert_int_eq(set_client(1, "brokers/1", q, 1, false, 0).error, KERR_INVALID_REQUEST);
+	ctl_config_entry dup[] = { { "a", "1" }, { "a", "2" } };
+	ck_assert_int_eq(set_client(1, "clients/x", dup, 2, false, 0).error, KERR_INVALID_CONFIG);
+	ck_assert(!raw_exists(zk, "/config/clients/x"));
+	/* an old tool: the znode, then a v1 notice */
+	const char *conf = "{\"version\":1,\"config\":{\"consumer_byte_rate\":\"2048\"}}";
+	ck_assert_int_eq(ctl_zk_create(zk, "/config/clients/<default>", conf, (int)strlen(conf),
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	const char *v1 = "{\"version\":1,\"entity_type\":\"clients\",\"entity_name\":\"<default>\"}";
+	ck_assert_int_eq(ctl_zk_create(zk, "/config/changes/config_change_", v1, (int)strlen(v1),
+				       CTL_ZK_PERSISTENT_SEQUENTIAL, NULL, 0, NULL), CTL_ZK_OK);
+	for (int b = 1; b <= 2; b++)
+		WAIT_UNTIL(cc_is(&mirrors[b], "clients/<default>", "consumer_byte_rate", "2048"),
+			   WAIT_MS, "v1 notice on broker %d", b);
+	/* a broker opened now reads them all at start */
+	open_broker(3);
+	ck_assert(cc_is(&mirrors[3], "clients/<default>", "consumer_byte_rate", "2048"));
+	ck_assert(cc_is(&mirrors[3], "users/alice", "producer_byte_rate", "1024"));
+	ck_assert_int_eq(mirrors[3].ncc, 2);
+	/* removal everywhere */
+	r = set_client(3, "users/alice", NULL, 0, true, 1);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert(!raw_exists(zk, "/config/users/alice"));
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(mirrors[b].ncc == 1, WAIT_MS, "alice gone on broker %d", b);
 	ctl_zk_close(zk);
 	close_all();
 }
@@ -1989,6 +2139,7 @@ int main(void)
 	ADD(test_delete_topic);
 	ADD(test_create_partitions);
 	ADD(test_configs);
+	ADD(test_client_configs);
 	ADD(test_producer_ids);
 	ADD(test_alter_isr);
 	ADD(test_controlled_shutdown);
