@@ -591,6 +591,10 @@ static const key_def key_defs[] = {
 	      "A client connection with no request and no progress for this long is closed (a "
 	      "request in flight or waiting keeps it open)."),
 	  FIELD(K_I64, connections_max_idle_ms), ANY64 },
+	{ KEY("connections.max.reauth.ms", T_LONG, false, "0",
+	      "SASL sessions last at most this long (KIP-368): the client is told the lifetime and "
+	      "must re-authenticate before it ends, or its connection is closed; 0: no limit."),
+	  FIELD(K_I64, connections_max_reauth_ms), ANY64 },
 	{ KEY("controlled.shutdown.enable", T_BOOL, false, "true",
 	      "On a clean stop, ask the controller to move this broker's leaderships away first."),
 	  FIELD(K_BOOL, controlled_shutdown_enable) },
@@ -1505,7 +1509,8 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return -1;
 	for (int i = 0; i < cfg->nlisteners; i++) {
 		const brk_listener *l = &cfg->listeners[i];
-		if (l->security_protocol != BRK_SEC_PLAINTEXT)
+		if (l->security_protocol != BRK_SEC_PLAINTEXT &&
+		    l->security_protocol != BRK_SEC_SASL_PLAINTEXT)
 			return fail(err, errsize, "listeners: %s (%s) is not supported yet; only PLAINTEXT "
 				    "listeners are", l->name, brk_security_protocol_name(l->security_protocol));
 	}

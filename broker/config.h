@@ -160,6 +160,7 @@ typedef struct brk_config {
 	} max_connections_per_ip_overrides[BRK_MAX_IP_OVERRIDES];
 	int32_t nmax_connections_per_ip_overrides;
 	int64_t connections_max_idle_ms; /* connections.max.idle.ms (600000) */
+	int64_t connections_max_reauth_ms; /* connections.max.reauth.ms (0: no limit; KIP-368) */
 	/* queued.max.request.bytes (-1: unbounded; when > 0 at least
 	 * socket.request.max.bytes, as Kafka requires). */
 	int64_t queued_max_request_bytes;

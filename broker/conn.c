@@ -83,6 +83,7 @@
 
 #include "broker/ratelog.h"
 #include "broker/request.h"
+#include "broker/security/sasl.h"
 #include "broker/slab.h"
 #include "protocol/buf.h"
 #include "protocol/gen/messages.h"
@@ -112,6 +113,11 @@ struct brk_conn {
 	char ip[INET6_ADDRSTRLEN]; /* the peer's address (IPv4-mapped shown as IPv4) */
 	const brk_listener *listener; /* accepted on (in cfg, which outlives us) */
 	char principal[BRK_PRINCIPAL_MAX]; /* brk_conn_principal */
+	/* SASL listeners: the authentication state (security/sasl.h), which
+	 * gates dispatch; NULL elsewhere. */
+	brk_sasl_session *sasl;
+	bool raw_response;  /* the response is a raw SASL v0 token: size, no header */
+	bool close_after;   /* close once the response in flight is sent */
 	int64_t last_active; /* monotonic ms of the last byte read or written */
 	size_t charged;     /* bytes of in[] taken from the request memory pool */
 	bool no_response;   /* of the completed delayed request */
@@ -151,6 +157,7 @@ struct brk_conns {
 	int nwaiting;         /* connections with mem_wait set */
 	uint64_t wake_timer;  /* wakes the waiters once memory is back */
 	brk_timer_fn slot_fn; /* called when a connection closes (listeners) */
+	const brk_sasl *sasl; /* SASL configuration (brk_conns_set_sasl), or NULL */
 	void *slot_arg;
 	brk_slab slab;        /* the brk_conn structs, together (slab.h says why) */
 	brk_conn *quiet_head, *quiet_tail; /* oldest first */
@@ -388,6 +395,12 @@ static void pool_release(brk_conn *c)
 
 int brk_conns_count(const brk_conns *cs) { return cs->count; }
 
+void brk_conns_set_sasl(brk_conns *cs, const brk_sasl *sasl) { cs->sasl = sasl; }
+
+brk_sasl_session *brk_conn_sasl(const brk_conn *c) { return c->sasl; }
+
+void brk_conn_close_after_response(brk_conn *c) { c->close_after = true; }
+
 const char *brk_conn_client_host(const brk_conn *c) { return c ? c->host : ""; }
 
 const brk_listener *brk_conn_listener(const brk_conn *c) { return c->listener; }
@@ -475,6 +488,14 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cs->cfg->socket_send_buffer_bytes, sizeof(int));
 	if (cs->cfg->socket_receive_buffer_bytes >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cs->cfg->socket_receive_buffer_bytes, sizeof(int));
+	if (brk_sasl_listener_needs_session(listener)) {
+		c->sasl = cs->sasl ? brk_sasl_session_new(cs->sasl, listener) : NULL;
+		if (!c->sasl) {
+			close(fd);
+			brk_slab_free(&cs->slab, c);
+			return -ENOMEM;
+		}
+	}
 	c->set = cs;
 	c->fd = fd;
 	c->listener = listener;
@@ -496,6 +517,7 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	int rc = brk_loop_watch(cs->loop, fd, BRK_READABLE, on_io, c);
 	if (rc < 0) {
 		close(fd);
+		brk_sasl_session_free(c->sasl);
 		proto_writer_free(&c->body);
 		proto_writer_free(&c->head);
 		brk_slab_free(&cs->slab, c);
@@ -538,6 +560,7 @@ static void conn_close(brk_conn *c, const char *reason)
 	brk_loop_unwatch(cs->loop, c->fd);
 	close(c->fd);
 	chunk_unpin(c);
+	brk_sasl_session_free(c->sasl);
 	proto_writer_free(&c->body); /* releases file chunk refs */
 	proto_writer_free(&c->head);
 	proto_arena_free(&c->arena);
@@ -602,7 +625,8 @@ static bool response_start(brk_conn *c)
 						   d ? d->flexible_min : -1);
 	proto_writer_reset(&c->head);
 	size_t at = proto_writer_reserve(&c->head, 4);
-	proto_response_header_encode(&c->head, hv, req->correlation_id);
+	if (!c->raw_response)
+		proto_response_header_encode(&c->head, hv, req->correlation_id);
 	int64_t size = (int64_t)c->head.len - 4 + proto_writer_total(&c->body);
 	if (c->head.err || size > INT32_MAX)
 		return false;
@@ -704,7 +728,7 @@ static void request_finish(brk_conn *c)
 	}
 	proto_arena_reset_trim(&c->arena, IN_SHRINK); /* a huge request's chunk goes too */
 	memset(&c->req, 0, sizeof(c->req));
-	c->done_early = c->no_response = c->close_pending = false;
+	c->done_early = c->no_response = c->close_pending = c->raw_response = false;
 	c->in_pos = c->frame_end;
 	if (c->in_pos == c->in_len) {
 		c->in_pos = c->in_len = 0;
@@ -755,6 +779,24 @@ static int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p
 static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, size_t whysize)
 {
 	const uint8_t *frame = c->in + c->in_pos + 4;
+	if (brk_sasl_expects_raw(c->sasl)) {
+		/* A SASL token after a v0 SaslHandshake: no Kafka header
+		 * either way (Kafka's SaslServerAuthenticator). */
+		memset(&c->req, 0, sizeof(c->req));
+		c->req.conn = c;
+		c->frame_end = c->in_pos + 4 + (size_t)size;
+		c->raw_response = true;
+		c->st = HANDLING;
+		if (brk_sasl_raw_token(c->sasl, c, frame, (size_t)size, &c->body, why, whysize) < 0) {
+			*reason = why;
+			return -1;
+		}
+		if (!response_start(c)) {
+			*reason = "response could not be built";
+			return -1;
+		}
+		return 0;
+	}
 	if (size < 4) {
 		*reason = "request shorter than its header";
 		return -1;
@@ -770,6 +812,10 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 	if (key != API_VERSIONS_KEY && (version < api->min_version || version > api->max_version)) {
 		snprintf(why, whysize, "%s version %d is not served (%d-%d)", d->name, version,
 			 api->min_version, api->max_version);
+		*reason = why;
+		return -1;
+	}
+	if (c->sasl && brk_sasl_gate(c->sasl, key, brk_mono_ms(), why, whysize) != BRK_SASL_DISPATCH) {
 		*reason = why;
 		return -1;
 	}
@@ -889,6 +935,10 @@ static bool advance(brk_conn *c)
 			if (r == 0)
 				break;
 			request_finish(c);
+			if (c->close_after) {
+				reason = "closed after its answer (SASL)";
+				goto close;
+			}
 		}
 		if (c->st != IDLE)
 			break;
@@ -899,10 +949,15 @@ static bool advance(brk_conn *c)
 		int32_t size;
 		if (!frame_size(c, &size))
 			break;
-		/* Checked before anything is allocated for the frame. */
-		if (size < 0 || size > c->set->cfg->socket_request_max_bytes) {
-			snprintf(why, sizeof(why), "request size %d outside 0..socket.request.max.bytes (%d)",
-				 (int)size, (int)c->set->cfg->socket_request_max_bytes);
+		/* Checked before anything is allocated for the frame; before
+		 * SASL authentication completes, against
+		 * sasl.server.max.receive.size too. */
+		int32_t max = brk_sasl_max_frame(c->sasl, c->set->cfg->socket_request_max_bytes);
+		if (size < 0 || size > max) {
+			snprintf(why, sizeof(why), "request size %d outside 0..%d (%s)", (int)size, (int)max,
+				 max < c->set->cfg->socket_request_max_bytes
+					 ? "sasl.server.max.receive.size before authentication"
+					 : "socket.request.max.bytes");
 			reason = why;
 			goto close;
 		}

@@ -100,6 +100,24 @@ const char *brk_conn_principal(const brk_conn *c);
  * BRK_PRINCIPAL_MAX - 1 bytes: -ENAMETOOLONG and nothing changes). */
 int brk_conn_set_principal(brk_conn *c, const char *principal);
 
+/* SASL (security/sasl.h): the configuration that SASL listeners'
+ * connections authenticate against (must outlive cs). A connection accepted
+ * on a SASL listener gets a session gating its requests: until it is
+ * authenticated only ApiVersions and the SASL requests are dispatched, any
+ * other closes it, and frames above sasl.server.max.receive.size close it;
+ * a raw SASL token (after a v0 SaslHandshake) is answered with a raw token.
+ * Without a configuration, such connections are closed at once. */
+struct brk_sasl;
+struct brk_sasl_session;
+void brk_conns_set_sasl(brk_conns *cs, const struct brk_sasl *sasl);
+
+/* The connection's SASL session; NULL on a listener without SASL. */
+struct brk_sasl_session *brk_conn_sasl(const brk_conn *c);
+
+/* Close the connection once the response of the request being handled is
+ * sent (a failed authentication). */
+void brk_conn_close_after_response(brk_conn *c);
+
 /* Open connections. */
 int brk_conns_count(const brk_conns *cs);
 

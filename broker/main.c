@@ -338,6 +338,12 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "samsa: %s\n", err);
 		return -1;
 	}
+	/* SASL listeners' mechanisms and JAAS configs, checked before
+	 * anything starts. */
+	if (brk_sasl_init(&server.sasl, &server.cfg, stderr, err, sizeof(err)) < 0) {
+		fprintf(stderr, "samsa: %s\n", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -570,6 +576,8 @@ int main(int argc, char **argv)
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
+	if (rs.conns)
+		brk_conns_set_sasl(rs.conns, &server.sasl);
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
 		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
 	if (rc == 0)
@@ -590,6 +598,7 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	brk_sasl_free(&server.sasl);
 	fs_cache_free(server.fetch_sessions); /* no request can use them now */
 	server.fetch_sessions = NULL;
 	proto_scratch_free(&server.produce_scratch);

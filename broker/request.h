@@ -132,5 +132,7 @@ int brk_handle_describe_topic_partitions(brk_request *req);
 int brk_handle_describe_acls(brk_request *req);
 int brk_handle_create_acls(brk_request *req);
 int brk_handle_delete_acls(brk_request *req);
+int brk_handle_sasl_handshake(brk_request *req);
+int brk_handle_sasl_authenticate(brk_request *req);
 
 #endif

@@ -22,6 +22,7 @@
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
 #include "broker/retention.h"
+#include "broker/security/sasl.h"
 #include "broker/txn/txn.h"
 #include "protocol/batch.h"
 
@@ -41,6 +42,7 @@ typedef struct brk_server {
 	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
 	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
 	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
+	brk_sasl sasl;               /* SASL listeners' mechanisms and credentials */
 	fs_cache *fetch_sessions;    /* incremental fetch sessions (KIP-227) */
 	/* Produce's decompression scratch for batch validation (loop thread
 	 * only): proto_scratch_init(BRK_PRODUCE_SCRATCH_MAX) at start-up,
