@@ -39,6 +39,7 @@
 #include "broker/loop.h"
 #include "broker/ratelog.h"
 #include "broker/retention.h"
+#include "broker/security/scram_store.h"
 #include "broker/server.h"
 #include "broker/shutdown.h"
 #include "broker/txn/store.h"
@@ -576,6 +577,8 @@ int main(int argc, char **argv)
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
+	/* SCRAM credentials: the users' client entity configs. */
+	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns)
 		brk_conns_set_sasl(rs.conns, &server.sasl);
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))

@@ -520,9 +520,11 @@ static int scram_final(brk_sasl_session *ss, const uint8_t *tok, size_t len, cha
 		invalid_credentials(ss, res);
 		return STEP_FAIL;
 	}
-	/* Kafka: the final nonce must end with the server-first nonce; we
-	 * hold it to the whole of it, as RFC 5802 says. */
-	if (!equal_ct(cf.nonce, cf.nonce_len, x->nonce, x->nonce_len)) {
+	/* Kafka's rule: the final nonce ends with the server-first nonce
+	 * (RFC 5802 wants it equal; librdkafka sends the client nonce
+	 * twice, and Kafka accepts that). */
+	if (cf.nonce_len < x->nonce_len ||
+	    !equal_ct(cf.nonce + cf.nonce_len - x->nonce_len, x->nonce_len, x->nonce, x->nonce_len)) {
 		invalid_credentials(ss, res);
 		return STEP_FAIL;
 	}
@@ -592,8 +594,16 @@ static void exchange(brk_sasl_session *ss, brk_conn *c, const uint8_t *tok, size
 		char principal[BRK_PRINCIPAL_MAX];
 		snprintf(principal, sizeof(principal), "User:%s", user);
 		if (ss->reauth && strcmp(principal, brk_conn_principal(c)) != 0) {
+			/* Kafka writes each as <type>.<name> here */
+			char from[BRK_PRINCIPAL_MAX], to[BRK_PRINCIPAL_MAX];
+			snprintf(from, sizeof(from), "%s", brk_conn_principal(c));
+			snprintf(to, sizeof(to), "%s", principal);
+			char *colon = strchr(from, ':');
+			if (colon)
+				*colon = '.';
+			to[4] = '.';
 			set_message(res, "Cannot change principals during re-authentication from %s: %s",
-				    brk_conn_principal(c), principal);
+				    from, to);
 			step = STEP_FAIL;
 		} else if (brk_conn_set_principal(c, principal) < 0) {
 			invalid_credentials(ss, res);
