@@ -399,6 +399,21 @@ int main(int argc, char **argv)
 	brk_config *cfg = &server.cfg;
 	fill_advertised_hosts(cfg);
 	raise_fd_limit();
+	rc = brk_authorizer_init(&server.acl, cfg->authorizer_class_name, cfg->super_users,
+				 cfg->allow_everyone_if_no_acl_found);
+	if (rc == -EINVAL && cfg->authorizer_class_name[0] &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK) != 0 &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_KRAFT) != 0) {
+		fprintf(stderr, "samsa: authorizer.class.name=%s: not an authorizer samsa has (%s or "
+			"%s)\n", cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK,
+			BRK_ACL_AUTHORIZER_KRAFT);
+		return 1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "samsa: super.users=%s: %s\n", cfg->super_users,
+			rc == -EINVAL ? "each principal must be TYPE:NAME" : strerror(-rc));
+		return 1;
+	}
 
 	/* The TLS of the SSL listeners first: a bad keystore stops start-up
 	 * before anything else is touched. */
@@ -494,7 +509,7 @@ int main(int argc, char **argv)
 		o.leader_imbalance_check_interval_seconds =
 			cfg->leader_imbalance_check_interval_seconds;
 		o.leader_imbalance_per_broker_percentage = cfg->leader_imbalance_per_broker_percentage;
-		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
+		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic, &server.acl,
 				      &o);
 		if (rc != 0 && cfg->zookeeper_connect[0])
 			fprintf(stderr, "samsa: cannot join the cluster at zookeeper.connect=%s: %s\n",
@@ -648,6 +663,7 @@ int main(int argc, char **argv)
 	}
 	brk_ratelog_tell_untold(INT64_MAX);
 	brk_dynamic_config_free(&server.dynamic);
+	brk_authorizer_free(&server.acl);
 	brk_loop_unwatch(server.loop, rs.sigfd);
 	close(rs.sigfd);
 	brk_loop_free(server.loop);

@@ -934,6 +934,95 @@ START_TEST(test_scram_admin)
 }
 END_TEST
 
+/* KIP-368: connections.max.reauth.ms. */
+START_TEST(test_reauthentication)
+{
+	h_broker *b = c_start_broker((const char *const[]){SASL_OVERRIDES,
+							    "connections.max.reauth.ms=1500", NULL});
+	char tok[128];
+	auth_result r;
+	int64_t lifetime = 1500;
+
+	/* the lifetime is told; past it, any request but a handshake closes */
+	int fd = connect_or_fail(b);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.session_lifetime_ms, lifetime);
+	expect_metadata_answered(fd);
+	usleep(1700 * 1000);
+	uint8_t body[4];
+	w_put32(body, 0);
+	send_request(fd, 3, 1, 3, body, sizeof(body));
+	expect_closed(fd, "request after the session expired");
+
+	/* re-authentication before the end keeps the connection past it */
+	fd = connect_or_fail(b);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 0);
+	usleep(1000 * 1000);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(r.session_lifetime_ms, lifetime);
+	usleep(1000 * 1000); /* past the first session's end, inside the second */
+	expect_metadata_answered(fd);
+	/* a second after the last re-authentication began, another may
+	 * begin; one less than a second after that is no re-authentication
+	 * (Kafka's one a second): ILLEGAL_SASL_STATE, and the connection
+	 * stays */
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 34);
+	expect_metadata_answered(fd);
+	close(fd);
+
+	/* re-authenticating as someone else fails and closes */
+	fd = connect_or_fail(b);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "admin", "admin-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 58);
+	ck_assert_str_eq(r.message, "Cannot change principals during re-authentication from "
+				    "User.alice: User.admin");
+	expect_closed(fd, "re-authentication as another user");
+
+	/* ... or with another mechanism */
+	create_scram_user(b, "alice", "alice-secret");
+	fd = connect_or_fail(b);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(handshake(fd, 1, "SCRAM-SHA-256", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, "n,,n=alice,r=abc", 16, &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 58);
+	ck_assert_str_eq(r.message, "SASL mechanism 'SCRAM-SHA-256' requested by client is not "
+				    "supported for re-authentication of mechanism 'PLAIN'");
+	expect_closed(fd, "re-authentication with another mechanism");
+
+	/* librdkafka 2.0 does not re-authenticate: its connections are
+	 * closed at the end of each session and it reconnects; producing
+	 * goes on across several sessions */
+	const char *kv[] = {"security.protocol", "sasl_plaintext", "sasl.mechanisms", "SCRAM-SHA-512",
+			    "sasl.username", "alice", "sasl.password", "alice-secret", NULL};
+	rd_kafka_t *p = c_producer(b, kv);
+	ck_assert_int_eq(c_create_topic(p, "reauth", 1, 1, NULL, NULL, 0), 0);
+	for (int i = 0; i < 8; i++) {
+		c_delivery d;
+		c_msg m = {.topic = "reauth", .partition = 0, .value = "v", .value_len = 1};
+		c_produce(p, &m, &d);
+		c_flush(p, h_scaled_ms(20000));
+		ck_assert_msg(d.done && d.err == 0, "record %d: %s", i, rd_kafka_err2str(d.err));
+		ck_assert_int_eq(d.offset, i);
+		usleep(500 * 1000);
+	}
+	rd_kafka_destroy(p);
+	c_stop_broker(b);
+}
+END_TEST
+
 /* Configurations a broker refuses to start with. */
 static void expect_refused(const char *const *overrides, const char *expect)
 {
@@ -995,6 +1084,7 @@ int main(void)
 	    {"scram_produce_consume", test_scram_produce_consume},
 	    {"scram_raw", test_scram_raw},
 	    {"scram_admin", test_scram_admin},
+	    {"reauthentication", test_reauthentication},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		TCase *tc = tcase_create(cases[i].name);

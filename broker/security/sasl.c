@@ -594,8 +594,16 @@ static void exchange(brk_sasl_session *ss, brk_conn *c, const uint8_t *tok, size
 		char principal[BRK_PRINCIPAL_MAX];
 		snprintf(principal, sizeof(principal), "User:%s", user);
 		if (ss->reauth && strcmp(principal, brk_conn_principal(c)) != 0) {
+			/* Kafka writes each as <type>.<name> here */
+			char from[BRK_PRINCIPAL_MAX], to[BRK_PRINCIPAL_MAX];
+			snprintf(from, sizeof(from), "%s", brk_conn_principal(c));
+			snprintf(to, sizeof(to), "%s", principal);
+			char *colon = strchr(from, ':');
+			if (colon)
+				*colon = '.';
+			to[4] = '.';
 			set_message(res, "Cannot change principals during re-authentication from %s: %s",
-				    brk_conn_principal(c), principal);
+				    from, to);
 			step = STEP_FAIL;
 		} else if (brk_conn_set_principal(c, principal) < 0) {
 			invalid_credentials(ss, res);

@@ -64,6 +64,8 @@ typedef struct mirror {
 	int nresults;
 	int partition_events;
 	long long last_partition_ms;
+	ctl_acl_store acls;  /* from CTL_EV_ACLS */
+	int acl_events;
 } mirror;
 
 static mirror mirrors[MAXB];
@@ -180,6 +182,10 @@ static void apply(mirror *m, ctl_event *e)
 		ck_assert_int_lt(m->nresults, 32);
 		m->results[m->nresults++] = e->u.result;
 		break;
+	case CTL_EV_ACLS:
+		ck_assert_int_eq(ctl_acl_store_put(&m->acls, &e->u.acls), 0);
+		m->acl_events++;
+		break;
 	}
 }
 
@@ -206,6 +212,7 @@ static void mirror_clear(mirror *m)
 		ctl_topic_free(m->topics[i]);
 	for (int i = 0; i <= MAXB; i++)
 		ctl_configs_free(m->bconf[i], m->nbconf[i]);
+	ctl_acl_store_free(&m->acls);
 	for (int i = 0; i < m->ncc; i++) {
 		free(m->cc_entity[i]);
 		ctl_configs_free(m->cc_conf[i], m->cc_n[i]);
