@@ -1029,6 +1029,8 @@ int zkb_view_refresh_all(zkb *z, zkb_read how)
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_process_notices(z, true);
 	if (rc == CTL_ZK_OK)
+		rc = zkb_acl_refresh_all(z, emit_all);
+	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_broker_configs(z, emit_all);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_client_configs(z, emit_all);
