@@ -314,6 +314,50 @@ START_TEST(test_refused_replica)
 }
 END_TEST
 
+/* KIP-368 between brokers: with connections.max.reauth.ms the leaders
+ * would close a follower's connection at the end of each session; the
+ * peers re-authenticate before that, so while the followers fetch (and the
+ * clients are gone) no broker closes an expired session, and what is
+ * produced afterwards still replicates to every replica. */
+START_TEST(test_reauthentication)
+{
+	hc_cluster c;
+	hc_options o = {
+	    .overrides = (const char *const[]){COMMON, "sasl.mechanism.inter.broker.protocol=PLAIN",
+					       "connections.max.reauth.ms=1500",
+					       JAAS("plain", "plain.PlainLoginModule", "broker",
+						    "broker-secret"),
+					       JAAS("scram-sha-512", "scram.ScramLoginModule", "broker",
+						    "broker-secret"),
+					       NULL},
+	    .sasl_plain_user = "admin",
+	    .sasl_plain_password = "admin-secret"};
+	cc_start(&c, &o, false);
+	create_topic(&c, kv_plain);
+	produce(&c, kv_plain, "all", NREC / 2);
+	size_t before[HC_MAX_BROKERS + 1];
+	for (int id = 1; id <= 3; id++) {
+		char *log = h_broker_read_log(c.b[id]);
+		ck_assert_ptr_nonnull(log);
+		before[id] = strlen(log);
+		free(log);
+	}
+	usleep(5000 * 1000); /* three sessions and more of follower fetches */
+	for (int id = 1; id <= 3; id++) {
+		char *log = h_broker_read_log(c.b[id]);
+		ck_assert_ptr_nonnull(log);
+		ck_assert_msg(!strstr(log + before[id], "SASL session expired"),
+			      "broker %d closed an expired session: a peer did not re-authenticate", id);
+		free(log);
+	}
+	produce(&c, kv_plain, "all", NREC / 2);
+	const int all[] = {1, 2, 3};
+	expect_replicated(&c, all, 3, NREC);
+	expect_isr(&c, 3);
+	cc_finish(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster_sasl");
@@ -322,6 +366,7 @@ int main(void)
 	tcase_add_test(tc, test_plain_replication);
 	tcase_add_test(tc, test_scram_replication);
 	tcase_add_test(tc, test_refused_replica);
+	tcase_add_test(tc, test_reauthentication);
 	suite_add_tcase(s, tc);
 	return cc_run_suite(s);
 }
