@@ -47,6 +47,10 @@ typedef struct brk_config {
 	int32_t num_partitions;              /* num.partitions (1) */
 	int16_t default_replication_factor;  /* default.replication.factor (1) */
 	bool auto_create_topics_enable;      /* auto.create.topics.enable (true) */
+	/* ACLs (broker/acl/authorizer.h): off unless authorizer.class.name is set. */
+	char authorizer_class_name[256];     /* authorizer.class.name ("") */
+	char super_users[4096];              /* super.users (null: ""), ';'-separated */
+	bool allow_everyone_if_no_acl_found; /* (false) */
 	bool delete_topic_enable;            /* delete.topic.enable (true) */
 	int64_t log_segment_bytes;           /* log.segment.bytes (1073741824) */
 	int64_t log_roll_ms;                 /* log.roll.ms, else log.roll.hours (168) in ms */

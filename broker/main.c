@@ -40,6 +40,7 @@
 #include "broker/ratelog.h"
 #include "broker/retention.h"
 #include "broker/security/scram_store.h"
+#include "broker/security/tls.h"
 #include "broker/server.h"
 #include "broker/shutdown.h"
 #include "broker/txn/store.h"
@@ -398,6 +399,38 @@ int main(int argc, char **argv)
 	brk_config *cfg = &server.cfg;
 	fill_advertised_hosts(cfg);
 	raise_fd_limit();
+	rc = brk_authorizer_init(&server.acl, cfg->authorizer_class_name, cfg->super_users,
+				 cfg->allow_everyone_if_no_acl_found);
+	if (rc == -EINVAL && cfg->authorizer_class_name[0] &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK) != 0 &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_KRAFT) != 0) {
+		fprintf(stderr, "samsa: authorizer.class.name=%s: not an authorizer samsa has (%s or "
+			"%s)\n", cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK,
+			BRK_ACL_AUTHORIZER_KRAFT);
+		return 1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "samsa: super.users=%s: %s\n", cfg->super_users,
+			rc == -EINVAL ? "each principal must be TYPE:NAME" : strerror(-rc));
+		return 1;
+	}
+
+	/* The TLS of the SSL listeners first: a bad keystore stops start-up
+	 * before anything else is touched. */
+	brk_tls *tls[BRK_MAX_LISTENERS] = { 0 };
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const brk_listener *l = &cfg->listeners[i];
+		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
+			continue;
+		char terr[512];
+		tls[i] = brk_tls_new(cfg, l, terr, sizeof(terr));
+		if (!tls[i]) {
+			fprintf(stderr, "samsa: %s\n", terr);
+			for (int j = 0; j < i; j++)
+				brk_tls_unref(tls[j]);
+			return 1;
+		}
+	}
 
 	/* Signals are taken from a signalfd; block them before any thread
 	 * starts so that none of them gets one. */
@@ -457,6 +490,17 @@ int main(int argc, char **argv)
 		o.self.id = cfg->broker_id;
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
+		/* Every advertised listener, for the clients of each and for
+		 * the registration (controller/meta.h's endpoints). */
+		for (int i = 0; i < cfg->nadvertised && i < CTL_MAX_ENDPOINTS; i++) {
+			const brk_listener *a = &cfg->advertised[i];
+			ctl_endpoint *e = &o.self.endpoints[o.self.nendpoints++];
+			snprintf(e->listener, sizeof(e->listener), "%s", a->name);
+			snprintf(e->security_protocol, sizeof(e->security_protocol), "%s",
+				 brk_security_protocol_name(a->security_protocol));
+			snprintf(e->host, sizeof(e->host), "%s", brk_config_advertised_host(a));
+			e->port = a->port;
+		}
 		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
 		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
 		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
@@ -465,7 +509,7 @@ int main(int argc, char **argv)
 		o.leader_imbalance_check_interval_seconds =
 			cfg->leader_imbalance_check_interval_seconds;
 		o.leader_imbalance_per_broker_percentage = cfg->leader_imbalance_per_broker_percentage;
-		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
+		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic, &server.acl,
 				      &o);
 		if (rc != 0 && cfg->zookeeper_connect[0])
 			fprintf(stderr, "samsa: cannot join the cluster at zookeeper.connect=%s: %s\n",
@@ -564,6 +608,12 @@ int main(int argc, char **argv)
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
+	for (int i = 0; rs.conns && i < cfg->nlisteners; i++) {
+		if (tls[i])
+			brk_conns_set_tls(rs.conns, &cfg->listeners[i], tls[i]);
+		brk_tls_unref(tls[i]); /* the connection set holds it now */
+		tls[i] = NULL;
+	}
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns)
@@ -615,6 +665,7 @@ int main(int argc, char **argv)
 	}
 	brk_ratelog_tell_untold(INT64_MAX);
 	brk_dynamic_config_free(&server.dynamic);
+	brk_authorizer_free(&server.acl);
 	brk_loop_unwatch(server.loop, rs.sigfd);
 	close(rs.sigfd);
 	brk_loop_free(server.loop);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "broker/acl/authorizer.h"
 #include "broker/cleaner.h"
 #include "broker/cluster.h"
 #include "broker/config.h"
@@ -49,6 +50,7 @@ typedef struct brk_server {
 	proto_scratch produce_scratch;
 	grp_coordinator groups;      /* the group coordinator (group/group.h) */
 	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
+	brk_authorizer acl;          /* ACLs (authorizer.class.name; disabled by default) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
