@@ -1515,8 +1515,8 @@ static int resolve_inter_broker(brk_config *cfg, char *err, size_t errsize)
 	const char *name = brk_config_security_get(cfg, NULL, "inter.broker.listener.name");
 	const char *proto = brk_config_security_get(cfg, NULL, "security.inter.broker.protocol");
 	if (name && proto)
-		return fail(err, errsize, "inter.broker.listener.name and "
-			    "security.inter.broker.protocol should not both be set");
+		return fail(err, errsize, "Only one of inter.broker.listener.name and "
+			    "security.inter.broker.protocol should be set.");
 	const char *want = name ? name : proto ? proto : "PLAINTEXT";
 	for (int i = 0; i < cfg->nadvertised; i++) {
 		if (strcasecmp(cfg->advertised[i].name, want) == 0) {

@@ -565,6 +565,8 @@ int main(int argc, char **argv)
 	brk_peers_set_listener(&server.peers, cfg->inter_broker_listener, inter_tls,
 			       inter_verify_host);
 	inter_tls = NULL; /* the peers own it */
+	if (server.sasl.inter_broker_sasl)
+		brk_peers_set_sasl(&server.peers, &server.sasl.inter_broker);
 	brk_fetcher_config fc = {
 		.wait_max_ms = cfg->replica_fetch_wait_max_ms,
 		.min_bytes = cfg->replica_fetch_min_bytes,

@@ -38,6 +38,7 @@ typedef struct brk_peers {
 	SSL_CTX *tls;
 	bool tls_verify_host;
 	brk_peer_limits limits[BRK_PEER_PURPOSES];
+	const brk_sasl_credentials *sasl; /* inter-broker SASL (brk_peers_set_sasl), or NULL */
 	brk_peers_entry *v;
 	int32_t n, cap;
 } brk_peers;
@@ -63,6 +64,11 @@ void brk_peers_set_listener(brk_peers *ps, const char *listener, SSL_CTX *tls, b
  * of memory, an address that does not parse).
  */
 brk_peer *brk_peers_get(brk_peers *ps, const ctl_broker *b, brk_peer_purpose purpose);
+
+/* Authenticate every connection made from now on with cred (SASL on the
+ * inter-broker listener; peer.h's brk_peer_set_sasl); cred must outlive
+ * the set; NULL: none. */
+void brk_peers_set_sasl(brk_peers *ps, const brk_sasl_credentials *cred);
 
 /* Destroy every connection (their pending requests fail with
  * BRK_PEER_ERR_DESTROYED, from inside this call) and free the set. */
