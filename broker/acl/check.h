@@ -12,12 +12,20 @@
 
 #include "broker/request.h"
 #include "controller/acl.h"
+#include "protocol/buf.h"
 
 /* Whether an authorizer is configured. */
 bool brk_acl_enabled(void);
 /* Whether req may do op on resource (type, len bytes of name). */
 bool brk_acl_permits(const brk_request *req, int8_t type, const char *name, int32_t len,
 		     int8_t op);
+/* The same for a name as the request carries it (a null name is ""). */
+static inline bool brk_acl_permits_str(const brk_request *req, int8_t type, proto_str name,
+				       int8_t op)
+{
+	return brk_acl_permits(req, type, name.len > 0 ? name.ptr : "", name.len > 0 ? name.len : 0,
+			       op);
+}
 /* The same on the cluster resource ("kafka-cluster"). */
 bool brk_acl_permits_cluster(const brk_request *req, int8_t op);
 /* authorizeByResourceType: op on at least one resource of the type. */
