@@ -28,6 +28,12 @@ static inline bool brk_acl_permits_str(const brk_request *req, int8_t type, prot
 }
 /* The same on the cluster resource ("kafka-cluster"). */
 bool brk_acl_permits_cluster(const brk_request *req, int8_t op);
+/* For DescribeConfigs / AlterConfigs / IncrementalAlterConfigs: op
+ * (DESCRIBE_CONFIGS or ALTER_CONFIGS) on the topic for a topic resource
+ * (else TOPIC_AUTHORIZATION_FAILED), on the cluster for a broker or broker
+ * logger resource (else CLUSTER_AUTHORIZATION_FAILED); 0 when allowed
+ * (other resource types are left to the handler). */
+int brk_acl_config_error(const brk_request *req, int8_t resource_type, proto_str name, int8_t op);
 /* authorizeByResourceType: op on at least one resource of the type. */
 bool brk_acl_permits_any(const brk_request *req, int8_t type, int8_t op);
 /* Authorized operations as bits among supported (brk_authorized_operations). */
