@@ -1507,13 +1507,9 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "listeners: no listener given");
 	if (resolve_protocols(cfg, err, errsize) < 0)
 		return -1;
-	for (int i = 0; i < cfg->nlisteners; i++) {
-		const brk_listener *l = &cfg->listeners[i];
-		if (l->security_protocol != BRK_SEC_PLAINTEXT &&
-		    l->security_protocol != BRK_SEC_SASL_PLAINTEXT)
-			return fail(err, errsize, "listeners: %s (%s) is not supported yet; only PLAINTEXT "
-				    "listeners are", l->name, brk_security_protocol_name(l->security_protocol));
-	}
+	/* Every protocol is served: PLAINTEXT, SSL (security/tls.c),
+	 * SASL_PLAINTEXT and SASL_SSL (security/sasl.c, over TLS for the
+	 * latter). */
 	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
 	    cfg->broker_id != cfg->given.node_id)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32

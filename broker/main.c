@@ -40,6 +40,7 @@
 #include "broker/ratelog.h"
 #include "broker/retention.h"
 #include "broker/security/scram_store.h"
+#include "broker/security/tls.h"
 #include "broker/server.h"
 #include "broker/shutdown.h"
 #include "broker/txn/store.h"
@@ -414,6 +415,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* The TLS of the SSL listeners first: a bad keystore stops start-up
+	 * before anything else is touched. */
+	brk_tls *tls[BRK_MAX_LISTENERS] = { 0 };
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const brk_listener *l = &cfg->listeners[i];
+		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
+			continue;
+		char terr[512];
+		tls[i] = brk_tls_new(cfg, l, terr, sizeof(terr));
+		if (!tls[i]) {
+			fprintf(stderr, "samsa: %s\n", terr);
+			for (int j = 0; j < i; j++)
+				brk_tls_unref(tls[j]);
+			return 1;
+		}
+	}
+
 	/* Signals are taken from a signalfd; block them before any thread
 	 * starts so that none of them gets one. */
 	sigset_t sigs;
@@ -472,6 +490,17 @@ int main(int argc, char **argv)
 		o.self.id = cfg->broker_id;
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
+		/* Every advertised listener, for the clients of each and for
+		 * the registration (controller/meta.h's endpoints). */
+		for (int i = 0; i < cfg->nadvertised && i < CTL_MAX_ENDPOINTS; i++) {
+			const brk_listener *a = &cfg->advertised[i];
+			ctl_endpoint *e = &o.self.endpoints[o.self.nendpoints++];
+			snprintf(e->listener, sizeof(e->listener), "%s", a->name);
+			snprintf(e->security_protocol, sizeof(e->security_protocol), "%s",
+				 brk_security_protocol_name(a->security_protocol));
+			snprintf(e->host, sizeof(e->host), "%s", brk_config_advertised_host(a));
+			e->port = a->port;
+		}
 		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
 		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
 		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
@@ -577,6 +606,12 @@ int main(int argc, char **argv)
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
+	for (int i = 0; rs.conns && i < cfg->nlisteners; i++) {
+		if (tls[i])
+			brk_conns_set_tls(rs.conns, &cfg->listeners[i], tls[i]);
+		brk_tls_unref(tls[i]); /* the connection set holds it now */
+		tls[i] = NULL;
+	}
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns)

@@ -266,10 +266,19 @@ static void *timer_main(void *arg)
 /* The v5 registration of this broker (CLUSTER.md 1.2). */
 static int registration_json(const zkb *z, char **out, size_t *len)
 {
-	ctl_zkj_endpoint ep = { "PLAINTEXT", "PLAINTEXT", z->self.host, z->self.port };
+	ctl_zkj_endpoint ep[CTL_MAX_ENDPOINTS] = { { "PLAINTEXT", "PLAINTEXT", z->self.host,
+						     z->self.port } };
+	int32_t n = 1;
+	if (z->self.nendpoints > 0) {
+		n = z->self.nendpoints < CTL_MAX_ENDPOINTS ? z->self.nendpoints : CTL_MAX_ENDPOINTS;
+		for (int32_t i = 0; i < n; i++) {
+			const ctl_endpoint *e = &z->self.endpoints[i];
+			ep[i] = (ctl_zkj_endpoint){ e->listener, e->security_protocol, e->host, e->port };
+		}
+	}
 	ctl_zkj_broker b = { .version = 5, .jmx_port = -1, .timestamp = zkb_wall_ms(),
 			     .rack = z->self.rack[0] ? z->self.rack : NULL,
-			     .endpoints = &ep, .nendpoints = 1 };
+			     .endpoints = ep, .nendpoints = n };
 	return ctl_zkj_broker_encode(&b, out, len);
 }
 

@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/partitions.h"
@@ -144,12 +145,14 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	resp.brokers = proto_arena_alloc(req->arena, (size_t)(nb ? nb : 1) * sizeof(*resp.brokers));
 	if (!resp.brokers)
 		return BRK_CLOSE;
+	const char *listener = brk_conn_listener_name(req->conn);
 	for (int32_t i = 0; i < nb; i++) {
 		const ctl_broker *b = &server.cluster.brokers[i];
+		const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
 		MetadataResponse_MetadataResponseBroker_init(&resp.brokers[i]);
 		resp.brokers[i].node_id = b->id;
-		resp.brokers[i].host = proto_cstr(b->host);
-		resp.brokers[i].port = b->port;
+		resp.brokers[i].host = proto_cstr(e ? e->host : b->host);
+		resp.brokers[i].port = e ? e->port : b->port;
 		resp.brokers[i].rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
 	}
 	resp.brokers_count = nb;
