@@ -1063,7 +1063,9 @@ static bool is_security_key(const char *key)
 {
 	return strncmp(key, "ssl.", 4) == 0 || strncmp(key, "sasl.", 5) == 0 ||
 	       strncmp(key, "listener.name.", 14) == 0 ||
-	       strcmp(key, "listener.security.protocol.map") == 0;
+	       strcmp(key, "listener.security.protocol.map") == 0 ||
+	       strcmp(key, "inter.broker.listener.name") == 0 ||
+	       strcmp(key, "security.inter.broker.protocol") == 0;
 }
 
 static int security_put(brk_config *cfg, const char *key, const char *value, char *err,

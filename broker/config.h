@@ -198,7 +198,7 @@ typedef struct brk_config {
 	} given;
 	/* The keys the security modules read as Kafka does, per listener:
 	 * "ssl.*", "sasl.*", "listener.name.*", "listener.security.protocol.map",
-	 * kept as given: "key\0value\0" pairs, later settings after earlier
+	 * "inter.broker.listener.name", "security.inter.broker.protocol", kept as given: "key\0value\0" pairs, later settings after earlier
 	 * ones (brk_config_security_get). */
 	char security_props[BRK_SECURITY_PROPS_BYTES];
 	uint32_t security_props_len;

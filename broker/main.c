@@ -545,6 +545,8 @@ int main(int argc, char **argv)
 			cfg->replica_fetch_response_max_bytes + cfg->replica_fetch_max_bytes + (1 << 20);
 	limits[BRK_PEER_CONTROL].request_timeout_ms = cfg->request_timeout_ms;
 	brk_peers_init(&server.peers, server.loop, cfg->broker_id, limits);
+	if (server.sasl.inter_broker_sasl)
+		brk_peers_set_sasl(&server.peers, &server.sasl.inter_broker);
 	brk_fetcher_config fc = {
 		.wait_max_ms = cfg->replica_fetch_wait_max_ms,
 		.min_bytes = cfg->replica_fetch_min_bytes,

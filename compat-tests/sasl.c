@@ -37,7 +37,7 @@
 	"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",                               \
 	    "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", PLAIN_JAAS,             \
 	    SCRAM_JAAS("scram-sha-256"), SCRAM_JAAS("scram-sha-512"),                            \
-	    "sasl.server.max.receive.size=4096"
+	    "sasl.server.max.receive.size=4096", "sasl.mechanism.inter.broker.protocol=PLAIN"
 
 #define WAIT_MS h_scaled_ms(5000)
 
@@ -1056,6 +1056,29 @@ START_TEST(test_bad_configs)
 					     "PlainLoginModule required user_a=\"b\";",
 					     NULL},
 		       "sasl.jaas.config is ignored for a broker");
+	/* the inter-broker listener (PLAINTEXT here) uses SASL: its mechanism
+	 * (Kafka's default GSSAPI) must be served and enabled, and the JAAS
+	 * entry must name this broker's own user */
+	expect_refused((const char *const[]){"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",
+					     "sasl.enabled.mechanisms=PLAIN", PLAIN_JAAS, NULL},
+		       "sasl.mechanism.inter.broker.protocol: GSSAPI is not supported");
+	expect_refused((const char *const[]){"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",
+					     "sasl.enabled.mechanisms=PLAIN", PLAIN_JAAS,
+					     "sasl.mechanism.inter.broker.protocol=SCRAM-SHA-256", NULL},
+		       "sasl.mechanism.inter.broker.protocol must be included in "
+		       "sasl.enabled.mechanisms when SASL is used for inter-broker communication");
+	expect_refused((const char *const[]){"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",
+					     "sasl.enabled.mechanisms=PLAIN",
+					     "sasl.mechanism.inter.broker.protocol=PLAIN",
+					     "listener.name.plaintext.plain.sasl.jaas.config="
+					     "org.apache.kafka.common.security.plain.PlainLoginModule "
+					     "required user_a=\"b\";",
+					     NULL},
+		       "the username and password options are needed");
+	expect_refused((const char *const[]){"inter.broker.listener.name=PLAINTEXT",
+					     "security.inter.broker.protocol=PLAINTEXT", NULL},
+		       "Only one of inter.broker.listener.name and security.inter.broker.protocol "
+		       "should be set.");
 	/* a JAAS config that does not parse */
 	expect_refused((const char *const[]){"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",
 					     "sasl.enabled.mechanisms=PLAIN",

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "broker/conn.h"
 #include "broker/security/plain.h"
@@ -25,31 +26,6 @@
 #define SERVER_NONCE_LEN 32
 #define PLAIN_MODULE "org.apache.kafka.common.security.plain.PlainLoginModule"
 #define SCRAM_MODULE "org.apache.kafka.common.security.scram.ScramLoginModule"
-
-static const struct {
-	int bit;
-	const char *name;
-} mechanisms[] = {
-	{ BRK_SASL_PLAIN, "PLAIN" },
-	{ BRK_SASL_SCRAM_SHA_256, "SCRAM-SHA-256" },
-	{ BRK_SASL_SCRAM_SHA_512, "SCRAM-SHA-512" },
-};
-
-const char *brk_sasl_mechanism_name(int m)
-{
-	for (size_t i = 0; i < sizeof(mechanisms) / sizeof(mechanisms[0]); i++)
-		if (mechanisms[i].bit == m)
-			return mechanisms[i].name;
-	return NULL;
-}
-
-int brk_sasl_mechanism_of(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(mechanisms) / sizeof(mechanisms[0]); i++)
-		if (strlen(mechanisms[i].name) == len && memcmp(mechanisms[i].name, name, len) == 0)
-			return mechanisms[i].bit;
-	return 0;
-}
 
 static int fail(char *err, size_t errsize, const char *fmt, ...)
 {
@@ -156,6 +132,76 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 	return 0;
 }
 
+/* The inter-broker listener (sasl.h), or NULL on a bad
+ * inter.broker.listener.name / security.inter.broker.protocol (err set). */
+static const brk_listener *inter_broker_listener(const brk_config *cfg, char *err, size_t errsize)
+{
+	const char *name = brk_config_security_get(cfg, NULL, "inter.broker.listener.name");
+	const char *proto = brk_config_security_get(cfg, NULL, "security.inter.broker.protocol");
+	if (name && proto) {
+		fail(err, errsize, "Only one of inter.broker.listener.name and "
+				   "security.inter.broker.protocol should be set.");
+		return NULL;
+	}
+	const char *want = name ? name : proto ? proto : "PLAINTEXT";
+	for (int i = 0; i < cfg->nlisteners; i++)
+		if (strcasecmp(cfg->listeners[i].name, want) == 0)
+			return &cfg->listeners[i];
+	if (name) {
+		fail(err, errsize, "inter.broker.listener.name %s is not one of the listeners", name);
+		return NULL;
+	}
+	return cfg->nlisteners > 0 ? &cfg->listeners[0] : NULL;
+}
+
+/* This broker's own credentials on a SASL inter-broker listener. */
+static int inter_broker_init(brk_sasl *s, const brk_config *cfg, char *err, size_t errsize)
+{
+	const brk_listener *ib = inter_broker_listener(cfg, err, errsize);
+	if (!ib)
+		return cfg->nlisteners > 0 ? -1 : 0;
+	const brk_sasl_listener *sl = NULL;
+	for (int i = 0; i < s->nlisteners; i++)
+		if (strcmp(s->listeners[i].name, ib->name) == 0)
+			sl = &s->listeners[i];
+	if (!sl || !sl->sasl)
+		return 0;
+	const char *mech = brk_config_security_get(cfg, NULL, "sasl.mechanism.inter.broker.protocol");
+	if (!mech)
+		mech = "GSSAPI"; /* Kafka's default */
+	int m = brk_sasl_mechanism_of(mech, strlen(mech));
+	if (!m)
+		return fail(err, errsize, "sasl.mechanism.inter.broker.protocol: %s is not supported "
+			    "(the inter-broker listener %s uses SASL); set it to PLAIN, SCRAM-SHA-256 or "
+			    "SCRAM-SHA-512", mech, ib->name);
+	if (!(sl->enabled & m))
+		return fail(err, errsize, "sasl.mechanism.inter.broker.protocol must be included in "
+			    "sasl.enabled.mechanisms when SASL is used for inter-broker communication");
+	const brk_jaas *j = m == BRK_SASL_PLAIN ? &sl->plain_jaas
+			    : &sl->scram_jaas[m == BRK_SASL_SCRAM_SHA_256 ? 0 : 1];
+	const brk_jaas_entry *e = brk_jaas_find(j, m == BRK_SASL_PLAIN ? PLAIN_MODULE : SCRAM_MODULE);
+	const char *user = e ? brk_jaas_option_get(e, "username") : NULL;
+	const char *password = e ? brk_jaas_option_get(e, "password") : NULL;
+	char lname[32], lmech[32];
+	snprintf(lname, sizeof(lname), "%s", ib->name);
+	snprintf(lmech, sizeof(lmech), "%s", mech);
+	lower(lname);
+	lower(lmech);
+	if (!user || !password)
+		return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: the username and "
+			    "password options are needed (this broker's own credentials on the "
+			    "inter-broker listener)", lname, lmech);
+	if (strlen(user) >= sizeof(s->inter_broker.username) ||
+	    strlen(password) >= sizeof(s->inter_broker.password))
+		return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: username or password "
+			    "too long", lname, lmech);
+	s->inter_broker_sasl = true;
+	s->inter_broker.mechanism = m;
+	snprintf(s->inter_broker.username, sizeof(s->inter_broker.username), "%s", user);
+	snprintf(s->inter_broker.password, sizeof(s->inter_broker.password), "%s", password);
+	return 0;
+}
+
 int brk_sasl_init(brk_sasl *s, const brk_config *cfg, FILE *warn, char *err, size_t errsize)
 {
 	memset(s, 0, sizeof(*s));
@@ -176,6 +222,10 @@ int brk_sasl_init(brk_sasl *s, const brk_config *cfg, FILE *warn, char *err, siz
 			return -1;
 		}
 	}
+	if (inter_broker_init(s, cfg, err, errsize) < 0) {
+		brk_sasl_free(s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -187,6 +237,8 @@ void brk_sasl_free(brk_sasl *s)
 		brk_jaas_free(&s->listeners[i].scram_jaas[1]);
 	}
 	s->nlisteners = 0;
+	OPENSSL_cleanse(&s->inter_broker, sizeof(s->inter_broker));
+	s->inter_broker_sasl = false;
 }
 
 void brk_sasl_set_scram_lookup(brk_sasl *s, brk_scram_lookup_fn fn, void *arg)

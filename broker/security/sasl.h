@@ -21,6 +21,14 @@
  *  - sasl.server.max.receive.size (524288): the largest frame read before
  *    authentication completes; a larger one closes the connection.
  *  - connections.max.reauth.ms (0): KIP-368 session lifetime.
+ *  - inter-broker: the inter-broker listener is inter.broker.listener.name,
+ *    else the listener named after security.inter.broker.protocol
+ *    (PLAINTEXT), else the first listener (the one brokers register and
+ *    connect to). When it speaks SASL, sasl.mechanism.inter.broker.protocol
+ *    (Kafka's default GSSAPI, refused) must be one of its enabled
+ *    mechanisms, and the username and password options of that
+ *    mechanism's JAAS entry on it are this broker's own credentials
+ *    (brk_peers_set_sasl).
  *
  * Per connection (brk_sasl_session), Kafka's states:
  *   HANDSHAKE_OR_VERSIONS --ApiVersions--> HANDSHAKE --SaslHandshake-->
@@ -58,6 +66,7 @@
 
 #include "broker/config.h"
 #include "broker/security/jaas.h"
+#include "broker/security/sasl_client.h"
 #include "protocol/buf.h"
 
 typedef struct brk_conn brk_conn;
@@ -109,6 +118,10 @@ typedef struct brk_sasl {
 	int64_t max_reauth_ms;      /* connections.max.reauth.ms */
 	brk_scram_lookup_fn scram_lookup; /* NULL: no SCRAM user exists */
 	void *scram_lookup_arg;
+	/* The inter-broker listener uses SASL: this broker's own credentials
+	 * there (brk_sasl_init). */
+	bool inter_broker_sasl;
+	brk_sasl_credentials inter_broker;
 } brk_sasl;
 
 /* Read the SASL configuration of every listener of cfg (see above).
