@@ -420,7 +420,7 @@ END_TEST
 
 static const char *const matrix_overrides[] = {
 	"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT", "sasl.enabled.mechanisms=PLAIN",
-	MATRIX_JAAS, "authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
+	"sasl.mechanism.inter.broker.protocol=PLAIN", MATRIX_JAAS, "authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
 	"super.users=User:admin", NULL
 };
 
