@@ -20,6 +20,7 @@
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
+#include "broker/quota/quota.h"
 #include "broker/retention.h"
 #include "broker/txn/txn.h"
 #include "protocol/batch.h"
@@ -47,6 +48,7 @@ typedef struct brk_server {
 	proto_scratch produce_scratch;
 	grp_coordinator groups;      /* the group coordinator (group/group.h) */
 	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
+	brk_quotas quotas;           /* client quotas (quota/quota.h) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */
