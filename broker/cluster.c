@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "broker/acl/authorizer.h"
 #include "broker/dynamic_config.h"
 #include "broker/partitions.h"
 
@@ -94,6 +95,10 @@ static void apply(brk_cluster *cl, ctl_event *e, int64_t now)
 	case CTL_EV_RESULT:
 		result(cl, &e->u.result);
 		break;
+	case CTL_EV_ACLS:
+		if (brk_authorizer_set(cl->acl, &e->u.acls) != 0)
+			fprintf(stderr, "samsa: cannot apply the ACLs of %s\n", e->u.acls.name);
+		break;
 	}
 }
 
@@ -113,12 +118,14 @@ void brk_cluster_pump(brk_cluster *cl)
 }
 
 int brk_cluster_open(brk_cluster *cl, brk_loop *loop, struct brk_partitions *partitions,
-		     struct brk_dynamic_config *dynamic, const ctl_options *o)
+		     struct brk_dynamic_config *dynamic, struct brk_authorizer *acl,
+		     const ctl_options *o)
 {
 	memset(cl, 0, sizeof(*cl));
 	cl->loop = loop;
 	cl->partitions = partitions;
 	cl->dynamic = dynamic;
+	cl->acl = acl;
 	cl->broker_id = o->broker_id;
 	cl->local = !o->zookeeper_connect || !o->zookeeper_connect[0];
 	cl->controller_id = -1;

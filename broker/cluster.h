@@ -25,6 +25,7 @@
 
 struct brk_partitions;
 struct brk_dynamic_config;
+struct brk_authorizer;
 
 /* Called on the loop with an operation's result (r valid during the call). */
 typedef void (*brk_ctl_done_fn)(void *arg, const ctl_result *r);
@@ -41,6 +42,7 @@ typedef struct brk_cluster {
 	brk_loop *loop;
 	struct brk_partitions *partitions;     /* topic and partition events go here */
 	struct brk_dynamic_config *dynamic;    /* broker config events go here */
+	struct brk_authorizer *acl;            /* ACL events go here */
 	int32_t broker_id;            /* this broker */
 	bool local;                   /* the local back end: one node, no ZooKeeper */
 	ctl_broker *brokers;          /* the live brokers, owned */
@@ -59,10 +61,12 @@ typedef struct brk_cluster {
 /*
  * Open the controller (ctl_open with o; its wakeup is set here) and apply
  * the initial events: brokers, controller, broker configs, topics (their
- * logs are opened by the partition registry). Returns 0 or -errno.
+ * logs are opened by the partition registry), ACLs (into acl). Returns 0 or
+ * -errno.
  */
 int brk_cluster_open(brk_cluster *cl, brk_loop *loop, struct brk_partitions *partitions,
-		     struct brk_dynamic_config *dynamic, const ctl_options *o);
+		     struct brk_dynamic_config *dynamic, struct brk_authorizer *acl,
+		     const ctl_options *o);
 
 /* Close the controller; calls in flight are dropped (their fn never runs).
  * A zeroed brk_cluster (never opened) is a no-op. */

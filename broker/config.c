@@ -207,8 +207,8 @@ static const char *const known_ignored[] = {
 	"max.connection.creation.rate",
 	"fetch.max.bytes", "fetch.purgatory.purge.interval.requests",
 	"producer.purgatory.purge.interval.requests", "delete.records.purgatory.purge.interval.requests",
-	"request.timeout.ms", "background.threads", "authorizer.class.name", "super.users",
-	"allow.everyone.if.no.acl.found", "alter.config.policy.class.name",
+	"request.timeout.ms", "background.threads",
+	"alter.config.policy.class.name",
 	"create.topic.policy.class.name", "principal.builder.class", "remote.log.",
 	"metadata.", "initial.broker.registration.timeout.ms",
 	"broker.heartbeat.interval.ms", "broker.session.timeout.ms", "producer.id.expiration.",
@@ -551,6 +551,14 @@ static const key_def key_defs[] = {
 	      "The listeners clients are told to connect to, NAME://host:port separated by "
 	      "commas; the listeners themselves when not set."),
 	  SPECIAL(set_advertised, format_advertised) },
+	{ KEY("allow.everyone.if.no.acl.found", T_BOOL, false, "false",
+	      "With an authorizer: whether a resource no ACL applies to is open to everyone."),
+	  FIELD(K_BOOL, allow_everyone_if_no_acl_found) },
+	{ KEY("authorizer.class.name", T_STR, false, "",
+	      "The authorizer: kafka.security.authorizer.AclAuthorizer or "
+	      "org.apache.kafka.metadata.authorizer.StandardAuthorizer turn Kafka's ACLs on; "
+	      "empty: no authorization."),
+	  FIELD(K_STR, authorizer_class_name) },
 	{ KEY("auto.create.topics.enable", T_BOOL, false, "true",
 	      "Create a topic when a client asks for its metadata and it does not exist."),
 	  FIELD(K_BOOL, auto_create_topics_enable) },
@@ -583,6 +591,10 @@ static const key_def key_defs[] = {
 	      "A client connection with no request and no progress for this long is closed (a "
 	      "request in flight or waiting keeps it open)."),
 	  FIELD(K_I64, connections_max_idle_ms), ANY64 },
+	{ KEY("connections.max.reauth.ms", T_LONG, false, "0",
+	      "SASL sessions last at most this long (KIP-368): the client is told the lifetime and "
+	      "must re-authenticate before it ends, or its connection is closed; 0: no limit."),
+	  FIELD(K_I64, connections_max_reauth_ms), ANY64 },
 	{ KEY("controlled.shutdown.enable", T_BOOL, false, "true",
 	      "On a clean stop, ask the controller to move this broker's leaderships away first."),
 	  FIELD(K_BOOL, controlled_shutdown_enable) },
@@ -896,6 +908,10 @@ static const key_def key_defs[] = {
 	{ KEY("socket.send.buffer.bytes", T_INT, false, "102400",
 	      "SO_SNDBUF of client connections (-1: the OS default)."),
 	  FIELD(K_I32, socket_send_buffer_bytes), ATLEAST32(-1) },
+	{ KEY("super.users", T_STR, false, NULL,
+	      "Principals allowed everything by the authorizer, separated by ';' "
+	      "(User:admin;User:broker)."),
+	  FIELD(K_STR, super_users) },
 	{ KEY("transaction.abort.timed.out.transaction.cleanup.interval.ms", T_INT, false, "10000",
 	      "How often transactions past their timeout are looked for and aborted."),
 	  FIELD(K_I32, transaction_abort_timed_out_transaction_cleanup_interval_ms), ATLEAST32(1) },
@@ -1053,7 +1069,9 @@ static bool is_security_key(const char *key)
 {
 	return strncmp(key, "ssl.", 4) == 0 || strncmp(key, "sasl.", 5) == 0 ||
 	       strncmp(key, "listener.name.", 14) == 0 ||
-	       strcmp(key, "listener.security.protocol.map") == 0;
+	       strcmp(key, "listener.security.protocol.map") == 0 ||
+	       strcmp(key, "inter.broker.listener.name") == 0 ||
+	       strcmp(key, "security.inter.broker.protocol") == 0;
 }
 
 static int security_put(brk_config *cfg, const char *key, const char *value, char *err,
@@ -1497,12 +1515,9 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 		return fail(err, errsize, "listeners: no listener given");
 	if (resolve_protocols(cfg, err, errsize) < 0)
 		return -1;
-	for (int i = 0; i < cfg->nlisteners; i++) {
-		const brk_listener *l = &cfg->listeners[i];
-		if (l->security_protocol != BRK_SEC_PLAINTEXT)
-			return fail(err, errsize, "listeners: %s (%s) is not supported yet; only PLAINTEXT "
-				    "listeners are", l->name, brk_security_protocol_name(l->security_protocol));
-	}
+	/* Every protocol is served: PLAINTEXT, SSL (security/tls.c),
+	 * SASL_PLAINTEXT and SASL_SSL (security/sasl.c, over TLS for the
+	 * latter). */
 	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
 	    cfg->broker_id != cfg->given.node_id)
 		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32

@@ -47,6 +47,10 @@ typedef struct brk_config {
 	int32_t num_partitions;              /* num.partitions (1) */
 	int16_t default_replication_factor;  /* default.replication.factor (1) */
 	bool auto_create_topics_enable;      /* auto.create.topics.enable (true) */
+	/* ACLs (broker/acl/authorizer.h): off unless authorizer.class.name is set. */
+	char authorizer_class_name[256];     /* authorizer.class.name ("") */
+	char super_users[4096];              /* super.users (null: ""), ';'-separated */
+	bool allow_everyone_if_no_acl_found; /* (false) */
 	bool delete_topic_enable;            /* delete.topic.enable (true) */
 	int64_t log_segment_bytes;           /* log.segment.bytes (1073741824) */
 	int64_t log_roll_ms;                 /* log.roll.ms, else log.roll.hours (168) in ms */
@@ -156,6 +160,7 @@ typedef struct brk_config {
 	} max_connections_per_ip_overrides[BRK_MAX_IP_OVERRIDES];
 	int32_t nmax_connections_per_ip_overrides;
 	int64_t connections_max_idle_ms; /* connections.max.idle.ms (600000) */
+	int64_t connections_max_reauth_ms; /* connections.max.reauth.ms (0: no limit; KIP-368) */
 	/* queued.max.request.bytes (-1: unbounded; when > 0 at least
 	 * socket.request.max.bytes, as Kafka requires). */
 	int64_t queued_max_request_bytes;
@@ -195,7 +200,7 @@ typedef struct brk_config {
 	} given;
 	/* The keys the security modules read as Kafka does, per listener:
 	 * "ssl.*", "sasl.*", "listener.name.*", "listener.security.protocol.map",
-	 * kept as given: "key\0value\0" pairs, later settings after earlier
+	 * "inter.broker.listener.name", "security.inter.broker.protocol", kept as given: "key\0value\0" pairs, later settings after earlier
 	 * ones (brk_config_security_get). */
 	char security_props[BRK_SECURITY_PROPS_BYTES];
 	uint32_t security_props_len;

@@ -26,6 +26,24 @@
  * follows), file chunks with sendfile (a segment's descriptor pinned from
  * its chunk's first byte to its last: proto_file_chunk's pin).
  *
+ * Transport ("transport" below): the bytes go through the socket itself on
+ * PLAINTEXT and SASL_PLAINTEXT listeners, through an OpenSSL session
+ * (security/tls.h) on SSL and SASL_SSL ones. A TLS connection first
+ * completes its handshake (no request is read before); its idle deadline
+ * counts from the accept until then, so a handshake that never completes,
+ * even one trickled a byte at a time, is closed after
+ * connections.max.idle.ms (Kafka has no handshake timeout of its own: its
+ * Selector's idle expiry closes such channels, counting any byte as
+ * activity). Over TLS a memory part small enough goes out as one record
+ * (head and body copied into the set's record buffer), a larger one as
+ * written; file chunks go out with SSL_sendfile when the kernel does TLS
+ * for the socket (kTLS), else read (pread) into the set's record buffer a
+ * record at a time and SSL_written. Only the loop thread uses that buffer,
+ * and a write OpenSSL could not finish is repeated with the same bytes (the
+ * cursor has not moved, so they are read again), as OpenSSL requires.
+ * Decrypted bytes OpenSSL holds (SSL_pending) are not signalled by the
+ * socket: advance() reads them when it needs the rest of a frame.
+ *
  * Limits (Kafka's SocketServer, see conn.h):
  *  - per address: brk_conn_add counts the open connections of the peer's
  *    address and closes the new one at once when it is over
@@ -84,6 +102,8 @@
 
 #include "broker/ratelog.h"
 #include "broker/request.h"
+#include "broker/security/tls.h"
+#include "broker/security/sasl.h"
 #include "broker/slab.h"
 #include "protocol/buf.h"
 #include "protocol/gen/messages.h"
@@ -113,6 +133,11 @@ struct brk_conn {
 	char ip[INET6_ADDRSTRLEN]; /* the peer's address (IPv4-mapped shown as IPv4) */
 	const brk_listener *listener; /* accepted on (in cfg, which outlives us) */
 	char principal[BRK_PRINCIPAL_MAX]; /* brk_conn_principal */
+	/* SASL listeners: the authentication state (security/sasl.h), which
+	 * gates dispatch; NULL elsewhere. */
+	brk_sasl_session *sasl;
+	bool raw_response;  /* the response is a raw SASL v0 token: size, no header */
+	bool close_after;   /* close once the response in flight is sent */
 	int64_t last_active; /* monotonic ms of the last byte read or written */
 	size_t charged;     /* bytes of in[] taken from the request memory pool */
 	bool no_response;   /* of the completed delayed request */
@@ -139,6 +164,14 @@ struct brk_conn {
 	int chunk_i;      /* next file chunk */
 	int64_t chunk_off; /* bytes of that chunk sent */
 	int chunk_fd;     /* chunk_i's descriptor while pinned (its pin), else -1 */
+
+	/* TLS listeners (see "Transport"): the session, the context it was
+	 * made from (a reference), whether its handshake is complete, and
+	 * the events OpenSSL asked for besides the state's own. */
+	SSL *ssl;
+	brk_tls *tls;
+	bool tls_ready;
+	int tls_want;
 };
 
 struct brk_conns {
@@ -154,6 +187,7 @@ struct brk_conns {
 	int nwaiting;         /* connections with mem_wait set */
 	uint64_t wake_timer;  /* wakes the waiters once memory is back */
 	brk_timer_fn slot_fn; /* called when a connection closes (listeners) */
+	const brk_sasl *sasl; /* SASL configuration (brk_conns_set_sasl), or NULL */
 	void *slot_arg;
 	brk_slab slab;        /* the brk_conn structs, together (slab.h says why) */
 	brk_conn *quiet_head, *quiet_tail; /* oldest first */
@@ -161,9 +195,18 @@ struct brk_conns {
 	size_t given_back;    /* bytes freed since the last malloc_trim */
 	uint64_t trim_timer;  /* the next malloc_trim, 0 when not armed */
 	int64_t last_trim;    /* monotonic ms of the last one; INT64_MIN: none yet */
+	/* The TLS of each TLS listener (brk_conns_set_tls), one reference. */
+	struct {
+		const brk_listener *listener;
+		brk_tls *tls;
+	} tls[BRK_MAX_LISTENERS];
+	/* One TLS record of plaintext, for any connection (see "Transport"). */
+	uint8_t tls_record[BRK_TLS_RECORD_MAX];
 };
 
 static void on_io(brk_loop *loop, int fd, int events, void *arg);
+static bool conn_read(brk_conn *c);
+static bool tls_read_pending(brk_conn *c, bool *closed);
 
 /* ---- life cycle ---- */
 
@@ -391,9 +434,47 @@ static void pool_release(brk_conn *c)
 
 int brk_conns_count(const brk_conns *cs) { return cs->count; }
 
+int brk_conns_set_tls(brk_conns *cs, const brk_listener *listener, brk_tls *tls)
+{
+	int free_slot = -1;
+	for (int i = 0; i < BRK_MAX_LISTENERS; i++) {
+		if (cs->tls[i].listener == listener) {
+			brk_tls_unref(cs->tls[i].tls);
+			cs->tls[i].tls = brk_tls_ref(tls);
+			return 0;
+		}
+		if (!cs->tls[i].listener && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	cs->tls[free_slot].listener = listener;
+	cs->tls[free_slot].tls = brk_tls_ref(tls);
+	return 0;
+}
+
+static brk_tls *tls_of(const brk_conns *cs, const brk_listener *listener)
+{
+	for (int i = 0; i < BRK_MAX_LISTENERS; i++)
+		if (cs->tls[i].listener == listener)
+			return cs->tls[i].tls;
+	return NULL;
+}
+
+void brk_conns_set_sasl(brk_conns *cs, const brk_sasl *sasl) { cs->sasl = sasl; }
+
+brk_sasl_session *brk_conn_sasl(const brk_conn *c) { return c->sasl; }
+
+void brk_conn_close_after_response(brk_conn *c) { c->close_after = true; }
+
 const char *brk_conn_client_host(const brk_conn *c) { return c ? c->host : ""; }
 
 const brk_listener *brk_conn_listener(const brk_conn *c) { return c->listener; }
+
+const char *brk_conn_listener_name(const brk_conn *c)
+{
+	return c && c->listener ? c->listener->name : NULL;
+}
 
 const char *brk_conn_principal(const brk_conn *c) { return c->principal; }
 
@@ -478,6 +559,14 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cs->cfg->socket_send_buffer_bytes, sizeof(int));
 	if (cs->cfg->socket_receive_buffer_bytes >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cs->cfg->socket_receive_buffer_bytes, sizeof(int));
+	if (brk_sasl_listener_needs_session(listener)) {
+		c->sasl = cs->sasl ? brk_sasl_session_new(cs->sasl, listener) : NULL;
+		if (!c->sasl) {
+			close(fd);
+			brk_slab_free(&cs->slab, c);
+			return -ENOMEM;
+		}
+	}
 	c->set = cs;
 	c->fd = fd;
 	c->listener = listener;
@@ -496,9 +585,25 @@ int brk_conn_add(brk_conns *cs, int fd, const struct sockaddr *peer, socklen_t p
 	proto_writer_init(&c->body);
 	proto_writer_init(&c->head);
 	c->chunk_fd = -1;
+	if (listener->security_protocol == BRK_SEC_SSL ||
+	    listener->security_protocol == BRK_SEC_SASL_SSL) {
+		brk_tls *tls = tls_of(cs, listener);
+		c->ssl = tls ? brk_tls_accept(tls, fd) : NULL;
+		if (!c->ssl) {
+			close(fd);
+			proto_writer_free(&c->body);
+			proto_writer_free(&c->head);
+			brk_slab_free(&cs->slab, c);
+			return tls ? -ENOMEM : -EPROTONOSUPPORT;
+		}
+		c->tls = brk_tls_ref(tls);
+	}
 	int rc = brk_loop_watch(cs->loop, fd, BRK_READABLE, on_io, c);
 	if (rc < 0) {
+		SSL_free(c->ssl);
+		brk_tls_unref(c->tls);
 		close(fd);
+		brk_sasl_session_free(c->sasl);
 		proto_writer_free(&c->body);
 		proto_writer_free(&c->head);
 		brk_slab_free(&cs->slab, c);
@@ -541,8 +646,11 @@ static void conn_close(brk_conn *c, const char *reason)
 	quiet_unlink(c);
 	gave_back(cs, conn_buffer_bytes(c) + sizeof(*c));
 	brk_loop_unwatch(cs->loop, c->fd);
+	SSL_free(c->ssl); /* no close_notify: the socket closes now */
+	brk_tls_unref(c->tls);
 	close(c->fd);
 	chunk_unpin(c);
+	brk_sasl_session_free(c->sasl);
 	proto_writer_free(&c->body); /* releases file chunk refs */
 	proto_writer_free(&c->head);
 	proto_arena_free(&c->arena);
@@ -589,6 +697,8 @@ void brk_conns_free(brk_conns *cs)
 		brk_timer_cancel(cs->loop, cs->park_timer);
 	if (cs->trim_timer)
 		brk_timer_cancel(cs->loop, cs->trim_timer);
+	for (int i = 0; i < BRK_MAX_LISTENERS; i++)
+		brk_tls_unref(cs->tls[i].tls);
 	brk_slab_destroy(&cs->slab);
 	free(cs);
 }
@@ -607,7 +717,8 @@ static bool response_start(brk_conn *c)
 						   d ? d->flexible_min : -1);
 	proto_writer_reset(&c->head);
 	size_t at = proto_writer_reserve(&c->head, 4);
-	proto_response_header_encode(&c->head, hv, req->correlation_id);
+	if (!c->raw_response)
+		proto_response_header_encode(&c->head, hv, req->correlation_id);
 	int64_t size = (int64_t)c->head.len - 4 + proto_writer_total(&c->body);
 	if (c->head.err || size > INT32_MAX)
 		return false;
@@ -620,9 +731,131 @@ static bool response_start(brk_conn *c)
 	return true;
 }
 
+/* ---- transport (plain socket or TLS) ---- */
+
+/* A TLS result that is not a byte count: remember what OpenSSL waits for,
+ * return -1 with errno EAGAIN (or EPROTO for a broken session, the reason
+ * in why). */
+static ssize_t tls_fail(brk_conn *c, ssize_t r)
+{
+	if (r == BRK_TLS_WANT_READ || r == BRK_TLS_WANT_WRITE) {
+		c->tls_want |= r == BRK_TLS_WANT_READ ? BRK_READABLE : BRK_WRITABLE;
+		errno = EAGAIN;
+	} else {
+		errno = EPROTO;
+	}
+	return -1;
+}
+
+/* Like read(2) on c's transport; a broken TLS session is EPROTO with the
+ * reason in why. */
+static ssize_t conn_recv(brk_conn *c, void *buf, size_t n, char *why, size_t whysize)
+{
+	if (!c->ssl)
+		return read(c->fd, buf, n);
+	ssize_t r = brk_tls_read(c->ssl, buf, n, why, whysize);
+	return r >= 0 ? r : tls_fail(c, r);
+}
+
+/* Like sendmsg(2) of iov[0..n) on c's transport (more: a file chunk
+ * follows). Over TLS the parts go out as one record when they fit in one,
+ * else the first part alone. */
+static ssize_t conn_send_mem(brk_conn *c, const struct iovec *iov, int n, bool more, char *why,
+			     size_t whysize)
+{
+	if (!c->ssl) {
+		struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+		return sendmsg(c->fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+	}
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	const void *p = iov[0].iov_base;
+	size_t len = iov[0].iov_len;
+	if (n > 1 && total <= BRK_TLS_RECORD_MAX) {
+		uint8_t *rec = c->set->tls_record;
+		size_t at = 0;
+		for (int i = 0; i < n; i++) {
+			memcpy(rec + at, iov[i].iov_base, iov[i].iov_len);
+			at += iov[i].iov_len;
+		}
+		p = rec;
+		len = total;
+	}
+	ssize_t r = brk_tls_write(c->ssl, p, len, why, whysize);
+	return r > 0 ? r : tls_fail(c, r);
+}
+
+/* Like sendfile(2) of n bytes of fd from pos on c's transport (0: the
+ * file ended). */
+static ssize_t conn_send_file(brk_conn *c, int fd, off_t pos, size_t n, char *why, size_t whysize)
+{
+	if (!c->ssl)
+		return sendfile(c->fd, fd, &pos, n);
+	ssize_t r;
+	if (brk_tls_ktls_send(c->ssl)) {
+		r = brk_tls_sendfile(c->ssl, fd, pos, n, why, whysize);
+		return r > 0 ? r : tls_fail(c, r);
+	}
+	if (n > BRK_TLS_RECORD_MAX)
+		n = BRK_TLS_RECORD_MAX;
+	uint8_t *rec = c->set->tls_record;
+	do
+		r = pread(fd, rec, n, pos);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return r;
+	r = brk_tls_write(c->ssl, rec, (size_t)r, why, whysize);
+	return r > 0 ? r : tls_fail(c, r);
+}
+
+/* The TLS handshake of c, driven by on_io until it completes. Returns
+ * false when c was closed. */
+static bool conn_handshake(brk_conn *c)
+{
+	char why[256];
+	int r = brk_tls_handshake(c->ssl, why, sizeof(why));
+	if (r == BRK_TLS_ERROR) {
+		conn_close(c, why);
+		return false;
+	}
+	int want = r == BRK_TLS_WANT_WRITE ? BRK_WRITABLE : BRK_READABLE;
+	if (r == 1) {
+		/* No last_active update while handshaking: the idle deadline
+		 * runs from the accept (see "Transport"). */
+		/* On SSL listeners the principal is the client certificate's;
+		 * on SASL_SSL ones SASL names it (Kafka's
+		 * DefaultKafkaPrincipalBuilder). */
+		char principal[BRK_PRINCIPAL_MAX] = "User:ANONYMOUS";
+		if (c->listener->security_protocol == BRK_SEC_SSL &&
+		    (brk_tls_principal(c->tls, c->ssl, principal, sizeof(principal), why, sizeof(why)) < 0 ||
+		     brk_conn_set_principal(c, principal) < 0)) {
+			conn_close(c, why);
+			return false;
+		}
+		if (strcmp(principal, "User:ANONYMOUS") != 0) {
+			static brk_ratelog authed = BRK_RATELOG_INIT;
+			brk_ratelog_printf(&authed, "samsa: connection from %s on listener %s: TLS client "
+					   "principal %s\n", c->peer, c->listener->name, principal);
+		}
+		brk_tls_note_path(c->tls, c->ssl);
+		c->tls_ready = true;
+		c->last_active = brk_mono_ms();
+		want = BRK_READABLE;
+	}
+	if (want != c->watching) {
+		if (brk_loop_watch(c->set->loop, c->fd, want, on_io, c) < 0) {
+			conn_close(c, "cannot watch the socket");
+			return false;
+		}
+		c->watching = want;
+	}
+	return true;
+}
+
 /* Write as much of the response as the socket takes. Returns 1 when all is
  * sent, 0 when the socket is full, -1 on an error (reason set). */
-static int response_send(brk_conn *c, const char **reason)
+static int response_send(brk_conn *c, const char **reason, char *why, size_t whysize)
 {
 	proto_writer *b = &c->body;
 	for (;;) {
@@ -639,14 +872,13 @@ static int response_send(brk_conn *c, const char **reason)
 				iov[n].iov_base = b->buf + c->mem_off;
 				iov[n++].iov_len = bound - c->mem_off;
 			}
-			struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)n };
-			ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | (more_chunks ? MSG_MORE : 0));
+			ssize_t w = conn_send_mem(c, iov, n, more_chunks, why, whysize);
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
 				if (errno == EAGAIN || errno == EWOULDBLOCK)
 					return 0;
-				*reason = strerror(errno);
+				*reason = errno == EPROTO && c->ssl ? why : strerror(errno);
 				return -1;
 			}
 			size_t left = (size_t)w;
@@ -678,13 +910,13 @@ static int response_send(brk_conn *c, const char **reason)
 			fd = c->chunk_fd;
 		}
 		off_t pos = (off_t)(ch->pos + c->chunk_off);
-		ssize_t w = sendfile(c->fd, fd, &pos, (size_t)(ch->len - c->chunk_off));
+		ssize_t w = conn_send_file(c, fd, pos, (size_t)(ch->len - c->chunk_off), why, whysize);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			*reason = strerror(errno);
+			*reason = errno == EPROTO && c->ssl ? why : strerror(errno);
 			return -1;
 		}
 		if (w == 0) {
@@ -709,7 +941,7 @@ static void request_finish(brk_conn *c)
 	}
 	proto_arena_reset_trim(&c->arena, IN_SHRINK); /* a huge request's chunk goes too */
 	memset(&c->req, 0, sizeof(c->req));
-	c->done_early = c->no_response = c->close_pending = false;
+	c->done_early = c->no_response = c->close_pending = c->raw_response = false;
 	c->in_pos = c->frame_end;
 	if (c->in_pos == c->in_len) {
 		c->in_pos = c->in_len = 0;
@@ -760,6 +992,24 @@ static int16_t be16(const uint8_t *p) { return (int16_t)((uint16_t)p[0] << 8 | p
 static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, size_t whysize)
 {
 	const uint8_t *frame = c->in + c->in_pos + 4;
+	if (brk_sasl_expects_raw(c->sasl)) {
+		/* A SASL token after a v0 SaslHandshake: no Kafka header
+		 * either way (Kafka's SaslServerAuthenticator). */
+		memset(&c->req, 0, sizeof(c->req));
+		c->req.conn = c;
+		c->frame_end = c->in_pos + 4 + (size_t)size;
+		c->raw_response = true;
+		c->st = HANDLING;
+		if (brk_sasl_raw_token(c->sasl, c, frame, (size_t)size, &c->body, why, whysize) < 0) {
+			*reason = why;
+			return -1;
+		}
+		if (!response_start(c)) {
+			*reason = "response could not be built";
+			return -1;
+		}
+		return 0;
+	}
 	if (size < 4) {
 		*reason = "request shorter than its header";
 		return -1;
@@ -775,6 +1025,10 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 	if (key != API_VERSIONS_KEY && (version < api->min_version || version > api->max_version)) {
 		snprintf(why, whysize, "%s version %d is not served (%d-%d)", d->name, version,
 			 api->min_version, api->max_version);
+		*reason = why;
+		return -1;
+	}
+	if (c->sasl && brk_sasl_gate(c->sasl, key, brk_mono_ms(), why, whysize) != BRK_SASL_DISPATCH) {
 		*reason = why;
 		return -1;
 	}
@@ -916,15 +1170,20 @@ void brk_conn_throttle(brk_conn *c, int32_t ms)
 static bool advance(brk_conn *c)
 {
 	const char *reason = NULL;
-	char why[160];
+	char why[256];
+	bool closed = false;
 	for (;;) {
 		if (c->st == SENDING) {
-			int r = response_send(c, &reason);
+			int r = response_send(c, &reason, why, sizeof(why));
 			if (r < 0)
 				goto close;
 			if (r == 0)
 				break;
 			request_finish(c);
+			if (c->close_after) {
+				reason = "closed after its answer (SASL)";
+				goto close;
+			}
 		}
 		if (c->st != IDLE)
 			break;
@@ -935,17 +1194,32 @@ static bool advance(brk_conn *c)
 		if (throttled(c))
 			break;
 		int32_t size;
-		if (!frame_size(c, &size))
+		if (!frame_size(c, &size)) {
+			if (tls_read_pending(c, &closed))
+				continue;
+			if (closed)
+				return false;
 			break;
-		/* Checked before anything is allocated for the frame. */
-		if (size < 0 || size > c->set->cfg->socket_request_max_bytes) {
-			snprintf(why, sizeof(why), "request size %d outside 0..socket.request.max.bytes (%d)",
-				 (int)size, (int)c->set->cfg->socket_request_max_bytes);
+		}
+		/* Checked before anything is allocated for the frame; before
+		 * SASL authentication completes, against
+		 * sasl.server.max.receive.size too. */
+		int32_t max = brk_sasl_max_frame(c->sasl, c->set->cfg->socket_request_max_bytes);
+		if (size < 0 || size > max) {
+			snprintf(why, sizeof(why), "request size %d outside 0..%d (%s)", (int)size, (int)max,
+				 max < c->set->cfg->socket_request_max_bytes
+					 ? "sasl.server.max.receive.size before authentication"
+					 : "socket.request.max.bytes");
 			reason = why;
 			goto close;
 		}
-		if (c->in_len - c->in_pos < 4 + (size_t)size)
+		if (c->in_len - c->in_pos < 4 + (size_t)size) {
+			if (tls_read_pending(c, &closed))
+				continue;
+			if (closed)
+				return false;
 			break; /* conn_read makes room for it */
+		}
 		if (dispatch(c, size, &reason, why, sizeof(why)) < 0)
 			goto close;
 	}
@@ -956,6 +1230,7 @@ static bool advance(brk_conn *c)
 		want |= BRK_WRITABLE;
 	if ((c->st == IDLE || c->in_len < c->in_cap) && !c->mem_wait && !c->throttle_timer)
 		want |= BRK_READABLE;
+	want |= c->tls_want; /* what a TLS read or write waits for */
 	if (want != c->watching) {
 		if (brk_loop_watch(c->set->loop, c->fd, want, on_io, c) < 0) {
 			reason = "cannot watch the socket";
@@ -999,8 +1274,9 @@ static bool conn_read(brk_conn *c)
 	}
 	if (c->in_len == c->in_cap)
 		return true; /* in flight and full: wait for the response */
+	char why[256] = "";
 	for (;;) {
-		ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+		ssize_t n = conn_recv(c, c->in + c->in_len, c->in_cap - c->in_len, why, sizeof(why));
 		if (n > 0) {
 			c->in_len += (size_t)n;
 			c->last_active = brk_mono_ms();
@@ -1014,9 +1290,24 @@ static bool conn_read(brk_conn *c)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return true;
-		conn_close(c, errno == ECONNRESET ? NULL : strerror(errno));
+		conn_close(c, errno == ECONNRESET ? NULL : errno == EPROTO && c->ssl ? why : strerror(errno));
 		return false;
 	}
+}
+
+/* Over TLS, bytes OpenSSL has decrypted and not handed over are not
+ * signalled by the socket: read them when a frame waits for more. Returns
+ * true when bytes were read; *closed when c was closed meanwhile. */
+static bool tls_read_pending(brk_conn *c, bool *closed)
+{
+	if (!c->ssl || c->st != IDLE || c->mem_wait || !brk_tls_pending(c->ssl))
+		return false;
+	size_t before = c->in_len;
+	if (!conn_read(c)) {
+		*closed = true;
+		return false;
+	}
+	return c->in_len > before;
 }
 
 static void on_io(brk_loop *loop, int fd, int events, void *arg)
@@ -1024,6 +1315,18 @@ static void on_io(brk_loop *loop, int fd, int events, void *arg)
 	(void)loop;
 	(void)fd;
 	brk_conn *c = arg;
+	if (c->ssl && !c->tls_ready) {
+		if (!conn_handshake(c))
+			return;
+		if (!c->tls_ready)
+			return;
+		events |= BRK_READABLE; /* the first request may be in already */
+	}
+	if (c->tls_want) {
+		/* whatever OpenSSL waited for has come: try both again */
+		c->tls_want = 0;
+		events |= BRK_READABLE;
+	}
 	if ((events & BRK_READABLE) && !conn_read(c))
 		return;
 	advance(c);

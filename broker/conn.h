@@ -1,7 +1,9 @@
 /*
  * conn.h - client connections: Kafka's framing (int32 size + request), one
  * request at a time per connection answered in order, the response written
- * from memory with sendmsg(2) and from segment files with sendfile(2).
+ * from memory with sendmsg(2) and from segment files with sendfile(2);
+ * on SSL and SASL_SSL listeners all of it through TLS (security/tls.h,
+ * brk_conns_set_tls; conn.c's "Transport" says how).
  *
  * Per connection (protocol guide, "Network"; Kafka's SocketServer):
  *  - the 4-byte size is checked before anything is allocated for the frame:
@@ -87,6 +89,12 @@ const char *brk_conn_client_host(const brk_conn *c);
  * protocol). */
 const brk_listener *brk_conn_listener(const brk_conn *c);
 
+/* The name of c's listener, NULL when c is NULL (a request made inside
+ * the broker). Handlers answer with the endpoints of this listener (Kafka's
+ * Metadata, FindCoordinator, DescribeCluster: a client on the SSL listener
+ * gets the SSL addresses; ctl_broker_endpoint). */
+const char *brk_conn_listener_name(const brk_conn *c);
+
 /* Longest principal string kept, bytes with the NUL. */
 #define BRK_PRINCIPAL_MAX 256
 
@@ -105,6 +113,34 @@ int brk_conn_set_principal(brk_conn *c, const char *principal);
  * at once and carries the throttle time). A later call extends it, never
  * shortens it. Bytes already read wait in the buffer. */
 void brk_conn_throttle(brk_conn *c, int32_t ms);
+/* SASL (security/sasl.h): the configuration that SASL listeners'
+ * connections authenticate against (must outlive cs). A connection accepted
+ * on a SASL listener gets a session gating its requests: until it is
+ * authenticated only ApiVersions and the SASL requests are dispatched, any
+ * other closes it, and frames above sasl.server.max.receive.size close it;
+ * a raw SASL token (after a v0 SaslHandshake) is answered with a raw token.
+ * Without a configuration, such connections are closed at once. */
+struct brk_sasl;
+struct brk_sasl_session;
+void brk_conns_set_sasl(brk_conns *cs, const struct brk_sasl *sasl);
+
+/* The connection's SASL session; NULL on a listener without SASL. */
+struct brk_sasl_session *brk_conn_sasl(const brk_conn *c);
+
+/* Close the connection once the response of the request being handled is
+ * sent (a failed authentication). */
+void brk_conn_close_after_response(brk_conn *c);
+
+/*
+ * The TLS of listener (an SSL or SASL_SSL entry of cfg->listeners) for the
+ * connections accepted on it from now on; tls gains a reference, the one
+ * it replaces loses one (connections made from it keep their own). Until
+ * it is set, such a listener's connections are closed at once. Returns 0
+ * or -ENOSPC (more than BRK_MAX_LISTENERS listeners).
+ */
+typedef struct brk_tls brk_tls;
+int brk_conns_set_tls(brk_conns *cs, const brk_listener *listener, brk_tls *tls);
+
 /* Open connections. */
 int brk_conns_count(const brk_conns *cs);
 

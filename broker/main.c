@@ -39,6 +39,8 @@
 #include "broker/loop.h"
 #include "broker/ratelog.h"
 #include "broker/retention.h"
+#include "broker/security/scram_store.h"
+#include "broker/security/tls.h"
 #include "broker/server.h"
 #include "broker/shutdown.h"
 #include "broker/txn/store.h"
@@ -338,6 +340,12 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "samsa: %s\n", err);
 		return -1;
 	}
+	/* SASL listeners' mechanisms and JAAS configs, checked before
+	 * anything starts. */
+	if (brk_sasl_init(&server.sasl, &server.cfg, stderr, err, sizeof(err)) < 0) {
+		fprintf(stderr, "samsa: %s\n", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -391,6 +399,38 @@ int main(int argc, char **argv)
 	brk_config *cfg = &server.cfg;
 	fill_advertised_hosts(cfg);
 	raise_fd_limit();
+	rc = brk_authorizer_init(&server.acl, cfg->authorizer_class_name, cfg->super_users,
+				 cfg->allow_everyone_if_no_acl_found);
+	if (rc == -EINVAL && cfg->authorizer_class_name[0] &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK) != 0 &&
+	    strcmp(cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_KRAFT) != 0) {
+		fprintf(stderr, "samsa: authorizer.class.name=%s: not an authorizer samsa has (%s or "
+			"%s)\n", cfg->authorizer_class_name, BRK_ACL_AUTHORIZER_ZK,
+			BRK_ACL_AUTHORIZER_KRAFT);
+		return 1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "samsa: super.users=%s: %s\n", cfg->super_users,
+			rc == -EINVAL ? "each principal must be TYPE:NAME" : strerror(-rc));
+		return 1;
+	}
+
+	/* The TLS of the SSL listeners first: a bad keystore stops start-up
+	 * before anything else is touched. */
+	brk_tls *tls[BRK_MAX_LISTENERS] = { 0 };
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const brk_listener *l = &cfg->listeners[i];
+		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
+			continue;
+		char terr[512];
+		tls[i] = brk_tls_new(cfg, l, terr, sizeof(terr));
+		if (!tls[i]) {
+			fprintf(stderr, "samsa: %s\n", terr);
+			for (int j = 0; j < i; j++)
+				brk_tls_unref(tls[j]);
+			return 1;
+		}
+	}
 
 	/* Signals are taken from a signalfd; block them before any thread
 	 * starts so that none of them gets one. */
@@ -450,6 +490,17 @@ int main(int argc, char **argv)
 		o.self.id = cfg->broker_id;
 		snprintf(o.self.host, sizeof(o.self.host), "%s", brk_config_advertised_host(l));
 		o.self.port = l ? l->port : 9092;
+		/* Every advertised listener, for the clients of each and for
+		 * the registration (controller/meta.h's endpoints). */
+		for (int i = 0; i < cfg->nadvertised && i < CTL_MAX_ENDPOINTS; i++) {
+			const brk_listener *a = &cfg->advertised[i];
+			ctl_endpoint *e = &o.self.endpoints[o.self.nendpoints++];
+			snprintf(e->listener, sizeof(e->listener), "%s", a->name);
+			snprintf(e->security_protocol, sizeof(e->security_protocol), "%s",
+				 brk_security_protocol_name(a->security_protocol));
+			snprintf(e->host, sizeof(e->host), "%s", brk_config_advertised_host(a));
+			e->port = a->port;
+		}
 		snprintf(o.self.rack, sizeof(o.self.rack), "%s", cfg->broker_rack);
 		o.zookeeper_session_timeout_ms = cfg->zookeeper_session_timeout_ms;
 		o.zookeeper_connection_timeout_ms = cfg->zookeeper_connection_timeout_ms;
@@ -458,7 +509,7 @@ int main(int argc, char **argv)
 		o.leader_imbalance_check_interval_seconds =
 			cfg->leader_imbalance_check_interval_seconds;
 		o.leader_imbalance_per_broker_percentage = cfg->leader_imbalance_per_broker_percentage;
-		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic,
+		rc = brk_cluster_open(&server.cluster, server.loop, &server.partitions, &server.dynamic, &server.acl,
 				      &o);
 		if (rc != 0 && cfg->zookeeper_connect[0])
 			fprintf(stderr, "samsa: cannot join the cluster at zookeeper.connect=%s: %s\n",
@@ -499,6 +550,8 @@ int main(int argc, char **argv)
 			cfg->replica_fetch_response_max_bytes + cfg->replica_fetch_max_bytes + (1 << 20);
 	limits[BRK_PEER_CONTROL].request_timeout_ms = cfg->request_timeout_ms;
 	brk_peers_init(&server.peers, server.loop, cfg->broker_id, limits);
+	if (server.sasl.inter_broker_sasl)
+		brk_peers_set_sasl(&server.peers, &server.sasl.inter_broker);
 	brk_fetcher_config fc = {
 		.wait_max_ms = cfg->replica_fetch_wait_max_ms,
 		.min_bytes = cfg->replica_fetch_min_bytes,
@@ -560,6 +613,16 @@ int main(int argc, char **argv)
 
 	char err[512];
 	rs.conns = brk_conns_new(server.loop, cfg);
+	for (int i = 0; rs.conns && i < cfg->nlisteners; i++) {
+		if (tls[i])
+			brk_conns_set_tls(rs.conns, &cfg->listeners[i], tls[i]);
+		brk_tls_unref(tls[i]); /* the connection set holds it now */
+		tls[i] = NULL;
+	}
+	/* SCRAM credentials: the users' client entity configs. */
+	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
+	if (rs.conns)
+		brk_conns_set_sasl(rs.conns, &server.sasl);
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
 		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
 	if (rc == 0)
@@ -580,6 +643,7 @@ int main(int argc, char **argv)
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
 	brk_conns_free(rs.conns);
+	brk_sasl_free(&server.sasl);
 	fs_cache_free(server.fetch_sessions); /* no request can use them now */
 	server.fetch_sessions = NULL;
 	proto_scratch_free(&server.produce_scratch);
@@ -607,6 +671,7 @@ int main(int argc, char **argv)
 	}
 	brk_ratelog_tell_untold(INT64_MAX);
 	brk_dynamic_config_free(&server.dynamic);
+	brk_authorizer_free(&server.acl);
 	brk_loop_unwatch(server.loop, rs.sigfd);
 	close(rs.sigfd);
 	brk_loop_free(server.loop);

@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <openssl/crypto.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
@@ -55,6 +56,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/security/sasl.h"
 #include "protocol/gen/messages.h"
 #include "protocol/header.h"
 
@@ -116,6 +118,15 @@ struct brk_peer {
 
 	int depth;               /* entry points and destroys on the stack */
 	bool dying;              /* brk_peer_destroy was called */
+
+	/* SASL (brk_peer_set_sasl): while authenticating, only the
+	 * exchange's own requests go out. */
+	brk_sasl_credentials *sasl; /* NULL: none */
+	brk_sasl_client sasl_client;
+	bool authenticating;
+	bool reauth_due;         /* re-authenticate before the next request */
+	uint64_t auth_failures;  /* exchanges refused in a row (for the log) */
+	uint64_t reauth_timer;
 };
 
 /* ---- small helpers ---- */
@@ -260,6 +271,9 @@ static int64_t backoff_ms(const brk_peer *p)
 
 static void peer_free(brk_peer *p)
 {
+	if (p->sasl)
+		OPENSSL_cleanse(p->sasl, sizeof(*p->sasl));
+	free(p->sasl);
 	free(p->in);
 	free(p->host);
 	free(p->client_id);
@@ -331,6 +345,10 @@ static void socket_close(brk_peer *p)
 	p->watching = 0;
 	p->st = PEER_DOWN;
 	cancel_timer(p, &p->connect_timeout_timer);
+	cancel_timer(p, &p->reauth_timer);
+	if (p->authenticating)
+		brk_sasl_client_end(&p->sasl_client);
+	p->authenticating = p->reauth_due = false;
 }
 
 /* Move every pending request to the done list with err (on a timeout, the
@@ -415,10 +433,14 @@ static int update_watch(brk_peer *p)
  * -errno (the socket failed; the caller closes, or leaves EPOLLOUT on so
  * that the loop finds out).
  */
+static void auth_begin(brk_peer *p);
+
 static int flush(brk_peer *p)
 {
 	if (p->st != PEER_UP)
 		return 0;
+	if (p->reauth_due && !p->authenticating && p->inflight.n == 0)
+		auth_begin(p);
 	for (;;) {
 		peer_req *t = p->inflight.tail;
 		if (t && !t->sent) {
@@ -441,7 +463,8 @@ static int flush(brk_peer *p)
 			}
 			continue;
 		}
-		if (!p->queue.head || p->inflight.n >= p->lim.max_in_flight)
+		if (!p->queue.head || p->inflight.n >= p->lim.max_in_flight || p->authenticating ||
+		    p->reauth_due)
 			break;
 		list_push(&p->inflight, list_pop(&p->queue));
 	}
@@ -457,6 +480,8 @@ static void connect_done(brk_peer *p)
 	p->connects++;
 	p->failures = 0;
 	cancel_timer(p, &p->connect_timeout_timer);
+	if (p->sasl)
+		auth_begin(p);
 	if (flush(p) < 0)
 		conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
 }
@@ -805,16 +830,13 @@ int brk_peer_set_address(brk_peer *p, const char *host, int port)
 	return 0;
 }
 
-int brk_peer_send(brk_peer *p, int16_t api_key, int16_t api_version, brk_peer_encode_fn encode,
-		  void *encode_arg, brk_peer_done_fn done, void *arg)
+/* A request framed and ready to queue (*out), or an error (BRK_PEER_*). */
+static int build_req(brk_peer *p, int16_t api_key, int16_t api_version, brk_peer_encode_fn encode,
+		     void *encode_arg, brk_peer_done_fn done, void *arg, peer_req **out)
 {
-	if (p->dying)
-		return BRK_PEER_ERR_DESTROYED;
 	const proto_api_desc *d = proto_api_desc_lookup(api_key);
 	if (!encode || !done || !d || api_version < d->min_version || api_version > d->max_version)
 		return BRK_PEER_ERR_INVALID;
-	if (p->queue.n + p->inflight.n >= p->lim.max_queued)
-		return BRK_PEER_ERR_QUEUE_FULL;
 	peer_req *r = calloc(1, sizeof(*r));
 	if (!r)
 		return BRK_PEER_ERR_NOMEM;
@@ -851,6 +873,200 @@ int brk_peer_send(brk_peer *p, int16_t api_key, int16_t api_version, brk_peer_en
 	r->done = done;
 	r->arg = arg;
 	p->next_correlation_id = (int32_t)(((uint32_t)p->next_correlation_id + 1) & INT32_MAX);
+	*out = r;
+	return 0;
+}
+
+/* ---- SASL (brk_peer_set_sasl) ---- */
+
+#define API_SASL_HANDSHAKE 17
+#define API_SASL_AUTHENTICATE 36
+
+typedef struct auth_token {
+	const uint8_t *p;
+	size_t len;
+} auth_token;
+
+static int encode_handshake(proto_writer *w, int16_t version, void *arg)
+{
+	SaslHandshakeRequest m;
+	SaslHandshakeRequest_init(&m);
+	m.mechanism = proto_cstr(brk_sasl_mechanism_name(*(const int *)arg));
+	return SaslHandshakeRequest_encode(w, version, &m);
+}
+
+static int encode_authenticate(proto_writer *w, int16_t version, void *arg)
+{
+	const auth_token *t = arg;
+	SaslAuthenticateRequest m;
+	SaslAuthenticateRequest_init(&m);
+	m.auth_bytes.ptr = t->p;
+	m.auth_bytes.len = (int32_t)t->len;
+	return SaslAuthenticateRequest_encode(w, version, &m);
+}
+
+/* The exchange failed: close (from inside a response callback: deliver
+ * stops at once, seeing the descriptor gone). */
+static void auth_fail(brk_peer *p)
+{
+	/* Kafka logs each failed authentication; here the 1st, 2nd, 4th,
+	 * 8th... in a row, so a broker refused for good does not fill the
+	 * log. */
+	p->auth_failures++;
+	if ((p->auth_failures & (p->auth_failures - 1)) == 0)
+		fprintf(stderr, "samsa: authentication to broker %" PRId32 " (%s:%d) failed (%" PRIu64
+			" time%s in a row): %s\n", p->node_id, p->host, p->port, p->auth_failures,
+			p->auth_failures == 1 ? "" : "s", p->last_error);
+	conn_close(p, BRK_PEER_ERR_CONNECT, true);
+}
+
+/* Put an exchange request in flight (nothing else is). */
+static bool auth_send(brk_peer *p, int16_t key, brk_peer_encode_fn encode, void *earg,
+		      brk_peer_done_fn done)
+{
+	peer_req *r;
+	if (build_req(p, key, 1, encode, earg, done, p, &r) != 0) {
+		set_error(p, "SASL: the request could not be built");
+		return false;
+	}
+	list_push(&p->inflight, r);
+	arm_request_timer(p);
+	return true;
+}
+
+static void on_reauth_timer(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	brk_peer *p = arg;
+	p->reauth_timer = 0;
+	enter(p);
+	if (p->st == PEER_UP) {
+		p->reauth_due = true;
+		if (flush(p) < 0)
+			conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
+	}
+	leave(p);
+}
+
+static void on_authenticate(brk_peer *p, int err, proto_reader *body, void *arg);
+
+/* Send the client's next token, or finish. */
+static void auth_next(brk_peer *p, const uint8_t *in, size_t inlen, int64_t lifetime_ms)
+{
+	uint8_t out[BRK_SASL_CLIENT_TOKEN_MAX];
+	size_t outlen = 0;
+	char err[160];
+	int rc = brk_sasl_client_step(&p->sasl_client, in, inlen, out, &outlen, err, sizeof(err));
+	if (rc < 0) {
+		set_error(p, "SASL %s: %s", brk_sasl_mechanism_name(p->sasl->mechanism), err);
+		auth_fail(p);
+		return;
+	}
+	if (rc == 1) {
+		auth_token t = { out, outlen };
+		if (!auth_send(p, API_SASL_AUTHENTICATE, encode_authenticate, &t, on_authenticate))
+			auth_fail(p);
+		return;
+	}
+	brk_sasl_client_end(&p->sasl_client);
+	p->authenticating = false;
+	p->auth_failures = 0;
+	if (lifetime_ms > 0) /* KIP-368: again at 85 % of the session */
+		p->reauth_timer = brk_timer_add(p->loop, lifetime_ms * 85 / 100, on_reauth_timer, p);
+	if (flush(p) < 0)
+		conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
+}
+
+static void on_authenticate(brk_peer *p, int err, proto_reader *body, void *arg)
+{
+	(void)arg;
+	if (err != BRK_PEER_OK)
+		return; /* the connection is closing */
+	SaslAuthenticateResponse m;
+	SaslAuthenticateResponse_init(&m);
+	proto_arena arena;
+	proto_arena_init(&arena, 1 << 20);
+	if (SaslAuthenticateResponse_decode(body, &arena, 1, &m) != 0) {
+		set_error(p, "SASL: SaslAuthenticate response does not parse");
+		proto_arena_free(&arena);
+		auth_fail(p);
+		return;
+	}
+	if (m.error_code != 0) {
+		set_error(p, "SASL authentication failed (error %d): %.*s", (int)m.error_code,
+			  m.error_message.len > 0 ? (int)m.error_message.len : 0,
+			  m.error_message.ptr ? m.error_message.ptr : "");
+		proto_arena_free(&arena);
+		auth_fail(p);
+		return;
+	}
+	auth_next(p, m.auth_bytes.ptr, m.auth_bytes.len > 0 ? (size_t)m.auth_bytes.len : 0,
+		  m.session_lifetime_ms);
+	proto_arena_free(&arena);
+}
+
+static void on_handshake(brk_peer *p, int err, proto_reader *body, void *arg)
+{
+	(void)arg;
+	if (err != BRK_PEER_OK)
+		return;
+	SaslHandshakeResponse m;
+	SaslHandshakeResponse_init(&m);
+	proto_arena arena;
+	proto_arena_init(&arena, 1 << 20);
+	int rc = SaslHandshakeResponse_decode(body, &arena, 1, &m);
+	int16_t code = rc == 0 ? m.error_code : -1;
+	proto_arena_free(&arena);
+	if (code != 0) {
+		set_error(p, "SASL handshake for %s refused (error %d)",
+			  brk_sasl_mechanism_name(p->sasl->mechanism), (int)code);
+		auth_fail(p);
+		return;
+	}
+	brk_sasl_client_start(&p->sasl_client, p->sasl);
+	auth_next(p, NULL, 0, 0);
+}
+
+/* Begin an exchange on the connection (nothing in flight). */
+static void auth_begin(brk_peer *p)
+{
+	p->authenticating = true;
+	p->reauth_due = false;
+	cancel_timer(p, &p->reauth_timer);
+	if (!auth_send(p, API_SASL_HANDSHAKE, encode_handshake, &p->sasl->mechanism, on_handshake)) {
+		/* no memory: try again on the next connection */
+		p->authenticating = false;
+		p->reauth_due = true;
+	}
+}
+
+int brk_peer_set_sasl(brk_peer *p, const brk_sasl_credentials *cred)
+{
+	brk_sasl_credentials *c = NULL;
+	if (cred) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return BRK_PEER_ERR_NOMEM;
+		*c = *cred;
+	}
+	if (p->sasl)
+		OPENSSL_cleanse(p->sasl, sizeof(*p->sasl));
+	free(p->sasl);
+	p->sasl = c;
+	return 0;
+}
+
+int brk_peer_send(brk_peer *p, int16_t api_key, int16_t api_version, brk_peer_encode_fn encode,
+		  void *encode_arg, brk_peer_done_fn done, void *arg)
+{
+	if (p->dying)
+		return BRK_PEER_ERR_DESTROYED;
+	if (p->queue.n + p->inflight.n >= p->lim.max_queued)
+		return BRK_PEER_ERR_QUEUE_FULL;
+	peer_req *r;
+	int rc = build_req(p, api_key, api_version, encode, encode_arg, done, arg, &r);
+	if (rc != 0)
+		return rc;
 	list_push(&p->queue, r);
 	if (p->st == PEER_DOWN)
 		schedule_connect(p);

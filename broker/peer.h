@@ -79,6 +79,7 @@
 #include <stdint.h>
 
 #include "broker/loop.h"
+#include "broker/security/sasl_client.h"
 #include "protocol/buf.h"
 
 typedef struct brk_peer brk_peer;
@@ -201,6 +202,20 @@ int brk_peer_send(brk_peer *p, int16_t api_key, int16_t api_version, brk_peer_en
  * body reader stays valid until then).
  */
 void brk_peer_destroy(brk_peer *p);
+
+/*
+ * SASL (a SASL_PLAINTEXT or SASL_SSL inter-broker listener): on every new
+ * connection, before any request of the caller's, authenticate with
+ * SaslHandshake v1 and SaslAuthenticate v1 as cred says (copied; NULL:
+ * none), as Kafka's SaslClientAuthenticator does. A refusal (the
+ * mechanism, the credentials, the server's signature) closes the
+ * connection: the pending requests get BRK_PEER_ERR_CONNECT and
+ * brk_peer_last_error says why. When the server gives the session a
+ * lifetime (KIP-368, connections.max.reauth.ms), the connection
+ * re-authenticates once 85 % of it has passed, between two requests.
+ * Takes effect from the next connection. Returns 0 or BRK_PEER_ERR_NOMEM.
+ */
+int brk_peer_set_sasl(brk_peer *p, const brk_sasl_credentials *cred);
 
 /* Accessors (for logs, metrics and tests). */
 int32_t brk_peer_node_id(const brk_peer *p);

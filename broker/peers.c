@@ -54,9 +54,15 @@ brk_peer *brk_peers_get(brk_peers *ps, const ctl_broker *b, brk_peer_purpose pur
 	}
 	p = brk_peer_new(ps->loop, b->id, b->host, b->port, ps->client_id, &ps->limits[purpose],
 			 NULL);
+	if (p && ps->sasl && brk_peer_set_sasl(p, ps->sasl) != 0) {
+		brk_peer_destroy(p);
+		return NULL;
+	}
 	e->peer[purpose] = p;
 	return p;
 }
+
+void brk_peers_set_sasl(brk_peers *ps, const brk_sasl_credentials *cred) { ps->sasl = cred; }
 
 void brk_peers_free(brk_peers *ps)
 {

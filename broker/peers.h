@@ -32,6 +32,7 @@ typedef struct brk_peers {
 	brk_loop *loop;
 	char client_id[64];             /* "broker-<id>" */
 	brk_peer_limits limits[BRK_PEER_PURPOSES];
+	const brk_sasl_credentials *sasl; /* inter-broker SASL (brk_peers_set_sasl), or NULL */
 	brk_peers_entry *v;
 	int32_t n, cap;
 } brk_peers;
@@ -47,6 +48,11 @@ void brk_peers_init(brk_peers *ps, brk_loop *loop, int32_t self_id,
  * when it cannot be made (out of memory, an address that does not parse).
  */
 brk_peer *brk_peers_get(brk_peers *ps, const ctl_broker *b, brk_peer_purpose purpose);
+
+/* Authenticate every connection made from now on with cred (SASL on the
+ * inter-broker listener; peer.h's brk_peer_set_sasl); cred must outlive
+ * the set; NULL: none. */
+void brk_peers_set_sasl(brk_peers *ps, const brk_sasl_credentials *cred);
 
 /* Destroy every connection (their pending requests fail with
  * BRK_PEER_ERR_DESTROYED, from inside this call) and free the set. */

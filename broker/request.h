@@ -133,5 +133,12 @@ int brk_handle_elect_leaders(brk_request *req);
 int brk_handle_describe_topic_partitions(brk_request *req);
 int brk_handle_describe_client_quotas(brk_request *req);
 int brk_handle_alter_client_quotas(brk_request *req);
+int brk_handle_describe_acls(brk_request *req);
+int brk_handle_create_acls(brk_request *req);
+int brk_handle_delete_acls(brk_request *req);
+int brk_handle_sasl_handshake(brk_request *req);
+int brk_handle_sasl_authenticate(brk_request *req);
+int brk_handle_describe_user_scram_credentials(brk_request *req);
+int brk_handle_alter_user_scram_credentials(brk_request *req);
 
 #endif

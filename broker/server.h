@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "broker/acl/authorizer.h"
 #include "broker/cleaner.h"
 #include "broker/cluster.h"
 #include "broker/config.h"
@@ -22,6 +23,7 @@
 #include "broker/producer_ids.h"
 #include "broker/quota/quota.h"
 #include "broker/retention.h"
+#include "broker/security/sasl.h"
 #include "broker/txn/txn.h"
 #include "protocol/batch.h"
 
@@ -41,6 +43,7 @@ typedef struct brk_server {
 	brk_flusher flusher;         /* fsyncs and other blocking file work, off the loop */
 	brk_retention retention;     /* log.retention.*, delayed segment file deletion */
 	brk_cleaner cleaner;         /* compaction (log.cleaner.*) */
+	brk_sasl sasl;               /* SASL listeners' mechanisms and credentials */
 	fs_cache *fetch_sessions;    /* incremental fetch sessions (KIP-227) */
 	/* Produce's decompression scratch for batch validation (loop thread
 	 * only): proto_scratch_init(BRK_PRODUCE_SCRATCH_MAX) at start-up,
@@ -49,6 +52,7 @@ typedef struct brk_server {
 	grp_coordinator groups;      /* the group coordinator (group/group.h) */
 	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
 	brk_quotas quotas;           /* client quotas (quota/quota.h) */
+	brk_authorizer acl;          /* ACLs (authorizer.class.name; disabled by default) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */
 	bool stopping;               /* SIGTERM/SIGINT seen */

@@ -85,6 +85,10 @@ int hc_start(hc_cluster *c, const hc_options *o)
 		return -1;
 	}
 	c->net = o ? o->net : NULL;
+	if (o && o->sasl_plain_user && o->sasl_plain_password) {
+		snprintf(c->sasl_user, sizeof(c->sasl_user), "%s", o->sasl_plain_user);
+		snprintf(c->sasl_password, sizeof(c->sasl_password), "%s", o->sasl_plain_password);
+	}
 	if (o && o->zk) {
 		c->zk = o->zk;
 	} else {
@@ -525,6 +529,39 @@ static int parse_metadata(const uint8_t *body, int32_t len, int32_t cid, hc_md *
 	return r.ok && r.pos == r.len ? 0 : -1;
 }
 
+/* SaslHandshake v1 PLAIN and SaslAuthenticate v1 as hc_options said.
+ * Returns 0 when authenticated. */
+static int sasl_plain_login(const hc_cluster *c, int fd, int timeout_ms)
+{
+	uint8_t body[300], req[400], *resp = NULL;
+	int32_t rlen;
+	w_put16(body, 5);
+	memcpy(body + 2, "PLAIN", 5);
+	int n = w_build_request(req, sizeof(req), 17, 1, 1, "samsa-cluster-harness", body, 7);
+	if (n < 0 || w_send_all(fd, req, (size_t)n, timeout_ms) != WIRE_OK ||
+	    w_recv_frame(fd, &resp, &rlen, 1 << 20, timeout_ms) != WIRE_OK || rlen < 6 ||
+	    w_get16(resp + 4) != 0) {
+		free(resp);
+		return -1;
+	}
+	free(resp);
+	size_t ul = strlen(c->sasl_user), pl = strlen(c->sasl_password);
+	w_put32(body, (int32_t)(ul + pl + 2));
+	body[4] = 0;
+	memcpy(body + 5, c->sasl_user, ul);
+	body[5 + ul] = 0;
+	memcpy(body + 6 + ul, c->sasl_password, pl);
+	n = w_build_request(req, sizeof(req), 36, 1, 2, "samsa-cluster-harness", body, 6 + ul + pl);
+	if (n < 0 || w_send_all(fd, req, (size_t)n, timeout_ms) != WIRE_OK ||
+	    w_recv_frame(fd, &resp, &rlen, 1 << 20, timeout_ms) != WIRE_OK || rlen < 6 ||
+	    w_get16(resp + 4) != 0) {
+		free(resp);
+		return -1;
+	}
+	free(resp);
+	return 0;
+}
+
 int hc_metadata(hc_cluster *c, int id, const char *topic, hc_md *md, int timeout_ms)
 {
 	memset(md, 0, sizeof(*md));
@@ -549,7 +586,7 @@ int hc_metadata(hc_cluster *c, int id, const char *topic, hc_md *md, int timeout
 	int32_t cid = 0x5a5a; /* one request per connection */
 	int n = w_build_request(req, sizeof(req), 3, 7, cid, "samsa-cluster-harness", body, blen);
 	int fd = w_connect_host(c->b[id]->host, c->b[id]->port, timeout_ms);
-	if (fd < 0 || n < 0) {
+	if (fd < 0 || n < 0 || (c->sasl_user[0] && sasl_plain_login(c, fd, timeout_ms) < 0)) {
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -77,6 +77,9 @@ typedef struct hc_options {
 	h_zk *zk;                     /* a running server to use; NULL: start one of its own */
 	hn_net *net;                  /* run in its namespaces (nodes "zk", "b1".."b<n>"); NULL:
 				       * loopback */
+	/* The brokers' listener speaks SASL: the harness's own requests
+	 * (Metadata) authenticate with PLAIN as this user; NULL: none. */
+	const char *sasl_plain_user, *sasl_plain_password;
 } hc_options;
 
 typedef struct hc_cluster {
@@ -90,6 +93,7 @@ typedef struct hc_cluster {
 	char bootstrap[HC_MAX_BROKERS * 24]; /* "host1:p1,host2:p2,..." */
 	hn_net *net;                       /* hc_options.net, NULL on loopback */
 	ctl_zk *zkc;                       /* the test's session (hc_zk_*), opened on demand */
+	char sasl_user[64], sasl_password[64]; /* hc_options' SASL PLAIN login, "" none */
 } hc_cluster;
 
 /*

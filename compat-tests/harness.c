@@ -283,6 +283,19 @@ static int write_props(h_broker *b)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+int h_broker_add_override(h_broker *b, const char *kv)
+{
+	if (b->noverrides == H_MAX_OVERRIDES) {
+		fprintf(stderr, "harness: too many overrides\n");
+		return -1;
+	}
+	char *copy = strdup(kv);
+	if (!copy)
+		return -1;
+	b->overrides[b->noverrides++] = copy;
+	return 0;
+}
+
 static h_broker *broker_alloc(const char *const *overrides)
 {
 	if (!base_dir[0] && h_init() < 0)

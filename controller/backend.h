@@ -47,6 +47,8 @@ int ctl_emit_partition(ctl *c, const ctl_topic *t, const ctl_partition *p);
 int ctl_emit_brokers(ctl *c, const ctl_broker *v, int32_t n);
 int ctl_emit_controller(ctl *c, int32_t id, int32_t epoch);
 int ctl_emit_broker_configs(ctl *c, int32_t broker_id, const ctl_config_entry *configs, int32_t n);
+/* CTL_EV_ACLS with a copy of r. */
+int ctl_emit_acls(ctl *c, const ctl_acl_resource *r);
 /* CTL_EV_CLIENT_CONFIGS of entity with a copy of configs[0..n) (n 0 and
  * version -1: gone). */
 int ctl_emit_client_configs(ctl *c, const char *entity, const ctl_config_entry *configs,

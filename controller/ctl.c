@@ -89,6 +89,9 @@ void ctl_event_free(ctl_event *e)
 	case CTL_EV_BROKER_CONFIGS:
 		ctl_configs_free(e->u.broker_configs.configs, e->u.broker_configs.nconfigs);
 		break;
+	case CTL_EV_ACLS:
+		ctl_acl_resource_clear(&e->u.acls);
+		break;
 	case CTL_EV_CLIENT_CONFIGS:
 		free(e->u.client_configs.entity);
 		ctl_configs_free(e->u.client_configs.configs, e->u.client_configs.nconfigs);
@@ -202,6 +205,17 @@ int ctl_emit_brokers(ctl *c, const ctl_broker *v, int32_t n)
 	return 0;
 }
 
+int ctl_emit_acls(ctl *c, const ctl_acl_resource *r)
+{
+	ctl_event *e = ctl_event_new(CTL_EV_ACLS);
+	if (!e || ctl_acl_resource_copy(&e->u.acls, r) != 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	ctl_emit(c, e);
+	return 0;
+}
+
 int ctl_emit_controller(ctl *c, int32_t id, int32_t epoch)
 {
 	ctl_event *e = ctl_event_new(CTL_EV_CONTROLLER);
@@ -260,6 +274,9 @@ static void job_free(ctl_job *j)
 		free((void *)j->op.assignments);
 	}
 	ctl_configs_free((ctl_config_entry *)j->op.configs, j->op.nconfigs);
+	free((void *)j->op.acl_name);
+	free((void *)j->op.acl_add);
+	free((void *)j->op.acl_remove);
 	free((void *)j->op.entity);
 	free(j);
 }
@@ -306,6 +323,27 @@ uint64_t ctl_submit(ctl *c, const ctl_op *op)
 	j->op.nconfigs = 0;
 	j->op.isr = NULL;
 	j->op.nisr = 0;
+	j->op.acl_name = NULL;
+	j->op.acl_add = j->op.acl_remove = NULL;
+	j->op.nacl_add = j->op.nacl_remove = 0;
+	if (op->acl_name && !(j->op.acl_name = strdup(op->acl_name)))
+		goto nomem;
+	if (op->nacl_add > 0) {
+		ctl_acl_entry *v = malloc((size_t)op->nacl_add * sizeof(*v));
+		if (!v)
+			goto nomem;
+		memcpy(v, op->acl_add, (size_t)op->nacl_add * sizeof(*v));
+		j->op.acl_add = v;
+		j->op.nacl_add = op->nacl_add;
+	}
+	if (op->nacl_remove > 0) {
+		ctl_acl_entry *v = malloc((size_t)op->nacl_remove * sizeof(*v));
+		if (!v)
+			goto nomem;
+		memcpy(v, op->acl_remove, (size_t)op->nacl_remove * sizeof(*v));
+		j->op.acl_remove = v;
+		j->op.nacl_remove = op->nacl_remove;
+	}
 	j->op.entity = NULL;
 	if (op->entity && !(j->op.entity = strdup(op->entity)))
 		goto nomem;

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controller/acl.h"
 #include "controller/meta.h"
 
 typedef struct ctl ctl;
@@ -114,6 +115,8 @@ typedef enum ctl_op_type {
 				   * the reassignments in progress (KIP-455) */
 	CTL_OP_ELECT_LEADER,      /* topic, partition, election_type: a preferred or unclean
 				   * election (ElectLeaders, KIP-460; CLUSTER.md 2.7) */
+	CTL_OP_UPDATE_ACLS,       /* acl_type, acl_pattern, acl_name, acl_add, acl_remove:
+				   * one resource pattern's ACLs (CreateAcls, DeleteAcls) */
 	CTL_OP_SET_CLIENT_CONFIGS,/* entity, configs (the whole set), conditional,
 				   * expected_version: one client entity's configs
 				   * (quotas, SCRAM credentials; below) */
@@ -143,6 +146,13 @@ typedef struct ctl_op {
 					      * count (KIP-860) */
 	int8_t election_type;                /* ELECT_LEADER: CTL_ELECTION_PREFERRED (0) or
 					      * CTL_ELECTION_UNCLEAN (1), elect.h */
+	int8_t acl_type;                     /* UPDATE_ACLS: CTL_ACL_RES_* */
+	int8_t acl_pattern;                  /* UPDATE_ACLS: LITERAL or PREFIXED */
+	const char *acl_name;                /* UPDATE_ACLS: the pattern's name */
+	const ctl_acl_entry *acl_add;        /* UPDATE_ACLS: entries to add */
+	int32_t nacl_add;
+	const ctl_acl_entry *acl_remove;     /* UPDATE_ACLS: entries to remove */
+	int32_t nacl_remove;
 	const char *entity;                  /* SET_CLIENT_CONFIGS: the entity path
 					      * (controller/entity.h), copied */
 	bool conditional;                    /* SET_CLIENT_CONFIGS: only when the entity's
@@ -222,6 +232,13 @@ typedef struct ctl_op {
  *    state's event precedes the result; msg has Kafka's message. Another
  *    type: INVALID_REQUEST. The local back end answers ELECTION_NOT_NEEDED
  *    for a partition that exists (its one replica leads).
+ *  - UPDATE_ACLS: the pattern's entries become (current + add) - remove
+ *    (Kafka's AclAuthorizer updateResourceAcls): stored (the local
+ *    metadata file; in ZooKeeper Kafka's /kafka-acl znode of the pattern,
+ *    written conditionally on the version read and retried, then a change
+ *    notification, controller/acl.h) and told as CTL_EV_ACLS before the
+ *    result; nothing changes when the update changes nothing.
+ *    INVALID_REQUEST for a type or pattern type that is not stored.
  *  - SET_CLIENT_CONFIGS: see "Client entity configs" below.
  * With validate_only only the checks run. A change that cannot be made
  * durable (file write, ZooKeeper) is KAFKA_STORAGE_ERROR (local) or
@@ -311,6 +328,8 @@ typedef enum ctl_event_type {
 	CTL_EV_BROKER_CONFIGS, /* the dynamic configs of one broker (or the default) */
 	CTL_EV_CLIENT_CONFIGS, /* the configs of one client entity (ctl_submit, above) */
 	CTL_EV_RESULT,         /* an operation completed */
+	CTL_EV_ACLS,           /* one resource pattern's ACLs, all of them (none: it has
+				* no ACLs any more); at start every pattern's */
 } ctl_event_type;
 
 typedef struct ctl_result {
@@ -366,6 +385,7 @@ typedef struct ctl_event {
 			int32_t version;           /* -1: the entity is gone */
 		} client_configs;
 		ctl_result result;
+		ctl_acl_resource acls; /* owned by the event (clear it to keep its parts) */
 	} u;
 } ctl_event;
 

@@ -7,7 +7,7 @@
  *
  * File format (text, one record per line):
  *
- *   samsa-metadata 4
+ *   samsa-metadata 5
  *   producer-ids <end of the reserved producer id block, exclusive>
  *                                                    (version 2+; optional)
  *   broker-config <broker id | default> <name, %XX-escaped> <value, %XX-escaped>
@@ -16,6 +16,10 @@
  *                                                    (version 4+; any number: the
  *                                                    configs of client entities,
  *                                                    controller/entity.h)
+ *   acl <resource type> <pattern type> <name> <principal> <host> <operation> <permission>
+ *                                                    (version 5+; any number: one
+ *                                                    ACL each, codes of acl.h,
+ *                                                    strings %XX-escaped)
  *   topic <name> <id: 32 hex digits> <internal 0|1> <partitions> <replication factor> <nconfigs>
  *   config <name> <value, %XX-escaped>              (nconfigs lines)
  *   partition <index> <leader> <leader epoch> <nreplicas> <id>... <nisr> <id>...
@@ -24,8 +28,9 @@
  *
  * Topic names and config names never hold spaces (name rules / config names);
  * config values are escaped so any byte survives. Version 1 files (no
- * producer-ids line), version 2 files (no broker-config lines) and version
- * 3 files (no client-config lines) are still read; version 4 is written.
+ * producer-ids line), version 2 files (no broker-config lines), version
+ * 3 files (no client-config lines) and version 4 files (no acl lines) are
+ * still read; version 5 is written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,7 +45,7 @@
 #include "storage/fileio.h"
 
 #define CTL_FILE "__samsa_metadata"
-#define CTL_FILE_VERSION 4
+#define CTL_FILE_VERSION 5
 #define CTL_FILE_VERSION_MIN 1
 /* The metadata file is at most this large (bounds memory on bad input). */
 #define CTL_FILE_MAX (256u << 20)
@@ -52,6 +57,7 @@ typedef struct local {
 	/* The end (exclusive) of the last producer id block handed out, as
 	 * persisted in the file: the next block starts here. */
 	int64_t pid_block_end;
+	ctl_acl_store acls;
 } local;
 
 /* ---- escaping ---- */
@@ -175,6 +181,18 @@ static int save(const local *l)
 			fputc('\n', f);
 		}
 	}
+	for (int32_t i = 0; i < l->acls.n; i++) {
+		const ctl_acl_resource *r = &l->acls.v[i];
+		for (int32_t k = 0; k < r->n; k++) {
+			fprintf(f, "acl %d %d ", r->type, r->pattern);
+			write_escaped(f, r->name);
+			fputc(' ', f);
+			write_escaped(f, r->entries[k].principal);
+			fputc(' ', f);
+			write_escaped(f, r->entries[k].host);
+			fprintf(f, " %d %d\n", r->entries[k].operation, r->entries[k].permission);
+		}
+	}
 	for (int32_t i = 0; i < m->ntopics; i++) {
 		const ctl_topic *t = m->topics[i];
 		char hex[33];
@@ -287,6 +305,44 @@ static int load_broker_config(ctl_meta *m, char **save)
 	return 0;
 }
 
+/* One "acl ..." line (after the keyword) into l->acls. */
+static int load_acl(local *l, char **save)
+{
+	long long type, pattern, op, perm;
+	if (parse_int(save, CTL_ACL_RES_TOPIC, CTL_ACL_RES_MAX, &type) ||
+	    parse_int(save, CTL_ACL_PAT_LITERAL, CTL_ACL_PAT_PREFIXED, &pattern))
+		return -1;
+	char *name_e = strtok_r(NULL, " \n", save);
+	char *principal_e = strtok_r(NULL, " \n", save);
+	char *host_e = strtok_r(NULL, " \n", save);
+	if (!name_e || !principal_e || !host_e ||
+	    parse_int(save, CTL_ACL_OP_ALL, CTL_ACL_OP_MAX, &op) ||
+	    parse_int(save, CTL_ACL_PERM_DENY, CTL_ACL_PERM_ALLOW, &perm) ||
+	    strtok_r(NULL, " \n", save))
+		return -1;
+	char *name = unescape(name_e), *principal = unescape(principal_e), *host = unescape(host_e);
+	int rc = -1;
+	ctl_acl_entry e = { .operation = (int8_t)op, .permission = (int8_t)perm };
+	if (name && principal && host && strlen(principal) < sizeof(e.principal) &&
+	    strlen(host) < sizeof(e.host)) {
+		strcpy(e.principal, principal);
+		strcpy(e.host, host);
+		const ctl_acl_resource *cur = ctl_acl_store_find(&l->acls, (int8_t)type,
+								  (int8_t)pattern, name);
+		ctl_acl_resource r = { .type = (int8_t)type, .pattern = (int8_t)pattern, .name = name };
+		bool changed;
+		if (ctl_acl_merge(cur ? cur->entries : NULL, cur ? cur->n : 0, &e, 1, NULL, 0,
+				  &r.entries, &r.n, &changed) == 0) {
+			rc = ctl_acl_store_put(&l->acls, &r) == 0 ? 0 : -1;
+			free(r.entries);
+		}
+	}
+	free(name);
+	free(principal);
+	free(host);
+	return rc;
+}
+
 /* One "client-config <entity> <name> <value>" line (after the keyword). */
 static int load_client_config(ctl_meta *m, char **save)
 {
@@ -371,6 +427,11 @@ static int load(local *l)
 			if (version < 3 || t)
 				goto out;
 			if (load_broker_config(m, &save) != 0)
+				goto out;
+			continue;
+		}
+		if (strcmp(kw, "acl") == 0) {
+			if (version < 5 || t || load_acl(l, &save) != 0)
 				goto out;
 			continue;
 		}
@@ -839,6 +900,44 @@ static int producer_ids(local *l, ctl_result *r)
 	return KERR_NONE;
 }
 
+static int update_acls(ctl *c, local *l, const ctl_op *op, ctl_result *r)
+{
+	if (op->acl_type < CTL_ACL_RES_TOPIC || op->acl_type > CTL_ACL_RES_MAX ||
+	    (op->acl_pattern != CTL_ACL_PAT_LITERAL && op->acl_pattern != CTL_ACL_PAT_PREFIXED) ||
+	    !op->acl_name)
+		return KERR_INVALID_REQUEST;
+	const ctl_acl_resource *cur = ctl_acl_store_find(&l->acls, op->acl_type, op->acl_pattern,
+							  op->acl_name);
+	ctl_acl_resource old = { 0 };
+	if (cur && ctl_acl_resource_copy(&old, cur) != 0)
+		return KERR_UNKNOWN_SERVER_ERROR;
+	ctl_acl_resource fresh = { .type = op->acl_type, .pattern = op->acl_pattern,
+				   .name = (char *)op->acl_name };
+	bool changed;
+	if (ctl_acl_merge(old.entries, old.n, op->acl_add, op->nacl_add, op->acl_remove,
+			  op->nacl_remove, &fresh.entries, &fresh.n, &changed) != 0 ||
+	    (changed && ctl_acl_store_put(&l->acls, &fresh) != 0)) {
+		free(fresh.entries);
+		ctl_acl_resource_clear(&old);
+		return KERR_UNKNOWN_SERVER_ERROR;
+	}
+	int err = KERR_NONE;
+	if (changed && save(l) != 0) {
+		if (cur)
+			ctl_acl_store_put(&l->acls, &old);
+		else
+			ctl_acl_store_put(&l->acls, &(ctl_acl_resource){ .type = fresh.type,
+				.pattern = fresh.pattern, .name = fresh.name });
+		set_msg(r, "The ACLs could not be written.");
+		err = KERR_KAFKA_STORAGE_ERROR;
+	} else if (changed) {
+		ctl_emit_acls(c, &fresh);
+	}
+	free(fresh.entries);
+	ctl_acl_resource_clear(&old);
+	return err;
+}
+
 /* ---- reassignments (one broker: nothing can move) ---- */
 
 static bool local_live(const void *arg, int32_t id)
@@ -939,6 +1038,9 @@ static void run(ctl *c, void *state, const ctl_op *op, ctl_result *r)
 	case CTL_OP_ELECT_LEADER:
 		err = elect_leader(l, op, r);
 		break;
+	case CTL_OP_UPDATE_ACLS:
+		err = update_acls(c, l, op, r);
+		break;
 	default:
 		err = KERR_INVALID_REQUEST;
 		break;
@@ -964,6 +1066,7 @@ static int start(ctl *c, const ctl_options *o, void **state)
 		rc = load(l);
 	if (rc) {
 		ctl_meta_destroy(&l->meta);
+		ctl_acl_store_free(&l->acls);
 		free(l);
 		return rc;
 	}
@@ -979,6 +1082,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 		const ctl_client_config_set *cs = &l->meta.client_configs[i];
 		ctl_emit_client_configs(c, cs->entity, cs->configs, cs->nconfigs, cs->version);
 	}
+	for (int32_t i = 0; i < l->acls.n; i++)
+		ctl_emit_acls(c, &l->acls.v[i]);
 	for (int32_t i = 0; i < l->meta.ntopics; i++)
 		ctl_emit_topic(c, l->meta.topics[i]);
 	*state = l;
@@ -992,6 +1097,7 @@ static void stop(ctl *c, void *state)
 	if (!l)
 		return;
 	ctl_meta_destroy(&l->meta);
+	ctl_acl_store_free(&l->acls);
 	free(l);
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 #include "protocol/err.h"
@@ -53,6 +54,14 @@ static int32_t *ids_copy(const int32_t *v, int32_t n)
 	if (c && n > 0)
 		memcpy(c, v, (size_t)n * sizeof(*c));
 	return c;
+}
+
+const ctl_endpoint *ctl_broker_endpoint(const ctl_broker *b, const char *listener)
+{
+	for (int32_t i = 0; listener && i < b->nendpoints && i < CTL_MAX_ENDPOINTS; i++)
+		if (strcasecmp(b->endpoints[i].listener, listener) == 0)
+			return &b->endpoints[i];
+	return NULL;
 }
 
 int ctl_partition_copy(ctl_partition *dst, const ctl_partition *src)

@@ -70,13 +70,34 @@ typedef struct ctl_topic {
 } ctl_topic;
 
 /* A live broker (its registration; CLUSTER.md 1.2). */
+/* Most advertised listeners of one broker (the broker's BRK_MAX_LISTENERS). */
+#define CTL_MAX_ENDPOINTS 4
+
+/* One advertised listener of a broker (Kafka's EndPoint). */
+typedef struct ctl_endpoint {
+	char listener[32];          /* listener name, e.g. "SSL" */
+	char security_protocol[16]; /* PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL */
+	char host[256];
+	int32_t port;
+} ctl_endpoint;
+
 typedef struct ctl_broker {
 	int32_t id;
 	int64_t epoch;     /* broker epoch: the registration's czxid (KIP-380); 0 locally */
 	char host[256];    /* advertised host of its first listener */
 	int32_t port;
 	char rack[256];    /* broker.rack, "" when unset */
+	/* Every advertised listener, the first one first (the registration's
+	 * "endpoints"; clients are answered with the endpoint of the listener
+	 * they came in on). 0 when only host and port are known. */
+	ctl_endpoint endpoints[CTL_MAX_ENDPOINTS];
+	int32_t nendpoints;
 } ctl_broker;
+
+/* b's endpoint of listener (names compared ignoring case, as Kafka's
+ * ListenerName upper-cases them); NULL when b advertises none by that name
+ * or listener is NULL. */
+const ctl_endpoint *ctl_broker_endpoint(const ctl_broker *b, const char *listener);
 
 /* The replicas (broker ids) of one partition, a view the caller owns. */
 typedef struct ctl_replica_list {

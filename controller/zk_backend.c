@@ -49,6 +49,12 @@ static const char *const persistent_paths[] = {
 	"/config/users",
 	"/config/brokers",
 	"/config/ips",
+	/* Kafka's ZkAclStore paths (the authorizer's ACLs and their
+	 * change notifications). */
+	"/kafka-acl",
+	"/kafka-acl-changes",
+	"/kafka-acl-extended/prefixed",
+	"/kafka-acl-extended-changes",
 };
 
 /* How often a registration held by another session is tried again. */
@@ -260,10 +266,19 @@ static void *timer_main(void *arg)
 /* The v5 registration of this broker (CLUSTER.md 1.2). */
 static int registration_json(const zkb *z, char **out, size_t *len)
 {
-	ctl_zkj_endpoint ep = { "PLAINTEXT", "PLAINTEXT", z->self.host, z->self.port };
+	ctl_zkj_endpoint ep[CTL_MAX_ENDPOINTS] = { { "PLAINTEXT", "PLAINTEXT", z->self.host,
+						     z->self.port } };
+	int32_t n = 1;
+	if (z->self.nendpoints > 0) {
+		n = z->self.nendpoints < CTL_MAX_ENDPOINTS ? z->self.nendpoints : CTL_MAX_ENDPOINTS;
+		for (int32_t i = 0; i < n; i++) {
+			const ctl_endpoint *e = &z->self.endpoints[i];
+			ep[i] = (ctl_zkj_endpoint){ e->listener, e->security_protocol, e->host, e->port };
+		}
+	}
 	ctl_zkj_broker b = { .version = 5, .jmx_port = -1, .timestamp = zkb_wall_ms(),
 			     .rack = z->self.rack[0] ? z->self.rack : NULL,
-			     .endpoints = &ep, .nendpoints = 1 };
+			     .endpoints = ep, .nendpoints = n };
 	return ctl_zkj_broker_encode(&b, out, len);
 }
 
@@ -411,6 +426,10 @@ static void on_trigger(zkb *z, const char *path)
 	} else if (strcmp(path, "/config/changes") == 0) {
 		if (zkb_view_process_notices(z, false) == CTL_ZK_OK && z->ctrl.active)
 			zkb_ctrl_reconcile_all(z); /* unclean.leader.election.enable may be new */
+	} else if (strcmp(path, "/kafka-acl-changes") == 0) {
+		zkb_acl_on_change(z, false);
+	} else if (strcmp(path, "/kafka-acl-extended-changes") == 0) {
+		zkb_acl_on_change(z, true);
 	} else if (strcmp(path, "/admin/delete_topics") == 0) {
 		zkb_view_refresh_deletions(z);
 		if (z->ctrl.active)
@@ -565,6 +584,7 @@ static void zkb_free(zkb *z)
 	zkb_ctrl_clear(z);
 	zkb_view_clear_deletions(z);
 	ctl_meta_destroy(&z->meta);
+	ctl_acl_store_free(&z->acls);
 	free(z->brokers);
 	free(z->connect);
 	pthread_cond_destroy(&z->timer_cv);
@@ -598,6 +618,8 @@ static int start(ctl *c, const ctl_options *o, void **state)
 				   : 10;
 	z->controller_id = -1;
 	z->last_notice = -1;
+	z->last_acl_change = -1;
+	z->last_acl_ext_change = -1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

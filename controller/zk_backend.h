@@ -139,6 +139,9 @@ typedef struct zkb {
 	int32_t controller_epoch;
 	bool controller_known;    /* one CTL_EV_CONTROLLER was emitted */
 	int64_t last_notice;      /* highest config change sequence handled */
+	ctl_acl_store acls;       /* every ACL pattern as last read (zk_acl.c) */
+	int64_t last_acl_change;     /* highest /kafka-acl-changes sequence handled */
+	int64_t last_acl_ext_change; /* highest /kafka-acl-extended-changes one */
 	bool stale;               /* a read failed: read everything again */
 	char **marked;            /* the children of /admin/delete_topics as last
 				   * read (topics marked for deletion), owned */
@@ -236,6 +239,19 @@ int zkb_read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n
  * purged; with skip only the newest sequence is noted (everything is read
  * anyway). */
 int zkb_view_process_notices(zkb *z, bool skip);
+
+/* ---- zk_acl.c ---- */
+
+/* Read every ACL pattern (/kafka-acl, /kafka-acl-extended/prefixed) and
+ * arm the watches of both change paths (their notifications so far are
+ * taken as read); CTL_EV_ACLS for each pattern that changed (every one
+ * with emit_all) and for each gone. */
+int zkb_acl_refresh_all(zkb *z, bool emit_all);
+/* A change path's children changed: the patterns its new notifications
+ * name are read again (extended: /kafka-acl-extended-changes). */
+int zkb_acl_on_change(zkb *z, bool extended);
+/* CTL_OP_UPDATE_ACLS (ctl.h). */
+int16_t zkb_acl_update(zkb *z, const ctl_op *op, ctl_result *r);
 
 /* Set the view's state of partition p of topic t (the controller or a
  * leader wrote it) and emit CTL_EV_PARTITION. */

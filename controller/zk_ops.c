@@ -725,6 +725,9 @@ void zkb_run_op(zkb *z, const ctl_op *op, ctl_result *r)
 	case CTL_OP_SET_BROKER_CONFIGS:
 		err = set_broker_configs(z, op, r);
 		break;
+	case CTL_OP_UPDATE_ACLS:
+		err = zkb_acl_update(z, op, r);
+		break;
 	case CTL_OP_SET_CLIENT_CONFIGS:
 		err = zkb_clients_set(z, op, r);
 		break;

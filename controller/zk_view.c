@@ -201,6 +201,15 @@ static int read_broker(zkb *z, const char *name, ctl_broker *b, bool *ok)
 		b->port = r.nendpoints > 0 ? r.endpoints[0].port : r.port;
 		snprintf(b->host, sizeof(b->host), "%s", host ? host : "");
 		snprintf(b->rack, sizeof(b->rack), "%s", r.rack ? r.rack : "");
+		for (int32_t i = 0; i < r.nendpoints && b->nendpoints < CTL_MAX_ENDPOINTS; i++) {
+			const ctl_zkj_endpoint *e = &r.endpoints[i];
+			ctl_endpoint *o = &b->endpoints[b->nendpoints++];
+			snprintf(o->listener, sizeof(o->listener), "%s", e->listener ? e->listener : "");
+			snprintf(o->security_protocol, sizeof(o->security_protocol), "%s",
+				 e->security_protocol ? e->security_protocol : "");
+			snprintf(o->host, sizeof(o->host), "%s", e->host ? e->host : "");
+			o->port = e->port;
+		}
 		*ok = true;
 	} else {
 		fprintf(stderr, "samsa: the registration %s does not parse: broker ignored\n", path);
@@ -216,7 +225,10 @@ static bool brokers_equal(const ctl_broker *a, int32_t na, const ctl_broker *b, 
 		return false;
 	for (int32_t i = 0; i < na; i++)
 		if (a[i].id != b[i].id || a[i].epoch != b[i].epoch || a[i].port != b[i].port ||
-		    strcmp(a[i].host, b[i].host) != 0 || strcmp(a[i].rack, b[i].rack) != 0)
+		    strcmp(a[i].host, b[i].host) != 0 || strcmp(a[i].rack, b[i].rack) != 0 ||
+		    a[i].nendpoints != b[i].nendpoints ||
+		    memcmp(a[i].endpoints, b[i].endpoints,
+			   (size_t)a[i].nendpoints * sizeof(a[i].endpoints[0])) != 0)
 			return false;
 	return true;
 }
@@ -1016,6 +1028,8 @@ int zkb_view_refresh_all(zkb *z, zkb_read how)
 	/* Notices first: any written after this are seen by the watch. */
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_process_notices(z, true);
+	if (rc == CTL_ZK_OK)
+		rc = zkb_acl_refresh_all(z, emit_all);
 	if (rc == CTL_ZK_OK)
 		rc = zkb_view_refresh_broker_configs(z, emit_all);
 	if (rc == CTL_ZK_OK)

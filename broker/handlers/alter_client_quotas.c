@@ -21,12 +21,14 @@
  * broker's view, changed and written back conditionally on its version
  * (CTL_OP_SET_CLIENT_CONFIGS); when another write came first it is redone
  * on the newer map, up to MAX_ROUNDS times. An entity left without keys is
- * removed. ValidateOnly runs the checks only.
+ * removed. ValidateOnly runs the checks only. Without ALTER_CONFIGS on the
+ * cluster (an authorizer is set) every entry is CLUSTER_AUTHORIZATION_FAILED.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/client_config.h"
 #include "broker/ctl_wait.h"
 #include "broker/quota/keys.h"
@@ -367,6 +369,7 @@ int brk_handle_alter_client_quotas(brk_request *req)
 	st->e = proto_arena_alloc(req->arena, (size_t)(st->n ? st->n : 1) * sizeof(*st->e));
 	if (!st->e)
 		return BRK_CLOSE;
+	bool allowed = brk_acl_permits_cluster(req, CTL_ACL_OP_ALTER_CONFIGS);
 	for (int32_t i = 0; i < st->n; i++) {
 		entry_state *e = &st->e[i];
 		memset(e, 0, sizeof(*e));
@@ -375,6 +378,10 @@ int brk_handle_alter_client_quotas(brk_request *req)
 			return BRK_CLOSE;
 		e->msg[0] = '\0';
 		const AlterClientQuotasRequest_AlterClientQuotasEntry *en = &st->m.entries[i];
+		if (!allowed) {
+			fail(e, KERR_CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.");
+			continue;
+		}
 		check_entity(req, en, e);
 		/* an entity seen before: the first stays, this one is refused */
 		for (int32_t k = 0; e->path && k < i; k++)

@@ -17,13 +17,16 @@
  *  - an entity is listed with its quota keys only (a user's SCRAM
  *    credentials share its map and are never shown), and only when it has
  *    any; a value that does not parse as a number is left out.
- * An error is answered at the top level with no entries. Entities come
+ * Without DESCRIBE_CONFIGS on the cluster (an authorizer is set):
+ * CLUSTER_AUTHORIZATION_FAILED. An error is answered at the top level
+ * with no entries. Entities come
  * from the client configs of this broker (broker/client_config.h), named
  * with their desanitized names (null for the default).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/client_config.h"
 #include "broker/quota/keys.h"
 #include "broker/quota/quota.h"
@@ -199,7 +202,13 @@ int brk_handle_describe_client_quotas(brk_request *req)
 	if (!msg)
 		return BRK_CLOSE;
 	filter f;
-	int16_t err = parse_filter(&m, &f, msg, 512);
+	int16_t err = KERR_NONE;
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE_CONFIGS)) {
+		err = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		snprintf(msg, 512, "Cluster authorization failed.");
+	} else {
+		err = parse_filter(&m, &f, msg, 512);
+	}
 	if (err) {
 		resp.error_code = err;
 		resp.error_message = proto_cstr(msg);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -62,13 +63,15 @@ int brk_handle_describe_cluster(brk_request *req)
 		resp.brokers = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.brokers));
 		if (!resp.brokers)
 			return BRK_CLOSE;
+		const char *listener = brk_conn_listener_name(req->conn);
 		for (int32_t i = 0; i < n; i++) {
 			const ctl_broker *b = &server.cluster.brokers[i];
+			const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
 			DescribeClusterResponse_DescribeClusterBroker *rb = &resp.brokers[i];
 			DescribeClusterResponse_DescribeClusterBroker_init(rb);
 			rb->broker_id = b->id;
-			rb->host = proto_cstr(b->host);
-			rb->port = b->port;
+			rb->host = proto_cstr(e ? e->host : b->host);
+			rb->port = e ? e->port : b->port;
 			rb->rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
 			rb->is_fenced = false;
 		}

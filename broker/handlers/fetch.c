@@ -72,6 +72,7 @@
 #include "broker/isr.h"
 #include "broker/partitions.h"
 #include "broker/purgatory.h"
+#include "broker/acl/check.h"
 #include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -98,6 +99,7 @@ typedef struct fetch_state {
 	bool followed;        /* its fetch offsets were recorded (first read) */
 	int32_t session_id;   /* CTX_INCREMENTAL: the session */
 	int32_t next_epoch;   /* CTX_INCREMENTAL: its epoch after this request */
+	brk_request *req;     /* for the authorizer (principal, host) */
 } fetch_state;
 
 enum { CTX_SESSIONLESS, CTX_FULL, CTX_INCREMENTAL };
@@ -236,6 +238,17 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 		const FetchRequest_FetchTopic *ft = &m->topics[i];
 		FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
 		brk_topic *t = lookup_topic(v, ft);
+		/* KafkaApis.handleFetchRequest: a follower needs CLUSTER_ACTION
+		 * on the cluster, a consumer READ on each topic (checked before
+		 * whether the topic exists; an unknown topic id stays unknown). */
+		bool denied = st->replica >= 0
+				      ? !brk_acl_permits_cluster(st->req, CTL_ACL_OP_CLUSTER_ACTION)
+				      : (t || v < 13) &&
+						!brk_acl_permits(st->req, CTL_ACL_RES_TOPIC,
+								 t ? t->name : ft->topic.ptr,
+								 t ? (int32_t)strlen(t->name)
+								   : ft->topic.len,
+								 CTL_ACL_OP_READ);
 		for (int32_t j = 0; j < tr->partitions_count; j++) {
 			const FetchRequest_FetchPartition *fp = &ft->partitions[j];
 			FetchResponse_PartitionData *pd = &tr->partitions[j];
@@ -249,6 +262,11 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 			pd->aborted_transactions_count = -1;
 			pd->aborted_transactions = NULL;
 			brk_partition *p = brk_topic_partition(t, fp->partition);
+			if (denied) {
+				pd->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				failed = true;
+				continue;
+			}
 			if (!t) {
 				pd->error_code = v >= 13 ? KERR_UNKNOWN_TOPIC_ID
 							 : KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -746,6 +764,7 @@ int brk_handle_fetch(brk_request *req)
 	if (FetchRequest_decode(&req->body, req->arena, v, &st->m) != 0)
 		return BRK_CLOSE;
 	FetchRequest *m = &st->m;
+	st->req = req;
 	st->replica = is_follower(m, v) ? (v >= 15 ? m->replica_state.replica_id : m->replica_id) : -1;
 	if (st->replica < 0 && brk_quotas_enabled(&server.quotas, BRK_QUOTA_FETCH)) {
 		/* Kafka: a consumer's fetch holds at most what its quota allows

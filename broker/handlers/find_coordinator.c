@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
@@ -63,14 +64,16 @@ static const ctl_broker *coordinator_of(brk_topic *t, int8_t key_type, proto_str
 	return brk_cluster_broker(&server.cluster, p->leader);
 }
 
+/* b (NULL: none) as the coordinator, at its endpoint of listener. */
 static void fill(FindCoordinatorResponse_Coordinator *c, int16_t err, const char *msg,
-		 const ctl_broker *b)
+		 const ctl_broker *b, const char *listener)
 {
+	const ctl_endpoint *e = b ? ctl_broker_endpoint(b, listener) : NULL;
 	c->error_code = err;
 	c->error_message = proto_cstr(msg);
 	c->node_id = b ? b->id : -1;
-	c->host = proto_cstr(b ? b->host : "");
-	c->port = b ? b->port : -1;
+	c->host = proto_cstr(e ? e->host : b ? b->host : "");
+	c->port = e ? e->port : b ? b->port : -1;
 }
 
 typedef struct find_state {
@@ -99,11 +102,13 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		c->key = v < 4 ? m->key : m->coordinator_keys[i];
 		const ctl_broker *b = valid_type ? coordinator_of(t, m->key_type, c->key) : NULL;
 		if (!valid_type)
-			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL);
+			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL,
+			     NULL);
 		else if (!b)
-			fill(c, KERR_COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", NULL);
+			fill(c, KERR_COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", NULL,
+			     NULL);
 		else
-			fill(c, KERR_NONE, "NONE", b);
+			fill(c, KERR_NONE, "NONE", b, brk_conn_listener_name(req->conn));
 	}
 	FindCoordinatorResponse resp;
 	FindCoordinatorResponse_init(&resp);

@@ -21,9 +21,11 @@
  */
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -66,7 +68,9 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 	memcpy(rt->topic_id.b, t->id, 16);
 	rt->is_internal = t->internal;
 	if (m->include_topic_authorized_operations)
-		rt->topic_authorized_operations = BRK_TOPIC_ALL_OPERATIONS;
+		rt->topic_authorized_operations = brk_acl_operations(
+			req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
+			BRK_TOPIC_ALL_OPERATIONS);
 	rt->partitions_count = t->npartitions;
 	rt->partitions = proto_arena_alloc(req->arena, (size_t)(t->npartitions ? t->npartitions : 1) *
 							   sizeof(*rt->partitions));
@@ -95,6 +99,19 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 			rp->error_code = KERR_REPLICA_NOT_AVAILABLE;
 	}
 	return 0;
+}
+
+/* KafkaApis.handleTopicMetadataRequest: DESCRIBE on a topic to see it;
+ * CREATE on the cluster or the topic to have it made automatically. */
+static bool may_describe(const brk_request *req, const char *name, int32_t len)
+{
+	return brk_acl_permits(req, CTL_ACL_RES_TOPIC, name, len, CTL_ACL_OP_DESCRIBE);
+}
+
+static bool may_create(const brk_request *req, const char *name, int32_t len)
+{
+	return brk_acl_permits_cluster(req, CTL_ACL_OP_CREATE) ||
+	       brk_acl_permits(req, CTL_ACL_RES_TOPIC, name, len, CTL_ACL_OP_CREATE);
 }
 
 static bool want_all(const MetadataRequest *m, int16_t v)
@@ -128,32 +145,42 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	resp.brokers = proto_arena_alloc(req->arena, (size_t)(nb ? nb : 1) * sizeof(*resp.brokers));
 	if (!resp.brokers)
 		return BRK_CLOSE;
+	const char *listener = brk_conn_listener_name(req->conn);
 	for (int32_t i = 0; i < nb; i++) {
 		const ctl_broker *b = &server.cluster.brokers[i];
+		const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
 		MetadataResponse_MetadataResponseBroker_init(&resp.brokers[i]);
 		resp.brokers[i].node_id = b->id;
-		resp.brokers[i].host = proto_cstr(b->host);
-		resp.brokers[i].port = b->port;
+		resp.brokers[i].host = proto_cstr(e ? e->host : b->host);
+		resp.brokers[i].port = e ? e->port : b->port;
 		resp.brokers[i].rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
 	}
 	resp.brokers_count = nb;
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);
 	resp.controller_id = server.cluster.controller_id;
 	if (v >= 8 && v <= 10 && m->include_cluster_authorized_operations)
-		resp.cluster_authorized_operations = BRK_CLUSTER_ALL_OPERATIONS;
+		resp.cluster_authorized_operations = brk_acl_operations(
+			req, CTL_ACL_RES_CLUSTER, CTL_ACL_CLUSTER_NAME,
+			(int32_t)strlen(CTL_ACL_CLUSTER_NAME), BRK_CLUSTER_ALL_OPERATIONS);
 
 	brk_partitions *reg = &server.partitions;
 	int32_t n = st->all ? brk_partitions_topic_count(reg) : m->topics_count;
 	resp.topics = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*resp.topics));
 	if (!resp.topics)
 		return BRK_CLOSE;
-	resp.topics_count = n;
+	resp.topics_count = 0;
 	for (int32_t i = 0; i < n; i++) {
-		MetadataResponse_MetadataResponseTopic *rt = &resp.topics[i];
+		MetadataResponse_MetadataResponseTopic *rt = &resp.topics[resp.topics_count++];
 		MetadataResponse_MetadataResponseTopic_init(rt);
 		rt->partitions_count = 0;
 		if (st->all) {
-			if (fill_topic(req, m, rt, brk_partitions_topic_at(reg, i)))
+			/* Topics the principal may not describe are left out. */
+			brk_topic *t = brk_partitions_topic_at(reg, i);
+			if (!may_describe(req, t->name, (int32_t)strlen(t->name))) {
+				resp.topics_count--;
+				continue;
+			}
+			if (fill_topic(req, m, rt, t))
 				return BRK_CLOSE;
 			continue;
 		}
@@ -163,7 +190,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (q->name.len < 0) {
 			/* v10+: by topic id */
 			brk_topic *t = brk_topic_find_by_id(reg, q->topic_id.b);
-			if (!t) {
+			if (!t || !may_describe(req, t->name, (int32_t)strlen(t->name))) {
 				rt->error_code = KERR_UNKNOWN_TOPIC_ID;
 				if (v < 12)
 					rt->name = proto_cstr(""); /* name not nullable before v12 */
@@ -178,6 +205,10 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 			rt->error_code = KERR_INVALID_TOPIC_EXCEPTION;
 			continue;
 		}
+		if (!may_describe(req, q->name.ptr, q->name.len)) {
+			rt->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+			continue;
+		}
 		brk_topic *t = brk_topic_find(reg, q->name.ptr, q->name.len);
 		if (t) {
 			if (fill_topic(req, m, rt, t))
@@ -185,7 +216,9 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 			continue;
 		}
 		const ctl_result *res = brk_ctl_wait_result(w, first_of(m, i));
-		if (!res)
+		if (!res && st->may_create && !may_create(req, q->name.ptr, q->name.len))
+			rt->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+		else if (!res)
 			rt->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		else if (res->error == KERR_NONE || res->error == KERR_TOPIC_ALREADY_EXISTS ||
 			 res->error == KERR_REQUEST_TIMED_OUT)
@@ -215,7 +248,9 @@ int brk_handle_metadata(brk_request *req)
 	for (int32_t i = 0; st->may_create && i < n; i++) {
 		const MetadataRequest_MetadataRequestTopic *q = &m->topics[i];
 		if (q->name.len < 0 || ctl_validate_topic_name(q->name.ptr, q->name.len) ||
-		    brk_topic_find(&server.partitions, q->name.ptr, q->name.len))
+		    brk_topic_find(&server.partitions, q->name.ptr, q->name.len) ||
+		    !may_describe(req, q->name.ptr, q->name.len) ||
+		    !may_create(req, q->name.ptr, q->name.len))
 			continue;
 		if (first_of(m, i) != i)
 			continue; /* one creation per name */

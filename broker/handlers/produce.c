@@ -68,6 +68,7 @@
 #include "broker/partitions.h"
 #include "broker/quota/quota.h"
 #include "broker/ratelog.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/verify.h"
@@ -360,6 +361,11 @@ int brk_handle_produce(brk_request *req)
 	int request_error = KERR_NONE;
 	if (m.acks != 0 && m.acks != 1 && m.acks != -1)
 		request_error = KERR_INVALID_REQUIRED_ACKS;
+	/* KafkaApis.handleProduceRequest: WRITE on the transactional id. */
+	if (!request_error && m.transactional_id.len >= 0 &&
+	    !brk_acl_permits(req, CTL_ACL_RES_TRANSACTIONAL_ID, m.transactional_id.ptr,
+			     m.transactional_id.len, CTL_ACL_OP_WRITE))
+		request_error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 	if (!request_error && m.transactional_id.len < 0) {
 		for (int32_t i = 0; i < m.topic_data_count && !request_error; i++)
 			for (int32_t j = 0; j < m.topic_data[i].partition_data_count; j++)
@@ -402,6 +408,12 @@ int brk_handle_produce(brk_request *req)
 		bool internal = t ? t->internal
 				  : v < 13 && td->name.len > 0 &&
 					    ctl_topic_name_is_internal(td->name.ptr, (size_t)td->name.len);
+		/* WRITE on the topic, checked before whether it exists (a topic
+		 * id not known here stays UNKNOWN_TOPIC_ID). */
+		bool denied = (t || v < 13) &&
+			      !brk_acl_permits(req, CTL_ACL_RES_TOPIC, t ? t->name : td->name.ptr,
+					       t ? (int32_t)strlen(t->name) : td->name.len,
+					       CTL_ACL_OP_WRITE);
 		int32_t np = td->partition_data_count > 0 ? td->partition_data_count : 0;
 		tr->partition_responses_count = np;
 		tr->partition_responses = proto_arena_alloc(
@@ -417,6 +429,8 @@ int brk_handle_produce(brk_request *req)
 			brk_partition *p = brk_topic_partition(t, pd->index);
 			if (request_error)
 				partition_error(pr, request_error, NULL);
+			else if (denied)
+				partition_error(pr, KERR_TOPIC_AUTHORIZATION_FAILED, NULL);
 			else
 				produce_one(req, &m, t, internal, p, pd, pr, &required);
 			if (pr->error_code != KERR_NONE)

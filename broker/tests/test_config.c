@@ -365,11 +365,15 @@ START_TEST(test_listeners)
 	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "OTHER") != NULL, "message: %s", err);
 
-	/* Only plaintext is served. */
+	/* Every protocol is served. */
 	brk_config_defaults(&cfg);
 	ck_assert_int_eq(set("listeners", "SSL://127.0.0.1:9093"), 0);
-	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "SSL") != NULL, "message: %s", err);
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg.listeners[0].security_protocol, BRK_SEC_SSL);
+	brk_config_defaults(&cfg);
+	ck_assert_int_eq(set("listeners", "SASL_SSL://127.0.0.1:9093"), 0);
+	ck_assert_msg(brk_config_finish(&cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(cfg.listeners[0].security_protocol, BRK_SEC_SASL_SSL);
 }
 END_TEST
 
@@ -386,7 +390,7 @@ START_TEST(test_security_keys)
 	ck_assert_int_eq(cfg.listeners[1].security_protocol, BRK_SEC_PLAINTEXT);
 	ck_assert_int_eq(cfg.advertised[1].security_protocol, BRK_SEC_PLAINTEXT);
 	ck_assert_int_eq(set("listener.security.protocol.map", "INTERNAL:SASL_SSL"), 0);
-	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1); /* not served yet */
+	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(cfg.listeners[1].security_protocol, BRK_SEC_SASL_SSL);
 	ck_assert_int_eq(set("listener.security.protocol.map", "INTERNAL:TLS"), 0);
 	ck_assert_int_eq(brk_config_finish(&cfg, err, sizeof(err)), -1);

@@ -31,6 +31,8 @@ typedef struct mirror {
 	ctl_config_entry *bconf[2]; /* [0] default, [1] broker 2 */
 	int32_t nbconf[2];
 	int deleted_events;
+	ctl_acl_store acls;         /* from CTL_EV_ACLS */
+	int acl_events;
 } mirror;
 
 static mirror m;
@@ -48,6 +50,7 @@ static void mirror_clear(void)
 		ctl_topic_free(m.topics[i]);
 	for (int i = 0; i < 2; i++)
 		ctl_configs_free(m.bconf[i], m.nbconf[i]);
+	ctl_acl_store_free(&m.acls);
 	ctl *c = m.c;
 	memset(&m, 0, sizeof(m));
 	m.c = c;
@@ -117,6 +120,10 @@ static void apply(ctl_event *e, ctl_result *res, uint64_t want)
 		e->u.broker_configs.nconfigs = 0;
 		break;
 	}
+	case CTL_EV_ACLS:
+		ck_assert_int_eq(ctl_acl_store_put(&m.acls, &e->u.acls), 0);
+		m.acl_events++;
+		break;
 	case CTL_EV_RESULT:
 		ck_assert_msg(e->u.result.id == want, "result %llu, waiting for %llu",
 			      (unsigned long long)e->u.result.id, (unsigned long long)want);
@@ -477,6 +484,68 @@ START_TEST(test_producer_ids)
 }
 END_TEST
 
+static ctl_result update_acls(int8_t type, int8_t pattern, const char *name,
+			      const ctl_acl_entry *add, int32_t nadd, const ctl_acl_entry *rm,
+			      int32_t nrm)
+{
+	ctl_op op = { .type = CTL_OP_UPDATE_ACLS, .acl_type = type, .acl_pattern = pattern,
+		      .acl_name = name, .acl_add = add, .nacl_add = nadd, .acl_remove = rm,
+		      .nacl_remove = nrm };
+	return call(&op);
+}
+
+/* UPDATE_ACLS: stored, told, kept across a restart; removal; the same
+ * change twice changes (and tells) nothing; bad types refused. */
+START_TEST(test_acls)
+{
+	ck_assert_int_eq(open_ctl(0), 0);
+	ctl_acl_entry e[2] = {
+		{ .principal = "User:a b", .host = "*", .operation = CTL_ACL_OP_READ,
+		  .permission = CTL_ACL_PERM_ALLOW },
+		{ .principal = "User:%c", .host = "10.0.0.1", .operation = CTL_ACL_OP_ALL,
+		  .permission = CTL_ACL_PERM_DENY },
+	};
+	ctl_result r = update_acls(CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders", e, 2, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_int_eq(m.acl_events, 1);
+	const ctl_acl_resource *got = ctl_acl_store_find(&m.acls, CTL_ACL_RES_TOPIC,
+							  CTL_ACL_PAT_PREFIXED, "or ders");
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(got->n, 2);
+	r = update_acls(CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders", e, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_int_eq(m.acl_events, 1); /* nothing changed */
+	r = update_acls(CTL_ACL_RES_GROUP, CTL_ACL_PAT_LITERAL, "g", e + 1, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	r = update_acls(CTL_ACL_RES_ANY, CTL_ACL_PAT_LITERAL, "g", e, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_REQUEST);
+	r = update_acls(CTL_ACL_RES_TOPIC, CTL_ACL_PAT_MATCH, "g", e, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_REQUEST);
+	close_ctl();
+
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.acl_events, 2);
+	got = ctl_acl_store_find(&m.acls, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders");
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(got->n, 2);
+	ck_assert(ctl_acl_entry_eq(&got->entries[0], &e[0]));
+	ck_assert(ctl_acl_entry_eq(&got->entries[1], &e[1]));
+	/* Remove one, then the other: the pattern goes. */
+	r = update_acls(CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders", NULL, 0, e, 1);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	got = ctl_acl_store_find(&m.acls, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders");
+	ck_assert_int_eq(got->n, 1);
+	r = update_acls(CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED, "or ders", NULL, 0, e + 1, 1);
+	ck_assert_int_eq(r.error, KERR_NONE);
+	ck_assert_ptr_null(ctl_acl_store_find(&m.acls, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_PREFIXED,
+					      "or ders"));
+	close_ctl();
+	ck_assert_int_eq(open_ctl(0), 0);
+	ck_assert_int_eq(m.acl_events, 1); /* the group's only */
+	close_ctl();
+}
+END_TEST
+
 START_TEST(test_producer_ids_file)
 {
 	char path[PATH_MAX + 64];
@@ -487,7 +556,13 @@ START_TEST(test_producer_ids_file)
 		"samsa-metadata 2\nproducer-ids x\nend\n",
 		"samsa-metadata 2\nproducer-ids 1000\nproducer-ids 2000\nend\n",
 		"samsa-metadata 2\nproducer-ids\nend\n",
-		"samsa-metadata 5\nend\n",                            /* a future version */
+		"samsa-metadata 6\nend\n",                            /* a future version */
+		"samsa-metadata 4\nacl 2 3 t User:a * 3 3\nend\n",    /* v4 has none */
+		"samsa-metadata 5\nacl 1 3 t User:a * 3 3\nend\n",    /* type ANY */
+		"samsa-metadata 5\nacl 2 2 t User:a * 3 3\nend\n",    /* pattern MATCH */
+		"samsa-metadata 5\nacl 2 3 t User:a * 1 3\nend\n",    /* operation ANY */
+		"samsa-metadata 5\nacl 2 3 t User:a * 3 1\nend\n",    /* permission ANY */
+		"samsa-metadata 5\nacl 2 3 t User:a *\nend\n",
 		"samsa-metadata 3\nclient-config users/a k v\nend\n",  /* v3 has none */
 		"samsa-metadata 4\nclient-config topics/a k v\nend\n", /* not an entity */
 		"samsa-metadata 4\nclient-config users/a k\nend\n",
@@ -720,6 +795,7 @@ int main(void)
 	tcase_add_test(tc, test_corrupt_file);
 	tcase_add_test(tc, test_producer_ids);
 	tcase_add_test(tc, test_producer_ids_file);
+	tcase_add_test(tc, test_acls);
 	tcase_add_test(tc, test_set_configs_persist);
 	tcase_add_test(tc, test_add_partitions_errors);
 	tcase_add_test(tc, test_add_partitions_persist);

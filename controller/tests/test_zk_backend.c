@@ -64,6 +64,8 @@ typedef struct mirror {
 	int nresults;
 	int partition_events;
 	long long last_partition_ms;
+	ctl_acl_store acls;  /* from CTL_EV_ACLS */
+	int acl_events;
 } mirror;
 
 static mirror mirrors[MAXB];
@@ -180,6 +182,10 @@ static void apply(mirror *m, ctl_event *e)
 		ck_assert_int_lt(m->nresults, 32);
 		m->results[m->nresults++] = e->u.result;
 		break;
+	case CTL_EV_ACLS:
+		ck_assert_int_eq(ctl_acl_store_put(&m->acls, &e->u.acls), 0);
+		m->acl_events++;
+		break;
 	}
 }
 
@@ -206,6 +212,7 @@ static void mirror_clear(mirror *m)
 		ctl_topic_free(m->topics[i]);
 	for (int i = 0; i <= MAXB; i++)
 		ctl_configs_free(m->bconf[i], m->nbconf[i]);
+	ctl_acl_store_free(&m->acls);
 	for (int i = 0; i < m->ncc; i++) {
 		free(m->cc_entity[i]);
 		ctl_configs_free(m->cc_conf[i], m->cc_n[i]);
@@ -465,6 +472,8 @@ START_TEST(test_layout)
 		"/admin/delete_topics", "/brokers/seqid", "/isr_change_notification",
 		"/latest_producer_id_block", "/log_dir_event_notification", "/config/topics",
 		"/config/clients", "/config/users", "/config/brokers", "/config/ips",
+		"/kafka-acl", "/kafka-acl-changes", "/kafka-acl-extended/prefixed",
+		"/kafka-acl-extended-changes",
 	};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++)
 		ck_assert_msg(raw_exists(zk, paths[i]), "%s", paths[i]);
@@ -1015,6 +1024,111 @@ START_TEST(test_client_configs)
 	ck_assert(!raw_exists(zk, "/config/users/alice"));
 	for (int b = 1; b <= 3; b++)
 		WAIT_UNTIL(mirrors[b].ncc == 1, WAIT_MS, "alice gone on broker %d", b);
+	ctl_zk_close(zk);
+	close_all();
+}
+END_TEST
+
+static ctl_result update_acls(int32_t on, int8_t type, int8_t pattern, const char *name,
+			      const ctl_acl_entry *add, int32_t nadd, const ctl_acl_entry *rm,
+			      int32_t nrm)
+{
+	ctl_op op = { .type = CTL_OP_UPDATE_ACLS, .acl_type = type, .acl_pattern = pattern,
+		      .acl_name = name, .acl_add = add, .nacl_add = nadd, .acl_remove = rm,
+		      .nacl_remove = nrm };
+	return call(on, &op);
+}
+
+/* Entries of a pattern on mirror m (-1 when it has none). */
+static int32_t acl_count(const mirror *m, int8_t type, int8_t pattern, const char *name)
+{
+	const ctl_acl_resource *r = ctl_acl_store_find(&m->acls, type, pattern, name);
+	return r ? r->n : -1;
+}
+
+/* ACLs in Kafka's ZooKeeper layout: the pattern znodes, the literal and
+ * extended change notifications, every broker told through them; a
+ * broker opened later reads them at start; an ACL written by another
+ * tool (Kafka's kafka-acls.sh) with its notification is seen; removal
+ * deletes the znode. */
+START_TEST(test_acls)
+{
+	set_chroot("acls");
+	open_broker(1);
+	open_broker(2);
+	ctl_acl_entry e[2] = {
+		{ .principal = "User:alice", .host = "*", .operation = CTL_ACL_OP_READ,
+		  .permission = CTL_ACL_PERM_ALLOW },
+		{ .principal = "User:bob", .host = "10.0.0.1", .operation = CTL_ACL_OP_WRITE,
+		  .permission = CTL_ACL_PERM_DENY },
+	};
+	ctl_result r = update_acls(1, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders", e, 2,
+				   NULL, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert_int_eq(acl_count(&mirrors[1], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders"),
+			 2);
+	WAIT_UNTIL(acl_count(&mirrors[2], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders") == 2,
+		   WAIT_MS, "orders' ACLs on broker 2");
+	ctl_zk *zk = raw_open();
+	char *d = raw_get(zk, "/kafka-acl/Topic/orders", NULL);
+	ck_assert_str_eq(d, "{\"version\":1,\"acls\":[{\"principal\":\"User:alice\","
+			    "\"permissionType\":\"Allow\",\"operation\":\"Read\",\"host\":\"*\"},"
+			    "{\"principal\":\"User:bob\",\"permissionType\":\"Deny\","
+			    "\"operation\":\"Write\",\"host\":\"10.0.0.1\"}]}");
+	free(d);
+	d = raw_get(zk, "/kafka-acl-changes/acl_changes_0000000000", NULL);
+	ck_assert_str_eq(d, "Topic:orders");
+	free(d);
+
+	r = update_acls(2, CTL_ACL_RES_GROUP, CTL_ACL_PAT_PREFIXED, "app-", e, 1, NULL, 0);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	WAIT_UNTIL(acl_count(&mirrors[1], CTL_ACL_RES_GROUP, CTL_ACL_PAT_PREFIXED, "app-") == 1,
+		   WAIT_MS, "the prefixed group ACL on broker 1");
+	ck_assert(raw_exists(zk, "/kafka-acl-extended/prefixed/Group/app-"));
+	d = raw_get(zk, "/kafka-acl-extended-changes/acl_changes_0000000000", NULL);
+	ck_assert_str_eq(d, "{\"version\":1,\"resourceType\":\"GROUP\",\"name\":\"app-\","
+			    "\"patternType\":\"PREFIXED\"}");
+	free(d);
+	/* The same ACL again changes nothing and writes no notification. */
+	r = update_acls(2, CTL_ACL_RES_GROUP, CTL_ACL_PAT_PREFIXED, "app-", e, 1, NULL, 0);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert(!raw_exists(zk, "/kafka-acl-extended-changes/acl_changes_0000000001"));
+	/* Names ZooKeeper cannot hold. */
+	r = update_acls(1, CTL_ACL_RES_GROUP, CTL_ACL_PAT_LITERAL, "a/b", e, 1, NULL, 0);
+	ck_assert_int_eq(r.error, KERR_INVALID_REQUEST);
+
+	/* Another tool writes a pattern and its notification. */
+	const char *acl = "{\"version\":1,\"acls\":[{\"principal\":\"User:*\","
+			  "\"permissionType\":\"Allow\",\"operation\":\"Describe\",\"host\":\"*\"}]}";
+	ck_assert_int_eq(ctl_zk_ensure_path(zk, "/kafka-acl/TransactionalId"), CTL_ZK_OK);
+	ck_assert_int_eq(ctl_zk_create(zk, "/kafka-acl/TransactionalId/tx", acl, (int)strlen(acl),
+				       CTL_ZK_PERSISTENT, NULL, 0, NULL), CTL_ZK_OK);
+	ck_assert_int_eq(ctl_zk_create(zk, "/kafka-acl-changes/acl_changes_", "TransactionalId:tx",
+				       18, CTL_ZK_PERSISTENT_SEQUENTIAL, NULL, 0, NULL), CTL_ZK_OK);
+	for (int b = 1; b <= 2; b++)
+		WAIT_UNTIL(acl_count(&mirrors[b], CTL_ACL_RES_TRANSACTIONAL_ID, CTL_ACL_PAT_LITERAL,
+				     "tx") == 1, WAIT_MS, "tx's ACL on broker %d", b);
+
+	/* A broker opened now reads them all. */
+	open_broker(3);
+	ck_assert_int_eq(acl_count(&mirrors[3], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders"),
+			 2);
+	ck_assert_int_eq(acl_count(&mirrors[3], CTL_ACL_RES_GROUP, CTL_ACL_PAT_PREFIXED, "app-"),
+			 1);
+	ck_assert_int_eq(mirrors[3].acls.n, 3);
+
+	/* Removal, one entry then the last: the znode goes. */
+	r = update_acls(3, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders", NULL, 0, e, 1);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(acl_count(&mirrors[b], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL,
+				     "orders") == 1, WAIT_MS, "one left on broker %d", b);
+	r = update_acls(1, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "orders", NULL, 0, e + 1, 1);
+	ck_assert_msg(r.error == 0, "%d %s", r.error, r.msg);
+	ck_assert(!raw_exists(zk, "/kafka-acl/Topic/orders"));
+	for (int b = 1; b <= 3; b++)
+		WAIT_UNTIL(acl_count(&mirrors[b], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL,
+				     "orders") == -1, WAIT_MS, "none left on broker %d", b);
 	ctl_zk_close(zk);
 	close_all();
 }
@@ -2133,6 +2247,7 @@ int main(void)
 	ADD(test_create_partitions);
 	ADD(test_configs);
 	ADD(test_client_configs);
+	ADD(test_acls);
 	ADD(test_producer_ids);
 	ADD(test_alter_isr);
 	ADD(test_controlled_shutdown);

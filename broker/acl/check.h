@@ -1,0 +1,29 @@
+/*
+ * check.h - the authorizer asked about a request: its connection's
+ * principal (brk_conn_principal) and client host (brk_conn_client_host
+ * without the leading '/', the bare IP ACL hosts name) against
+ * server.acl. Nothing is allocated. With no authorizer every check passes.
+ */
+#ifndef SAMSA_BROKER_ACL_CHECK_H
+#define SAMSA_BROKER_ACL_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/request.h"
+#include "controller/acl.h"
+
+/* Whether an authorizer is configured. */
+bool brk_acl_enabled(void);
+/* Whether req may do op on resource (type, len bytes of name). */
+bool brk_acl_permits(const brk_request *req, int8_t type, const char *name, int32_t len,
+		     int8_t op);
+/* The same on the cluster resource ("kafka-cluster"). */
+bool brk_acl_permits_cluster(const brk_request *req, int8_t op);
+/* authorizeByResourceType: op on at least one resource of the type. */
+bool brk_acl_permits_any(const brk_request *req, int8_t type, int8_t op);
+/* Authorized operations as bits among supported (brk_authorized_operations). */
+int32_t brk_acl_operations(const brk_request *req, int8_t type, const char *name, int32_t len,
+			   int32_t supported);
+
+#endif

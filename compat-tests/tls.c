@@ -1,0 +1,592 @@
+/*
+ * tls.c - SSL listeners (broker/security/tls.h) against librdkafka and raw
+ * sockets, with a CA, server and client certificates the test makes with
+ * the openssl command in its temp dir:
+ *  - produce and consume 1,000 records of 1 KiB over SSL (segment bytes go
+ *    out through the TLS path: the broker logs which one) with a PEM
+ *    keystore whose key is encrypted (ssl.key.password), and a consumer
+ *    group that commits over SSL;
+ *  - Metadata and FindCoordinator answer each client with the endpoints of
+ *    the listener it came in on (the SSL listener is the second one: a
+ *    client told the first would fail);
+ *  - a PKCS12 keystore; KIP-651's inline PEM keystore;
+ *  - bad keystores stop start-up with a message naming the key;
+ *  - ssl.client.auth=required: a client without a certificate, and one
+ *    signed by an unknown CA, are refused; one with a good certificate gets
+ *    the principal ssl.principal.mapping.rules makes of its subject (the
+ *    broker logs it);
+ *  - plaintext Kafka requests and TLS garbage sent to the SSL port close
+ *    the connection, the broker serves on;
+ *  - a handshake that stalls, or trickles a byte at a time, is closed after
+ *    connections.max.idle.ms counted from the accept;
+ *  - SASL_SSL: SASL PLAIN over TLS (security/sasl.h on this transport), a
+ *    wrong password refused.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compat-tests/compat.h"
+
+static char certs[1024];
+
+/* Run a shell command in the certificate dir; fail the test if it fails. */
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096], full[8400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "cd '%s' && (%s) >>openssl.log 2>&1", certs, cmd);
+	int rc = system(full);
+	ck_assert_msg(rc == 0, "failed (%d): %s (see %s/openssl.log)", rc, cmd, certs);
+}
+
+#define EC "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+
+/* Make the certificates once per program run (the tests share the dir). */
+static void make_certs(void)
+{
+	snprintf(certs, sizeof(certs), "%s/certs", h_base_dir());
+	struct stat st;
+	if (stat(certs, &st) == 0)
+		return; /* made by an earlier test */
+	char tmp[sizeof(certs)];
+	int tl = snprintf(tmp, sizeof(tmp), "%s.tmp%d", certs, (int)getpid());
+	ck_assert_int_lt(tl, (int)sizeof(tmp));
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	char keep[sizeof(certs)];
+	memcpy(keep, certs, sizeof(certs));
+	snprintf(certs, sizeof(certs), "%s", tmp);
+	sh("openssl req -x509 " EC " -keyout ca.key -out ca.pem -days 2 -subj '/CN=Samsa Test CA'");
+	sh("openssl req -x509 " EC " -keyout rogue-ca.key -out rogue-ca.pem -days 2 -subj '/CN=Rogue'");
+	sh("printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext");
+	sh("openssl req " EC " -keyout server.key -out server.csr -subj '/CN=localhost/O=first'");
+	sh("openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+	   "-extfile san.ext -out server.pem");
+	sh("openssl pkey -in server.key -aes256 -passout pass:keypass -out server.enc.key");
+	sh("cat server.enc.key server.pem > keystore.pem");
+	sh("openssl pkcs12 -export -in server.pem -inkey server.key -certfile ca.pem "
+	   "-passout pass:storepass -out server.p12");
+	sh("openssl pkcs12 -export -nokeys -in ca.pem -passout pass:trustpass -out trust.p12");
+	/* a second server certificate, for the replacement without restart */
+	sh("openssl req " EC " -keyout server2.key -out server2.csr -subj '/CN=localhost/O=second'");
+	sh("openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+	   "-extfile san.ext -out server2.pem");
+	sh("cat server2.key server2.pem > keystore2.pem");
+	/* clients: Alice from our CA, Mallory from the rogue one */
+	sh("openssl req " EC " -keyout alice.key -out alice.csr -subj '/O=acme/OU=Eng/CN=Alice'");
+	sh("openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+	   "-out alice.pem");
+	sh("openssl req " EC " -keyout mallory.key -out mallory.csr -subj '/CN=mallory'");
+	sh("openssl x509 -req -in mallory.csr -CA rogue-ca.pem -CAkey rogue-ca.key "
+	   "-CAcreateserial -days 2 -out mallory.pem");
+	/* another test process may have won the race: either dir is complete */
+	if (rename(tmp, keep) != 0)
+		sh("true");
+	memcpy(certs, keep, sizeof(certs));
+}
+
+static const char *cert(const char *name)
+{
+	static char paths[8][4400];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, sizeof(paths[0]), "%s/%s", certs, name);
+	return p;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	char *buf = calloc(1, 65536);
+	size_t n = fread(buf, 1, 65535, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A broker with the harness's PLAINTEXT listener (first: the one a client
+ * of no listener of its own would be told of) and an SSL one, plus
+ * overrides. *ssl_port is the SSL port. */
+static h_broker *new_tls_broker(int *ssl_port, const char *const *overrides)
+{
+	h_broker *b = h_broker_new(overrides);
+	ck_assert_ptr_nonnull(b);
+	*ssl_port = h_free_port();
+	char kv[256];
+	snprintf(kv, sizeof(kv), "listeners=PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d", b->port,
+		 *ssl_port);
+	ck_assert_int_eq(h_broker_add_override(b, kv), 0);
+	return b;
+}
+
+static h_broker *start_tls_broker(int *ssl_port, const char *const *overrides)
+{
+	h_broker *b = new_tls_broker(ssl_port, overrides);
+	ck_assert_msg(h_broker_start(b) == 0, "broker did not start (log above)");
+	return b;
+}
+
+/* A copy of b whose bootstrap is the SSL port (for c_conf). */
+static h_broker ssl_view(const h_broker *b, int ssl_port)
+{
+	h_broker v = *b;
+	snprintf(v.bootstrap, sizeof(v.bootstrap), "127.0.0.1:%d", ssl_port);
+	return v;
+}
+
+static bool log_has(const h_broker *b, const char *needle)
+{
+	char *log = h_broker_read_log(b);
+	bool has = log && strstr(log, needle);
+	free(log);
+	return has;
+}
+
+/* Metadata over the SSL port with client settings kv: the error. */
+static rd_kafka_resp_err_t try_metadata(const h_broker *b, int ssl_port, const char *const *kv)
+{
+	h_broker v = ssl_view(b, ssl_port);
+	rd_kafka_conf_t *conf = c_conf(&v);
+	c_set_all(conf, kv);
+	c_set(conf, "log_level", "2"); /* the refusals the tests expect are errors */
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, conf);
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, h_scaled_ms(5000));
+	if (md)
+		rd_kafka_metadata_destroy(md);
+	rd_kafka_destroy(rk);
+	return err;
+}
+
+#define NREC 1000
+#define RECSZ 1024
+
+static int check_record(const rd_kafka_message_t *m, void *opaque)
+{
+	long *n = opaque;
+	ck_assert_int_eq((int)m->len, RECSZ);
+	const unsigned char *p = m->payload;
+	for (int i = 0; i < RECSZ; i++)
+		ck_assert_msg(p[i] == (unsigned char)(m->offset * 7 + i),
+			      "offset %lld byte %d differs", (long long)m->offset, i);
+	ck_assert_int_eq((int)m->offset, (int)*n);
+	(*n)++;
+	return 0;
+}
+
+/* Produce NREC records and read them back over the SSL port. */
+static void round_trip(const h_broker *b, int ssl_port)
+{
+	h_broker v = ssl_view(b, ssl_port);
+	const char *base[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	rd_kafka_t *p = c_producer(&v, base);
+	char errstr[256];
+	rd_kafka_resp_err_t err = c_create_topic(p, "tls-topic", 1, 1, NULL, errstr, sizeof(errstr));
+	ck_assert_msg(err == 0, "CreateTopics over SSL: %s %s", rd_kafka_err2name(err), errstr);
+	c_wait_topic(p, "tls-topic", 1, h_scaled_ms(10000));
+	static c_delivery d[NREC];
+	unsigned char val[RECSZ];
+	for (int i = 0; i < NREC; i++) {
+		for (int k = 0; k < RECSZ; k++)
+			val[k] = (unsigned char)(i * 7 + k);
+		c_msg m = { .topic = "tls-topic", .partition = 0, .value = val, .value_len = RECSZ };
+		c_produce(p, &m, &d[i]);
+	}
+	c_flush(p, h_scaled_ms(30000));
+	for (int i = 0; i < NREC; i++)
+		ck_assert_msg(d[i].done && d[i].err == 0, "record %d: %s", i, rd_kafka_err2name(d[i].err));
+	rd_kafka_destroy(p);
+	rd_kafka_t *c = c_consumer(&v, base);
+	long n = 0;
+	long got = c_consume(c, "tls-topic", 0, RD_KAFKA_OFFSET_BEGINNING, NREC, h_scaled_ms(30000),
+			     check_record, &n);
+	ck_assert_int_eq(got, NREC);
+	rd_kafka_destroy(c);
+}
+
+/* The port Metadata gives for broker 0 to a client of bootstrap v. */
+static int metadata_port(const h_broker *v, const char *const *kv)
+{
+	rd_kafka_conf_t *conf = c_conf(v);
+	c_set_all(conf, kv);
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, conf);
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, h_scaled_ms(5000));
+	ck_assert_msg(err == 0, "Metadata: %s", rd_kafka_err2name(err));
+	ck_assert_int_eq(md->broker_cnt, 1);
+	int port = md->brokers[0].port;
+	rd_kafka_metadata_destroy(md);
+	rd_kafka_destroy(rk);
+	return port;
+}
+
+/* A group consumer over SSL reads the topic and commits (FindCoordinator
+ * must name the SSL endpoint for the commit to reach the coordinator). */
+static void group_commit(const h_broker *b, int ssl_port)
+{
+	h_broker v = ssl_view(b, ssl_port);
+	rd_kafka_conf_t *conf = c_conf(&v);
+	c_set_all(conf, (const char *const[]){ "security.protocol", "ssl", "ssl.ca.location",
+					       cert("ca.pem"), "group.id", "tls-group",
+					       "auto.offset.reset", "earliest",
+					       "enable.auto.commit", "false", NULL });
+	rd_kafka_t *rk = c_new(RD_KAFKA_CONSUMER, conf);
+	rd_kafka_poll_set_consumer(rk);
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, "tls-topic", RD_KAFKA_PARTITION_UA);
+	ck_assert_int_eq(rd_kafka_subscribe(rk, l), 0);
+	rd_kafka_topic_partition_list_destroy(l);
+	int got = 0;
+	long long t0 = h_now_ms();
+	while (got < 10 && h_now_ms() - t0 < h_scaled_ms(30000)) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 200);
+		if (!m)
+			continue;
+		if (!m->err)
+			got++;
+		rd_kafka_message_destroy(m);
+	}
+	ck_assert_msg(got >= 10, "the group consumer read %d records over SSL", got);
+	rd_kafka_resp_err_t err = rd_kafka_commit(rk, NULL, 0);
+	ck_assert_msg(err == 0, "commit over SSL: %s", rd_kafka_err2name(err));
+	rd_kafka_consumer_close(rk);
+	rd_kafka_destroy(rk);
+}
+
+START_TEST(test_pem_keystore_round_trip)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("keystore.pem"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PEM", loc, "ssl.key.password=keypass", NULL });
+	round_trip(b, port);
+	group_commit(b, port);
+	/* each client is told of its own listener's endpoint */
+	h_broker v = ssl_view(b, port);
+	ck_assert_int_eq(metadata_port(&v, (const char *const[]){ "security.protocol", "ssl",
+								 "ssl.ca.location",
+								 cert("ca.pem"), NULL }),
+			 port);
+	ck_assert_int_eq(metadata_port(b, NULL), b->port);
+	ck_assert_msg(log_has(b, "listener SSL (TLSv1.3"), "no line on the fetch path");
+	ck_assert_msg(log_has(b, "kernel TLS"), "the fetch path line does not name kernel TLS");
+	c_assert_broker_serving(b);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_pkcs12_keystore)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("server.p12"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PKCS12", loc, "ssl.keystore.password=storepass", NULL });
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, kv);
+	ck_assert_msg(err == 0, "Metadata over SSL (PKCS12 keystore): %s", rd_kafka_err2name(err));
+	/* a client that does not trust our CA is refused by its own check */
+	const char *rogue[] = { "security.protocol", "ssl", "ssl.ca.location", cert("rogue-ca.pem"),
+				NULL };
+	ck_assert_int_ne(try_metadata(b, port, rogue), 0);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_inline_pem_keystore)
+{
+	make_certs();
+	int port;
+	char *key = slurp(cert("server.key")), *chain = slurp(cert("server.pem"));
+	char *kkv = malloc(strlen(key) + 64), *ckv = malloc(strlen(chain) + 64);
+	sprintf(kkv, "ssl.keystore.key=%s", key);
+	sprintf(ckv, "ssl.keystore.certificate.chain=%s", chain);
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PEM", kkv, ckv, NULL });
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, kv);
+	ck_assert_msg(err == 0, "Metadata over SSL (inline PEM keystore): %s", rd_kafka_err2name(err));
+	c_stop_broker(b);
+	free(key), free(chain), free(kkv), free(ckv);
+}
+END_TEST
+
+/* The broker must exit 1 at start with a message holding want. */
+static void expect_start_failure(const char *const *overrides, const char *want)
+{
+	int port;
+	h_broker *b = new_tls_broker(&port, overrides);
+	ck_assert_int_eq(h_broker_launch(b), 0);
+	int st = h_broker_wait_exit(b, h_scaled_ms(10000));
+	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1,
+		      "broker with a bad keystore did not exit 1 (status %d)", st);
+	char *log = h_broker_read_log(b);
+	ck_assert_msg(log && strstr(log, want), "no \"%s\" in the log: %s", want, log ? log : "");
+	free(log);
+	h_broker_free(b);
+}
+
+START_TEST(test_bad_keystores)
+{
+	make_certs();
+	char p12[4500], pem[4500], trust[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	snprintf(pem, sizeof(pem), "ssl.keystore.location=%s", cert("keystore.pem"));
+	snprintf(trust, sizeof(trust), "ssl.truststore.location=%s", cert("trust.p12"));
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=wrong", NULL },
+			     "ssl.keystore.password");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PEM", pem,
+						    "ssl.key.password=wrong", NULL },
+			     "ssl.key.password");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PEM",
+						    "ssl.keystore.location=/nonexistent/ks.pem", NULL },
+			     "/nonexistent/ks.pem");
+	expect_start_failure((const char *const[]){ NULL }, "no keystore");
+	expect_start_failure((const char *const[]){ p12, "ssl.keystore.password=storepass", NULL },
+			     "ssl.keystore.type JKS");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "ssl.truststore.type=PKCS12", trust,
+						    "ssl.truststore.password=wrong", NULL },
+			     "ssl.truststore.password");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "ssl.enabled.protocols=SSLv3", NULL },
+			     "ssl.enabled.protocols");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "ssl.cipher.suites=TLS_NO_SUCH_SUITE", NULL },
+			     "TLS_NO_SUCH_SUITE");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "ssl.principal.mapping.rules=RULE:broken", NULL },
+			     "ssl.principal.mapping.rules");
+}
+END_TEST
+
+START_TEST(test_client_auth_and_principal)
+{
+	make_certs();
+	int port;
+	char p12[4500], trust[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	snprintf(trust, sizeof(trust), "ssl.truststore.location=%s", cert("trust.p12"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PKCS12", p12, "ssl.keystore.password=storepass",
+		"ssl.truststore.type=PKCS12", trust, "ssl.truststore.password=trustpass",
+		"listener.name.ssl.ssl.client.auth=required",
+		"ssl.principal.mapping.rules=RULE:^CN=([^,]*),OU=([^,]*),.*$/$1@$2/L,DEFAULT",
+		"ssl.enabled.protocols=TLSv1.2",
+		"ssl.cipher.suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", NULL });
+	/* no client certificate: refused by the broker */
+	const char *none[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_ne(try_metadata(b, port, none), 0);
+	ck_assert_msg(log_has(b, "certificate"), "the broker did not log the refusal");
+	ck_assert_msg(!log_has(b, "TLS client principal"), "a principal without a certificate");
+	/* a certificate from a CA the truststore does not hold: refused */
+	const char *mallory[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"),
+				  "ssl.certificate.location", cert("mallory.pem"),
+				  "ssl.key.location", cert("mallory.key"), NULL };
+	ck_assert_int_ne(try_metadata(b, port, mallory), 0);
+	ck_assert_msg(!log_has(b, "mallory"), "mallory got a principal");
+	/* Alice: accepted, principal from the mapping rule (lower case) */
+	const char *alice[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"),
+				"ssl.certificate.location", cert("alice.pem"),
+				"ssl.key.location", cert("alice.key"), NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, alice);
+	ck_assert_msg(err == 0, "Metadata with a client certificate: %s", rd_kafka_err2name(err));
+	ck_assert_msg(log_has(b, "TLS client principal User:alice@eng"),
+		      "no mapped principal in the log");
+	ck_assert_msg(log_has(b, "(TLSv1.2, ECDHE-ECDSA-AES128-GCM-SHA256)"),
+		      "ssl.enabled.protocols / ssl.cipher.suites not applied");
+	c_stop_broker(b);
+}
+END_TEST
+
+static int connect_to(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Milliseconds until the broker closes fd (reading and dropping what it
+ * sends), or -1 when it is still open after limit_ms. */
+static long long wait_closed(int fd, int limit_ms)
+{
+	long long t0 = h_now_ms();
+	for (;;) {
+		long long left = t0 + limit_ms - h_now_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		char buf[4096];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return h_now_ms() - t0;
+	}
+}
+
+static const char *ssl_pkcs12_overrides[] = { "ssl.keystore.type=PKCS12", NULL,
+					       "ssl.keystore.password=storepass",
+					       "connections.max.idle.ms=1500", NULL };
+
+START_TEST(test_plaintext_and_garbage)
+{
+	make_certs();
+	char p12[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	ssl_pkcs12_overrides[1] = p12;
+	int port;
+	h_broker *b = start_tls_broker(&port, ssl_pkcs12_overrides);
+	/* an ApiVersions v0 request in plaintext */
+	static const unsigned char api_versions[] = { 0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0 };
+	int fd = connect_to(port);
+	ck_assert_int_eq(write(fd, api_versions, sizeof(api_versions)), (int)sizeof(api_versions));
+	long long ms = wait_closed(fd, h_scaled_ms(5000));
+	ck_assert_msg(ms >= 0 && ms < 1000, "plaintext request: closed after %lld ms", ms);
+	close(fd);
+	/* a TLS handshake record holding garbage */
+	unsigned char rec[5 + 300] = { 0x16, 0x03, 0x01, 0x01, 0x2c };
+	srand(16);
+	for (int i = 5; i < (int)sizeof(rec); i++)
+		rec[i] = (unsigned char)rand();
+	fd = connect_to(port);
+	ck_assert_int_eq(write(fd, rec, sizeof(rec)), (int)sizeof(rec));
+	ms = wait_closed(fd, h_scaled_ms(5000));
+	ck_assert_msg(ms >= 0 && ms < 1000, "TLS garbage: closed after %lld ms", ms);
+	close(fd);
+	/* random bytes, 50 connections: each closed, at the latest by the
+	 * idle deadline */
+	for (int c = 0; c < 50; c++) {
+		unsigned char junk[512];
+		for (size_t i = 0; i < sizeof(junk); i++)
+			junk[i] = (unsigned char)rand();
+		fd = connect_to(port);
+		ck_assert_int_eq(write(fd, junk, (size_t)(1 + rand() % 512)) > 0, 1);
+		ms = wait_closed(fd, h_scaled_ms(6000));
+		ck_assert_msg(ms >= 0, "connection %d with random bytes stays open", c);
+		close(fd);
+	}
+	ck_assert_msg(h_broker_alive(b), "the broker died");
+	c_assert_broker_serving(b);
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_eq(try_metadata(b, port, kv), 0);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_stalled_handshake)
+{
+	make_certs();
+	char p12[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	ssl_pkcs12_overrides[1] = p12;
+	int port;
+	h_broker *b = start_tls_broker(&port, ssl_pkcs12_overrides);
+	/* nothing sent at all */
+	int fd = connect_to(port);
+	long long ms = wait_closed(fd, h_scaled_ms(8000));
+	ck_assert_msg(ms >= 1000 && ms < h_scaled_ms(6000),
+		      "silent handshake closed after %lld ms (connections.max.idle.ms 1500)", ms);
+	close(fd);
+	/* a ClientHello header, then one byte every 200 ms: the trickle does
+	 * not extend the deadline */
+	fd = connect_to(port);
+	unsigned char hdr[5] = { 0x16, 0x03, 0x01, 0x02, 0x00 };
+	ck_assert_int_eq(write(fd, hdr, 5), 5);
+	long long t0 = h_now_ms();
+	ms = -1;
+	while (h_now_ms() - t0 < h_scaled_ms(8000)) {
+		unsigned char one = 1;
+		if (write(fd, &one, 1) != 1)
+			break;
+		long long w = wait_closed(fd, 200);
+		if (w >= 0)
+			break;
+	}
+	ms = h_now_ms() - t0;
+	ck_assert_msg(ms >= 1000 && ms < h_scaled_ms(6000),
+		      "trickled handshake closed after %lld ms (connections.max.idle.ms 1500)", ms);
+	close(fd);
+	ck_assert_msg(log_has(b, "connections.max.idle.ms"), "no idle close logged");
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_sasl_ssl)
+{
+	make_certs();
+	h_broker *b = h_broker_new((const char *const[]){
+		"ssl.keystore.type=PKCS12", "ssl.keystore.password=storepass",
+		"sasl.enabled.mechanisms=PLAIN",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config="
+		"org.apache.kafka.common.security.plain.PlainLoginModule required "
+		"username=\"admin\" password=\"admin-secret\" user_alice=\"alice-secret\";",
+		NULL });
+	ck_assert_ptr_nonnull(b);
+	char kv[256], p12[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	ck_assert_int_eq(h_broker_add_override(b, p12), 0);
+	int port = h_free_port();
+	snprintf(kv, sizeof(kv), "listeners=PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d", b->port,
+		 port);
+	ck_assert_int_eq(h_broker_add_override(b, kv), 0);
+	ck_assert_msg(h_broker_start(b) == 0, "broker did not start (log above)");
+	const char *good[] = { "security.protocol", "sasl_ssl", "ssl.ca.location", cert("ca.pem"),
+			       "sasl.mechanisms", "PLAIN", "sasl.username", "alice",
+			       "sasl.password", "alice-secret", NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, good);
+	ck_assert_msg(err == 0, "Metadata over SASL_SSL: %s", rd_kafka_err2name(err));
+	h_broker v = ssl_view(b, port);
+	ck_assert_int_eq(metadata_port(&v, good), port);
+	const char *bad[] = { "security.protocol", "sasl_ssl", "ssl.ca.location", cert("ca.pem"),
+			      "sasl.mechanisms", "PLAIN", "sasl.username", "alice",
+			      "sasl.password", "wrong", NULL };
+	ck_assert_int_ne(try_metadata(b, port, bad), 0);
+	/* plain SASL without TLS on the SASL_SSL port: closed */
+	const char *notls[] = { "security.protocol", "sasl_plaintext", "sasl.mechanisms", "PLAIN",
+				"sasl.username", "alice", "sasl.password", "alice-secret", NULL };
+	ck_assert_int_ne(try_metadata(b, port, notls), 0);
+	c_stop_broker(b);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tls");
+	TCase *tc = tcase_create("tls");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_pem_keystore_round_trip);
+	tcase_add_test(tc, test_pkcs12_keystore);
+	tcase_add_test(tc, test_inline_pem_keystore);
+	tcase_add_test(tc, test_bad_keystores);
+	tcase_add_test(tc, test_client_auth_and_principal);
+	tcase_add_test(tc, test_plaintext_and_garbage);
+	tcase_add_test(tc, test_stalled_handshake);
+	tcase_add_test(tc, test_sasl_ssl);
+	suite_add_tcase(s, tc);
+	return c_run_suite(s);
+}
