@@ -200,8 +200,7 @@ static const char *const known_ignored[] = {
 	"num.replica.fetchers",
 	"num.replica.alter.log.dirs.threads",
 	"log.delete.delay.ms", "log.dir.failure.timeout.ms",
-	"process.roles", "inter.broker.listener.name", "inter.broker.protocol.version",
-	"security.inter.broker.protocol",
+	"process.roles", "inter.broker.protocol.version",
 	"broker.rack", "broker.id.generation.enable", "reserved.broker.max.id",
 	"queued.max.requests", "connections.max.reauth.ms",
 	"max.connection.creation.rate",
@@ -1509,6 +1508,38 @@ static int check_zk_connect(const char *s, char *err, size_t errsize)
 	return 0;
 }
 
+/*
+ * The listener brokers reach each other on (Kafka's KafkaConfig
+ * interBrokerListenerName): inter.broker.listener.name, or the listener
+ * named as security.inter.broker.protocol (not both); it must be
+ * advertised. Neither set: the listener named PLAINTEXT when advertised
+ * (Kafka's default protocol), else the first advertised one (where Kafka
+ * refuses to start).
+ */
+static int resolve_inter_broker(brk_config *cfg, char *err, size_t errsize)
+{
+	const char *name = brk_config_security_get(cfg, NULL, "inter.broker.listener.name");
+	const char *proto = brk_config_security_get(cfg, NULL, "security.inter.broker.protocol");
+	if (name && proto)
+		return fail(err, errsize, "Only one of inter.broker.listener.name and "
+			    "security.inter.broker.protocol should be set.");
+	const char *want = name ? name : proto ? proto : "PLAINTEXT";
+	for (int i = 0; i < cfg->nadvertised; i++) {
+		if (strcasecmp(cfg->advertised[i].name, want) == 0) {
+			snprintf(cfg->inter_broker_listener, sizeof(cfg->inter_broker_listener), "%s",
+				 cfg->advertised[i].name);
+			return 0;
+		}
+	}
+	if (name || proto)
+		return fail(err, errsize, "%s=%s: must be a listener name defined in "
+			    "advertised.listeners", name ? "inter.broker.listener.name"
+				 : "security.inter.broker.protocol", want);
+	snprintf(cfg->inter_broker_listener, sizeof(cfg->inter_broker_listener), "%s",
+		 cfg->nadvertised > 0 ? cfg->advertised[0].name : "");
+	return 0;
+}
+
 int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 {
 	if (cfg->nlisteners < 1)
@@ -1565,7 +1596,7 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 				    "advertised.listeners: %s cannot advertise the meta-address %s; "
 				    "use a routable address", a->name, a->host);
 	}
-	return 0;
+	return resolve_inter_broker(cfg, err, errsize);
 }
 
 /* ---- describing (DescribeConfigs) and dynamic configs (KIP-226) ---- */

@@ -204,6 +204,10 @@ typedef struct brk_config {
 	 * ones (brk_config_security_get). */
 	char security_props[BRK_SECURITY_PROPS_BYTES];
 	uint32_t security_props_len;
+	/* The advertised listener other brokers are reached on
+	 * (inter.broker.listener.name / security.inter.broker.protocol;
+	 * brk_config_finish resolves it). */
+	char inter_broker_listener[32];
 } brk_config;
 
 /* Fill cfg with Kafka's defaults (each key's default through its parser). */

@@ -1028,7 +1028,9 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 		*reason = why;
 		return -1;
 	}
-	if (c->sasl && brk_sasl_gate(c->sasl, key, brk_mono_ms(), why, whysize) != BRK_SASL_DISPATCH) {
+	if (c->sasl && brk_sasl_gate(c->sasl, key, version >= api->min_version &&
+				     version <= api->max_version, brk_mono_ms(), why,
+				     whysize) != BRK_SASL_DISPATCH) {
 		*reason = why;
 		return -1;
 	}

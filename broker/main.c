@@ -416,7 +416,10 @@ int main(int argc, char **argv)
 	}
 
 	/* The TLS of the SSL listeners first: a bad keystore stops start-up
-	 * before anything else is touched. */
+	 * before anything else is touched. Then the client side of the
+	 * inter-broker listener when it is SSL or SASL_SSL. */
+	SSL_CTX *inter_tls = NULL;
+	bool inter_verify_host = true;
 	brk_tls *tls[BRK_MAX_LISTENERS] = { 0 };
 	for (int i = 0; i < cfg->nlisteners; i++) {
 		const brk_listener *l = &cfg->listeners[i];
@@ -427,6 +430,20 @@ int main(int argc, char **argv)
 		if (!tls[i]) {
 			fprintf(stderr, "samsa: %s\n", terr);
 			for (int j = 0; j < i; j++)
+				brk_tls_unref(tls[j]);
+			return 1;
+		}
+	}
+	for (int i = 0; i < cfg->nadvertised; i++) {
+		const brk_listener *a = &cfg->advertised[i];
+		if (strcmp(a->name, cfg->inter_broker_listener) != 0 ||
+		    (a->security_protocol != BRK_SEC_SSL && a->security_protocol != BRK_SEC_SASL_SSL))
+			continue;
+		char terr[512];
+		inter_tls = brk_tls_client_ctx_new(cfg, a, &inter_verify_host, terr, sizeof(terr));
+		if (!inter_tls) {
+			fprintf(stderr, "samsa: inter-broker %s\n", terr);
+			for (int j = 0; j < cfg->nlisteners; j++)
 				brk_tls_unref(tls[j]);
 			return 1;
 		}
@@ -550,6 +567,9 @@ int main(int argc, char **argv)
 			cfg->replica_fetch_response_max_bytes + cfg->replica_fetch_max_bytes + (1 << 20);
 	limits[BRK_PEER_CONTROL].request_timeout_ms = cfg->request_timeout_ms;
 	brk_peers_init(&server.peers, server.loop, cfg->broker_id, limits);
+	brk_peers_set_listener(&server.peers, cfg->inter_broker_listener, inter_tls,
+			       inter_verify_host);
+	inter_tls = NULL; /* the peers own it */
 	if (server.sasl.inter_broker_sasl)
 		brk_peers_set_sasl(&server.peers, &server.sasl.inter_broker);
 	brk_fetcher_config fc = {

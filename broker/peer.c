@@ -12,8 +12,19 @@
  *   UP          established: always reading (responses, and the remote's
  *               close), writing while a request frame is not fully sent.
  *
- *   DOWN -> CONNECTING -> UP; CONNECTING/UP -> DOWN at every close
- *   (conn_close), which also fails every pending request.
+ *   HANDSHAKE   connected, the TLS handshake in progress (brk_peer_set_tls
+ *               only): watching what OpenSSL asks for, the connect timeout
+ *               still armed (it bounds connect and handshake together).
+ *
+ *   DOWN -> CONNECTING [-> HANDSHAKE] -> UP; CONNECTING/HANDSHAKE/UP ->
+ *   DOWN at every close (conn_close), which also fails every pending
+ *   request.
+ *
+ * Over TLS, requests are written with SSL_write (a write OpenSSL could not
+ * finish is repeated with the same bytes: the frame's cursor has not
+ * moved) and responses read with SSL_read, reading on while OpenSSL holds
+ * decrypted bytes the socket will not signal. SASL (brk_peer_set_sasl)
+ * starts in transport_up(), so over SASL_SSL it runs inside TLS.
  *
  * Requests live on one of three FIFO lists:
  *
@@ -56,13 +67,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/security/tls.h"
 #include "broker/security/sasl.h"
 #include "protocol/gen/messages.h"
 #include "protocol/header.h"
 
 #define IN_INITIAL (16 * 1024) /* input buffer for small responses, bytes */
 
-typedef enum { PEER_DOWN, PEER_CONNECTING, PEER_UP } peer_state;
+typedef enum { PEER_DOWN, PEER_CONNECTING, PEER_HANDSHAKE, PEER_UP } peer_state;
 
 typedef struct peer_req {
 	struct peer_req *next;
@@ -119,6 +131,13 @@ struct brk_peer {
 	int depth;               /* entry points and destroys on the stack */
 	bool dying;              /* brk_peer_destroy was called */
 
+	/* TLS (brk_peer_set_tls): the context (a reference), whether the
+	 * certificate must name the host, the session of the connection,
+	 * and the events its handshake waits for. */
+	SSL_CTX *tls_ctx;
+	bool tls_verify_host;
+	SSL *ssl;
+	int hs_want;
 	/* SASL (brk_peer_set_sasl): while authenticating, only the
 	 * exchange's own requests go out. */
 	brk_sasl_credentials *sasl; /* NULL: none */
@@ -271,6 +290,7 @@ static int64_t backoff_ms(const brk_peer *p)
 
 static void peer_free(brk_peer *p)
 {
+	SSL_CTX_free(p->tls_ctx);
 	if (p->sasl)
 		OPENSSL_cleanse(p->sasl, sizeof(*p->sasl));
 	free(p->sasl);
@@ -339,6 +359,8 @@ static void socket_close(brk_peer *p)
 {
 	if (p->fd >= 0) {
 		brk_loop_unwatch(p->loop, p->fd);
+		SSL_free(p->ssl);
+		p->ssl = NULL;
 		close(p->fd);
 	}
 	p->fd = -1;
@@ -417,6 +439,8 @@ static int update_watch(brk_peer *p)
 	int want = 0;
 	if (p->st == PEER_CONNECTING)
 		want = BRK_WRITABLE;
+	else if (p->st == PEER_HANDSHAKE)
+		want = p->hs_want;
 	else if (p->st == PEER_UP)
 		want = BRK_READABLE | (p->inflight.tail && !p->inflight.tail->sent ? BRK_WRITABLE : 0);
 	if (want == p->watching)
@@ -444,8 +468,22 @@ static int flush(brk_peer *p)
 	for (;;) {
 		peer_req *t = p->inflight.tail;
 		if (t && !t->sent) {
-			ssize_t n = send(p->fd, t->frame.buf + t->off, t->frame.len - t->off,
+			ssize_t n;
+			if (p->ssl) {
+				char why[160];
+				n = brk_tls_write(p->ssl, t->frame.buf + t->off, t->frame.len - t->off,
+						  why, sizeof(why));
+				if (n == BRK_TLS_WANT_READ || n == BRK_TLS_WANT_WRITE)
+					break; /* reading goes on; EPOLLOUT stays on */
+				if (n < 0) {
+					set_error(p, "send: %s", why);
+					update_watch(p);
+					return -EPROTO;
+				}
+			} else {
+				n = send(p->fd, t->frame.buf + t->off, t->frame.len - t->off,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
 			if (n < 0) {
 				if (errno == EINTR)
 					continue;
@@ -474,7 +512,8 @@ static int flush(brk_peer *p)
 	return rc;
 }
 
-static void connect_done(brk_peer *p)
+/* The connection carries requests now. */
+static void transport_up(brk_peer *p)
 {
 	p->st = PEER_UP;
 	p->connects++;
@@ -486,14 +525,54 @@ static void connect_done(brk_peer *p)
 		conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
 }
 
+/* One step of the TLS handshake (HANDSHAKE). */
+static void handshake_step(brk_peer *p)
+{
+	char why[200];
+	int r = brk_tls_handshake(p->ssl, why, sizeof(why));
+	if (r == 1) {
+		transport_up(p); /* SASL, when set, starts there */
+		return;
+	}
+	if (r == BRK_TLS_ERROR) {
+		set_error(p, "TLS handshake with broker %" PRId32 ": %s", p->node_id, why);
+		conn_close(p, BRK_PEER_ERR_CONNECT, true);
+		return;
+	}
+	p->hs_want = r == BRK_TLS_WANT_WRITE ? BRK_WRITABLE : BRK_READABLE;
+	int rc = update_watch(p);
+	if (rc < 0) {
+		set_error(p, "cannot watch the socket: %s", strerror(-rc));
+		conn_close(p, BRK_PEER_ERR_CONNECT, true);
+	}
+}
+
+/* TCP is connected: TLS first when set, else requests. */
+static void connect_done(brk_peer *p)
+{
+	if (!p->tls_ctx) {
+		transport_up(p);
+		return;
+	}
+	p->ssl = brk_tls_connect(p->tls_ctx, p->fd, p->host, p->tls_verify_host);
+	if (!p->ssl) {
+		set_error(p, "TLS: no session (out of memory)");
+		conn_close(p, BRK_PEER_ERR_CONNECT, true);
+		return;
+	}
+	p->st = PEER_HANDSHAKE;
+	handshake_step(p);
+}
+
 static void on_connect_timeout(brk_loop *loop, void *arg)
 {
 	(void)loop;
 	brk_peer *p = arg;
 	p->connect_timeout_timer = 0;
 	enter(p);
-	if (p->st == PEER_CONNECTING) {
-		set_error(p, "connect: no connection after %" PRId64 " ms", p->lim.connect_timeout_ms);
+	if (p->st == PEER_CONNECTING || p->st == PEER_HANDSHAKE) {
+		set_error(p, "connect: no connection%s after %" PRId64 " ms",
+			  p->st == PEER_HANDSHAKE ? " (TLS handshake)" : "", p->lim.connect_timeout_ms);
 		conn_close(p, BRK_PEER_ERR_CONNECT, true);
 	}
 	leave(p);
@@ -662,15 +741,28 @@ static int make_room(brk_peer *p)
 
 static void conn_read(brk_peer *p)
 {
+again:
 	if (make_room(p) < 0) {
 		set_error(p, "no room for a response (out of memory)");
 		conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
 		return;
 	}
 	ssize_t n;
-	do
-		n = read(p->fd, p->in + p->in_len, p->in_cap - p->in_len);
-	while (n < 0 && errno == EINTR);
+	if (p->ssl) {
+		char why[160];
+		n = brk_tls_read(p->ssl, p->in + p->in_len, p->in_cap - p->in_len, why, sizeof(why));
+		if (n == BRK_TLS_WANT_READ || n == BRK_TLS_WANT_WRITE)
+			return;
+		if (n == BRK_TLS_ERROR) {
+			set_error(p, "read: %s", why);
+			conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
+			return;
+		}
+	} else {
+		do
+			n = read(p->fd, p->in + p->in_len, p->in_cap - p->in_len);
+		while (n < 0 && errno == EINTR);
+	}
 	if (n == 0) {
 		set_error(p, "connection closed by broker %" PRId32, p->node_id);
 		conn_close(p, BRK_PEER_ERR_DISCONNECTED, true);
@@ -692,6 +784,9 @@ static void conn_read(brk_peer *p)
 		return;
 	}
 	arm_request_timer(p);
+	/* Decrypted bytes OpenSSL holds are not signalled by the socket. */
+	if (p->ssl && brk_tls_pending(p->ssl))
+		goto again;
 }
 
 static void on_io(brk_loop *loop, int fd, int events, void *arg)
@@ -702,6 +797,8 @@ static void on_io(brk_loop *loop, int fd, int events, void *arg)
 	enter(p);
 	if (p->st == PEER_CONNECTING) {
 		connect_finish(p);
+	} else if (p->st == PEER_HANDSHAKE) {
+		handshake_step(p);
 	} else if (p->st == PEER_UP) {
 		if (events & BRK_READABLE)
 			conn_read(p);
@@ -794,6 +891,15 @@ fail:
 	if (err)
 		*err = e;
 	return NULL;
+}
+
+void brk_peer_set_tls(brk_peer *p, SSL_CTX *ctx, bool verify_host)
+{
+	if (ctx)
+		SSL_CTX_up_ref(ctx);
+	SSL_CTX_free(p->tls_ctx);
+	p->tls_ctx = ctx;
+	p->tls_verify_host = verify_host;
 }
 
 int brk_peer_set_address(brk_peer *p, const char *host, int port)

@@ -78,6 +78,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <openssl/ssl.h>
+
 #include "broker/loop.h"
 #include "broker/security/sasl_client.h"
 #include "protocol/buf.h"
@@ -164,6 +166,16 @@ typedef int (*brk_peer_encode_fn)(proto_writer *w, int16_t api_version, void *ar
  */
 brk_peer *brk_peer_new(brk_loop *loop, int32_t node_id, const char *host, int port,
 		       const char *client_id, const brk_peer_limits *limits, int *err);
+
+/*
+ * Speak TLS from the next connection on (ctx, a client context of
+ * security/tls.h, gains a reference; NULL: plaintext again), checking that
+ * the remote's certificate names the host when verify_host
+ * (ssl.endpoint.identification.algorithm=https). The handshake follows the
+ * TCP connect, both within connect_timeout_ms; a failed handshake is a
+ * BRK_PEER_ERR_CONNECT with OpenSSL's reason in brk_peer_last_error.
+ */
+void brk_peer_set_tls(brk_peer *p, SSL_CTX *ctx, bool verify_host);
 
 /*
  * The remote broker registered again with host:port. The same address

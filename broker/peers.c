@@ -40,20 +40,32 @@ static brk_peers_entry *entry(brk_peers *ps, int32_t id)
 	return e;
 }
 
+void brk_peers_set_listener(brk_peers *ps, const char *listener, SSL_CTX *tls, bool verify_host)
+{
+	snprintf(ps->listener, sizeof(ps->listener), "%s", listener ? listener : "");
+	SSL_CTX_free(ps->tls);
+	ps->tls = tls;
+	ps->tls_verify_host = verify_host;
+}
+
 brk_peer *brk_peers_get(brk_peers *ps, const ctl_broker *b, brk_peer_purpose purpose)
 {
 	brk_peers_entry *e = entry(ps, b->id);
 	if (!e)
 		return NULL;
+	const ctl_endpoint *ep = ctl_broker_endpoint(b, ps->listener[0] ? ps->listener : NULL);
+	const char *host = ep ? ep->host : b->host;
+	int port = ep ? ep->port : b->port;
 	brk_peer *p = e->peer[purpose];
 	if (p) {
 		/* the same address changes nothing */
-		if (brk_peer_set_address(p, b->host, b->port) != 0)
+		if (brk_peer_set_address(p, host, port) != 0)
 			return NULL;
 		return p;
 	}
-	p = brk_peer_new(ps->loop, b->id, b->host, b->port, ps->client_id, &ps->limits[purpose],
-			 NULL);
+	p = brk_peer_new(ps->loop, b->id, host, port, ps->client_id, &ps->limits[purpose], NULL);
+	if (p && ps->tls)
+		brk_peer_set_tls(p, ps->tls, ps->tls_verify_host);
 	if (p && ps->sasl && brk_peer_set_sasl(p, ps->sasl) != 0) {
 		brk_peer_destroy(p);
 		return NULL;
@@ -72,4 +84,6 @@ void brk_peers_free(brk_peers *ps)
 	free(ps->v);
 	ps->v = NULL;
 	ps->n = ps->cap = 0;
+	SSL_CTX_free(ps->tls);
+	ps->tls = NULL;
 }

@@ -31,6 +31,12 @@ typedef struct brk_peers_entry {
 typedef struct brk_peers {
 	brk_loop *loop;
 	char client_id[64];             /* "broker-<id>" */
+	/* inter.broker.listener.name (brk_peers_set_listener): the endpoint of
+	 * the other brokers connected to; its TLS client context (owned) or
+	 * NULL for a plaintext listener. */
+	char listener[32];
+	SSL_CTX *tls;
+	bool tls_verify_host;
 	brk_peer_limits limits[BRK_PEER_PURPOSES];
 	const brk_sasl_credentials *sasl; /* inter-broker SASL (brk_peers_set_sasl), or NULL */
 	brk_peers_entry *v;
@@ -43,9 +49,19 @@ void brk_peers_init(brk_peers *ps, brk_loop *loop, int32_t self_id,
 		    const brk_peer_limits limits[BRK_PEER_PURPOSES]);
 
 /*
+ * Connect to the other brokers' endpoint of listener (Kafka's
+ * inter.broker.listener.name), over TLS with tls (a client context from
+ * brk_tls_client_ctx_new, taken over; NULL for PLAINTEXT and
+ * SASL_PLAINTEXT). Before the first brk_peers_get. A broker that does not
+ * advertise that listener is reached at its first endpoint.
+ */
+void brk_peers_set_listener(brk_peers *ps, const char *listener, SSL_CTX *tls, bool verify_host);
+
+/*
  * The connection to broker b (its live registration) for purpose, made
- * now when there is none, pointed at b's address when it changed. NULL
- * when it cannot be made (out of memory, an address that does not parse).
+ * now when there is none, pointed at b's address (its endpoint of the
+ * inter-broker listener) when it changed. NULL when it cannot be made (out
+ * of memory, an address that does not parse).
  */
 brk_peer *brk_peers_get(brk_peers *ps, const ctl_broker *b, brk_peer_purpose purpose);
 

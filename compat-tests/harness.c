@@ -398,15 +398,23 @@ int h_broker_launch(h_broker *b)
 	}
 	argv[argc++] = (char *)bin;
 	argv[argc++] = b->props;
+	/* "${PORT}" in an override is the broker's port (h_broker_new). */
+	char *expanded[H_MAX_OVERRIDES] = { 0 };
 	for (int i = 0; i < b->noverrides; i++) {
 		argv[argc++] = "--override";
-		argv[argc++] = b->overrides[i];
+		const char *o = b->overrides[i], *at = strstr(o, "${PORT}");
+		if (at && (expanded[i] = malloc(strlen(o) + 16)))
+			sprintf(expanded[i], "%.*s%d%s", (int)(at - o), o, b->port, at + 7);
+		argv[argc++] = expanded[i] ? expanded[i] : b->overrides[i];
 	}
 	argv[argc] = NULL;
 
 	fflush(NULL);
 	pid_t parent = getpid();
 	pid_t pid = fork();
+	if (pid != 0)
+		for (int i = 0; i < b->noverrides; i++)
+			free(expanded[i]);
 	if (pid < 0) {
 		fprintf(stderr, "harness: fork: %s\n", strerror(errno));
 		return -1;

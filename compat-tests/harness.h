@@ -82,7 +82,8 @@ h_broker *h_broker_new_same_dir(const h_broker *other, const char *const *overri
 int h_broker_set_net(h_broker *b, const char *netns, const char *host);
 
 /* Add one "key=value" --override to a broker not yet launched (after those
- * it was made with: for values that need its port). 0 or -1. */
+ * it was made with). 0 or -1. In any override, "${PORT}" stands for the
+ * broker's port (its PLAINTEXT listener's), replaced at each launch. */
 int h_broker_add_override(h_broker *b, const char *kv);
 /* Fork and exec the broker, return at once. 0 or -1. */
 int h_broker_launch(h_broker *b);

@@ -346,6 +346,22 @@ START_TEST(test_plain_raw)
 	send_request(fd, 3, 1, 3, body, sizeof(body));
 	expect_closed(fd, "Metadata between handshake and authentication");
 
+	/* ApiVersions comes once, first: a second one closes; one of a
+	 * version not served (UNSUPPORTED_VERSION) may be sent again */
+	fd = connect_or_fail(b);
+	const uint8_t tags[2] = {0, 0}; /* header v2's and the body's tagged fields */
+	send_request(fd, 18, 99, 9, tags, sizeof(tags));
+	uint8_t *resp;
+	int32_t rlen;
+	ck_assert_int_eq(w_recv_frame(fd, &resp, &rlen, 1 << 20, WAIT_MS), WIRE_OK);
+	ck_assert_int_ge(rlen, 6);
+	ck_assert_int_eq(w_get16(resp + 4), 35);
+	free(resp);
+	ck_assert_int_eq(w_api_versions_v0(fd, 1, WAIT_MS), 0);
+	uint8_t av[8];
+	send_request(fd, 18, 0, 2, av, 0);
+	expect_closed(fd, "second ApiVersions before authentication");
+
 	/* SaslAuthenticate before SaslHandshake: ILLEGAL_SASL_STATE, closed */
 	fd = connect_or_fail(b);
 	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);

@@ -2,10 +2,15 @@
  * fuzz_sasl.c - libFuzzer target: the SASL parsers a client (or a stored
  * config) feeds the broker before anyone is authenticated.
  *
- * Input: byte 0 selects the parser (modulo 6), the rest is its input:
- *   0 JAAS config text (jaas.h)          3 SCRAM client-final (scram.h)
- *   1 SASL/PLAIN message (plain.h)       4 SCRAM credential string
- *   2 SCRAM client-first (scram.h)       5 base64, strict and lenient
+ * Input: byte 0 selects the parser (modulo 7), the rest is its input:
+ *   0 JAAS config text (jaas.h)          4 SCRAM credential string
+ *   1 SASL/PLAIN message (plain.h)       5 base64, strict and lenient
+ *   2 SCRAM client-first (scram.h)       6 a server's SCRAM messages as
+ *   3 SCRAM client-final (scram.h)         the inter-broker client reads
+ *                                          them (sasl_client.h): the
+ *                                          server-first is "r=<the client's
+ *                                          nonce>" + the input up to a NUL,
+ *                                          the server-final what follows
  *
  * Beyond "no crash, no leak, no sanitizer report": views point inside the
  * input; a credential string that parses formats to one that parses to
@@ -18,6 +23,7 @@
 
 #include "broker/security/jaas.h"
 #include "broker/security/plain.h"
+#include "broker/security/sasl_client.h"
 #include "broker/security/scram.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int which = data[0] % 6;
+	int which = data[0] % 7;
 	const uint8_t *in = data + 1;
 	size_t len = size - 1;
 	switch (which) {
@@ -104,6 +110,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    memcmp(&c, &c2, sizeof(c)) != 0)
 				abort();
 		}
+		break;
+	}
+	case 6: {
+		static const brk_sasl_credentials cred = { .mechanism = BRK_SASL_SCRAM_SHA_256,
+							   .username = "broker", .password = "secret" };
+		brk_sasl_client c;
+		uint8_t out[BRK_SASL_CLIENT_TOKEN_MAX];
+		size_t n;
+		char err[200];
+		brk_sasl_client_start(&c, &cred);
+		if (brk_sasl_client_step(&c, NULL, 0, out, &n, err, sizeof(err)) != 1)
+			abort();
+		/* The server-first: "r=<our nonce>" then the input up to a
+		 * NUL (so the random nonce does not stop the search); the
+		 * server-final: what follows the NUL. */
+		const uint8_t *nul = memchr(in, 0, len);
+		size_t l1 = nul ? (size_t)(nul - in) : len;
+		uint8_t *sf = malloc(l1 + 40);
+		if (!sf)
+			return 0;
+		size_t sl = (size_t)snprintf((char *)sf, 40, "r=%s", c.nonce);
+		memcpy(sf + sl, in, l1);
+		if (brk_sasl_client_step(&c, sf, sl + l1, out, &n, err, sizeof(err)) == 1) {
+			if (n == 0 || n > sizeof(out))
+				abort();
+			const uint8_t *fin = nul ? nul + 1 : in + len;
+			(void)brk_sasl_client_step(&c, fin, (size_t)(in + len - fin), out, &n, err,
+						   sizeof(err));
+		}
+		free(sf);
+		brk_sasl_client_end(&c);
 		break;
 	}
 	default: {

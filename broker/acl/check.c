@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "broker/acl/check.h"
+#include "broker/config.h"
 #include "broker/conn.h"
 #include "broker/server.h"
+#include "protocol/err.h"
 
 static const char *host_of(const brk_request *req)
 {
@@ -50,4 +52,15 @@ int32_t brk_acl_operations(const brk_request *req, int8_t type, const char *name
 		return supported;
 	return brk_authorized_operations(&server.acl, brk_conn_principal(req->conn), host_of(req),
 					 type, name, len, supported);
+}
+
+int brk_acl_config_error(const brk_request *req, int8_t resource_type, proto_str name, int8_t op)
+{
+	if (resource_type == BRK_RESOURCE_TOPIC)
+		return brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, name, op)
+			       ? 0
+			       : KERR_TOPIC_AUTHORIZATION_FAILED;
+	if (resource_type == BRK_RESOURCE_BROKER || resource_type == BRK_RESOURCE_BROKER_LOGGER)
+		return brk_acl_permits_cluster(req, op) ? 0 : KERR_CLUSTER_AUTHORIZATION_FAILED;
+	return 0;
 }

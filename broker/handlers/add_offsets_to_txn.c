@@ -15,6 +15,7 @@
  * (txn_answer). Throttle time is always 0 (no quotas).
  */
 #include "broker/group/store.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -48,6 +49,18 @@ int brk_handle_add_offsets_to_txn(brk_request *req)
 	AddOffsetsToTxnResponse resp;
 	AddOffsetsToTxnResponse_init(&resp);
 	resp.throttle_time_ms = 0;
+	/* KafkaApis.handleAddOffsetsToTxnRequest: WRITE on the transactional
+	 * id, READ on the group. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, m.transactional_id,
+				 CTL_ACL_OP_WRITE) ||
+	    !brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m.group_id, CTL_ACL_OP_READ)) {
+		resp.error_code = !brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID,
+						       m.transactional_id, CTL_ACL_OP_WRITE)
+					  ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+					  : KERR_GROUP_AUTHORIZATION_FAILED;
+		return AddOffsetsToTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND
+										 : BRK_CLOSE;
+	}
 	resp.error_code = txn_add_offsets(&server.txns, m.transactional_id, m.producer_id,
 					  m.producer_epoch, m.group_id, req->now_ms);
 	if (resp.error_code == KERR_PRODUCER_FENCED && v < 2)

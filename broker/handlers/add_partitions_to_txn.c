@@ -31,6 +31,7 @@
 
 #include "broker/hw_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -76,14 +77,23 @@ static int flatten(txn_req *tr, proto_arena *a)
 }
 
 /* Check and run one transaction, filling tr->errs. */
-static void handle_txn(txn_req *tr, int16_t v, int64_t now_ms)
+static void handle_txn(const brk_request *req, txn_req *tr, int16_t v, int64_t now_ms)
 {
+	/* KafkaApis.handleAddPartitionsToTxnRequest: WRITE on the
+	 * transactional id, then on each topic. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, tr->id, CTL_ACL_OP_WRITE)) {
+		for (int32_t i = 0; i < tr->n; i++)
+			tr->errs[i] = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		return;
+	}
 	bool failed = false;
 	for (int32_t i = 0; i < tr->n; i++) {
 		const txn_tp_ref *r = &tr->refs[i];
 		brk_topic *t = r->topic.len > 0 ? brk_topic_find(&server.partitions, r->topic.ptr, r->topic.len) : NULL;
 		if (v < 4 && r->topic.len > 0 &&
 		    ctl_topic_name_is_internal(r->topic.ptr, (size_t)r->topic.len))
+			tr->errs[i] = KERR_TOPIC_AUTHORIZATION_FAILED;
+		else if (!brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, r->topic, CTL_ACL_OP_WRITE))
 			tr->errs[i] = KERR_TOPIC_AUTHORIZATION_FAILED;
 		else if (!t || !brk_topic_partition(t, r->partition))
 			tr->errs[i] = KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -160,7 +170,7 @@ static int respond_v3(brk_request *req, const AddPartitionsToTxnRequest *m)
 	};
 	if (flatten(&tr, a) < 0)
 		return BRK_CLOSE;
-	handle_txn(&tr, v, req->now_ms);
+	handle_txn(req, &tr, v, req->now_ms);
 
 	AddPartitionsToTxnResponse *rp = proto_arena_alloc(a, sizeof(*rp));
 	if (!rp)
@@ -207,6 +217,12 @@ static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 	AddPartitionsToTxnResponse resp = *rp;
 	resp.throttle_time_ms = 0;
 	int32_t ntx = m->transactions_count > 0 ? m->transactions_count : 0;
+	/* v4+ is the brokers' verification: CLUSTER_ACTION on the cluster. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_CLUSTER_ACTION)) {
+		resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		return AddPartitionsToTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND
+										 : BRK_CLOSE;
+	}
 	for (int32_t x = 0; x < ntx; x++) {
 		if (m->transactions[x].transactional_id.len < 0) {
 			resp.error_code = KERR_INVALID_REQUEST;
@@ -245,7 +261,7 @@ static int respond_v4(brk_request *req, const AddPartitionsToTxnRequest *m)
 		};
 		if (flatten(&tr, a) < 0)
 			return BRK_CLOSE;
-		handle_txn(&tr, v, req->now_ms);
+		handle_txn(req, &tr, v, req->now_ms);
 		marks[x] = txn_last_write(&server.txns, tr.id);
 
 		AddPartitionsToTxnResponse_AddPartitionsToTxnResult *out = &resp.results_by_transaction[x];

@@ -22,6 +22,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/dynamic_config.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/topic_config.h"
@@ -111,9 +112,14 @@ typedef struct alter_ctx {
 	const AlterConfigsRequest *m;
 } alter_ctx;
 
+
 static int alter_at(void *ctx, int32_t i, char *msg, size_t msgsize)
 {
 	alter_ctx *c = ctx;
+	int err = brk_acl_config_error(c->req, c->m->resources[i].resource_type,
+				    c->m->resources[i].resource_name, CTL_ACL_OP_ALTER_CONFIGS);
+	if (err)
+		return err;
 	return alter_one(c->req, c->m, &c->m->resources[i], &c->ops[i], msg, msgsize);
 }
 

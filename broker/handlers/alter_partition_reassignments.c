@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "broker/ctl_wait.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "controller/reassign.h"
@@ -125,6 +126,14 @@ int brk_handle_alter_partition_reassignments(brk_request *req)
 	AlterPartitionReassignmentsResponse *resp = &st->resp;
 	AlterPartitionReassignmentsResponse_init(resp);
 	resp->allow_replication_factor_change = m.allow_replication_factor_change;
+	/* KafkaApis.handleAlterPartitionReassignmentsRequest: ALTER on the cluster. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_ALTER)) {
+		resp->error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		resp->error_message = proto_cstr("Cluster authorization failed.");
+		return AlterPartitionReassignmentsResponse_encode(req->out, req->api_version, resp) == 0
+			       ? BRK_RESPOND
+			       : BRK_CLOSE;
+	}
 	if (!brk_cluster_is_controller(&server.cluster)) {
 		resp->error_code = KERR_NOT_CONTROLLER;
 		resp->error_message = proto_cstr("This is not the correct controller for this cluster.");

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "broker/ctl_wait.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/security/scram.h"
 #include "broker/security/scram_store.h"
@@ -168,6 +169,9 @@ int brk_handle_alter_user_scram_credentials(brk_request *req)
 	brk_strmap index;
 	brk_strmap_init(&index);
 	int rc = 0;
+	/* KafkaApis.handleAlterUserScramCredentialsRequest: ALTER on the
+	 * cluster, else every user CLUSTER_AUTHORIZATION_FAILED. */
+	bool denied = !brk_acl_permits_cluster(req, CTL_ACL_OP_ALTER);
 	for (int32_t i = 0; i < nops && rc == 0; i++) {
 		bool del = i < m.deletions_count;
 		proto_str name = del ? m.deletions[i].name
@@ -187,6 +191,10 @@ int brk_handle_alter_user_scram_credentials(brk_request *req)
 			}
 		}
 		int bit = mechanism_bit(mech);
+		if (denied) {
+			fail_user(u, KERR_CLUSTER_AUTHORIZATION_FAILED, NULL);
+			continue;
+		}
 		if (name.len == 0) {
 			fail_user(u, KERR_UNACCEPTABLE_CREDENTIAL, "Username must not be empty");
 			continue;

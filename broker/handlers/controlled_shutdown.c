@@ -17,6 +17,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -70,6 +71,15 @@ int brk_handle_controlled_shutdown(brk_request *req)
 	if (!st || !w)
 		return BRK_CLOSE;
 	st->broker_id = m.broker_id;
+	/* KafkaApis.handleControlledShutdownRequest: CLUSTER_ACTION on the cluster. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_CLUSTER_ACTION)) {
+		ControlledShutdownResponse resp;
+		ControlledShutdownResponse_init(&resp);
+		resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		return ControlledShutdownResponse_encode(req->out, req->api_version, &resp) == 0
+			       ? BRK_RESPOND
+			       : BRK_CLOSE;
+	}
 	if (brk_cluster_is_controller(&server.cluster)) {
 		ctl_op op = { .type = CTL_OP_CONTROLLED_SHUTDOWN, .broker_id = m.broker_id,
 			      .broker_epoch = m.broker_epoch };

@@ -28,6 +28,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -108,6 +109,11 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 	if (!brk_cluster_is_controller(&server.cluster)) {
 		r->error_code = KERR_NOT_CONTROLLER;
 		return set_message(req, r, "This is not the correct controller for this cluster.");
+	}
+	/* KafkaApis.handleCreatePartitionsRequest: ALTER on the topic. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, q->name, CTL_ACL_OP_ALTER)) {
+		r->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+		return set_message(req, r, "Authorization failed.");
 	}
 	brk_topic *t = brk_topic_find(&server.partitions, q->name.ptr, q->name.len);
 	ctl_replica_list *as = NULL;

@@ -30,6 +30,7 @@
 #include "broker/ctl_wait.h"
 #include "broker/dynamic_config.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/topic_config.h"
@@ -203,6 +204,13 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 	if (dup) {
 		err = KERR_INVALID_REQUEST;
 		snprintf(msg, sizeof(msg), "Found multiple entries for this topic.");
+		goto out;
+	}
+	/* KafkaApis.handleCreateTopicsRequest: CREATE on the cluster or the topic. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_CREATE) &&
+	    !brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, q->name, CTL_ACL_OP_CREATE)) {
+		err = KERR_TOPIC_AUTHORIZATION_FAILED;
+		snprintf(msg, sizeof(msg), "Authorization failed.");
 		goto out;
 	}
 	if (ctl_validate_topic_name(q->name.ptr, q->name.len)) {

@@ -16,6 +16,7 @@
 #include "broker/group/group.h"
 #include "broker/group/store.h"
 #include "broker/hw_wait.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -88,7 +89,13 @@ int brk_handle_delete_groups(brk_request *req)
 		DeleteGroupsResponse_DeletableGroupResult *res = &st->r.results[k];
 		DeleteGroupsResponse_DeletableGroupResult_init(res);
 		res->group_id = id.len >= 0 ? id : proto_cstr("");
-		res->error_code = delete_one(gc, id, &st->written[k]);
+		/* KafkaApis.handleDeleteGroupsRequest: DELETE on the group. */
+		if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, id, CTL_ACL_OP_DELETE)) {
+			res->error_code = KERR_GROUP_AUTHORIZATION_FAILED;
+			st->written[k] = -1;
+		} else {
+			res->error_code = delete_one(gc, id, &st->written[k]);
+		}
 		grp_partition *ps = grp_partition_state(gc, st->written[k]);
 		if (ps && ps->loaded)
 			marks[nmarks++] = ps->last_write;

@@ -28,6 +28,7 @@
 
 #include "broker/partitions.h"
 #include "broker/ratelog.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/retention.h"
 #include "broker/server.h"
@@ -103,6 +104,11 @@ int brk_handle_delete_records(brk_request *req)
 			DeleteRecordsResponse_DeleteRecordsPartitionResult_init(r);
 			r->partition_index = mp->partition_index;
 			r->low_watermark = -1;
+			/* KafkaApis.handleDeleteRecordsRequest: DELETE on the topic. */
+			if (!brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, mt->name, CTL_ACL_OP_DELETE)) {
+				r->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			r->error_code = delete_one(mt->name, t, mp->partition_index, mp->offset,
 						   &r->low_watermark);
 		}

@@ -18,6 +18,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -169,8 +170,25 @@ int brk_handle_delete_topics(brk_request *req)
 			result_error(r, KERR_NOT_CONTROLLER, "This is not the correct controller for this cluster.");
 			continue;
 		}
+		/* KafkaApis.handleDeleteTopicsRequest: DESCRIBE and DELETE on the
+		 * topic (checked before whether it exists when named). */
+		if (by_name && !(brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, e[i].name,
+						     CTL_ACL_OP_DESCRIBE) &&
+				 brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, e[i].name,
+						     CTL_ACL_OP_DELETE))) {
+			result_error(r, KERR_TOPIC_AUTHORIZATION_FAILED, "Authorization failed.");
+			continue;
+		}
 		brk_topic *t = by_name ? brk_topic_find(&server.partitions, e[i].name.ptr, e[i].name.len)
 				       : brk_topic_find_by_id(&server.partitions, e[i].id.b);
+		if (t && !by_name &&
+		    !(brk_acl_permits(req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
+				      CTL_ACL_OP_DESCRIBE) &&
+		      brk_acl_permits(req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
+				      CTL_ACL_OP_DELETE))) {
+			result_error(r, KERR_TOPIC_AUTHORIZATION_FAILED, "Authorization failed.");
+			continue;
+		}
 		if (!t) {
 			if (by_name)
 				result_error(r, KERR_UNKNOWN_TOPIC_OR_PARTITION,

@@ -14,12 +14,14 @@
  *    live brokers with the host, port and rack they registered, as Metadata
  *    gives them (none is fenced, so IncludeFencedBrokers changes nothing
  *    and IsFenced is false);
- *  - ClusterAuthorizedOperations: INT32_MIN unless asked for, then every
- *    operation a cluster supports (there is no authorizer).
+ *  - ClusterAuthorizedOperations: INT32_MIN unless asked for, then the
+ *    operations the principal may do on the cluster (all of them without an
+ *    authorizer; none without DESCRIBE).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/conn.h"
 #include "broker/request.h"
 #include "broker/server.h"
@@ -76,8 +78,15 @@ int brk_handle_describe_cluster(brk_request *req)
 			rb->is_fenced = false;
 		}
 		resp.brokers_count = n;
+		/* AuthHelper.computeDescribeClusterResponse: the operations
+		 * allowed on the cluster when DESCRIBE is, else none. */
 		if (m.include_cluster_authorized_operations)
-			resp.cluster_authorized_operations = BRK_CLUSTER_ALL_OPERATIONS;
+			resp.cluster_authorized_operations =
+				brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE)
+					? brk_acl_operations(req, CTL_ACL_RES_CLUSTER, CTL_ACL_CLUSTER_NAME,
+							     (int32_t)strlen(CTL_ACL_CLUSTER_NAME),
+							     BRK_CLUSTER_ALL_OPERATIONS)
+					: 0;
 	}
 	if (DescribeClusterResponse_encode(req->out, v, &resp) != 0)
 		return BRK_CLOSE;

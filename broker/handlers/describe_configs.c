@@ -21,6 +21,7 @@
 
 #include "broker/dynamic_config.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/topic_config.h"
@@ -52,6 +53,7 @@ static bool wanted(const DescribeConfigsRequest_DescribeConfigsResource *q, cons
 }
 
 /* Room for up to max entries in r. */
+
 static int reserve(brk_request *req, DescribeConfigsResponse_DescribeConfigsResult *r, int max)
 {
 	r->configs = proto_arena_alloc(req->arena, (size_t)(max > 0 ? max : 1) * sizeof(*r->configs));
@@ -256,8 +258,11 @@ int brk_handle_describe_configs(brk_request *req)
 		r->resource_type = q->resource_type;
 		r->resource_name = q->resource_name;
 		char msg[512] = "";
-		int err;
-		switch (q->resource_type) {
+		int err = brk_acl_config_error(req, q->resource_type, q->resource_name,
+					    CTL_ACL_OP_DESCRIBE_CONFIGS);
+		switch (err ? -1 : q->resource_type) {
+		case -1:
+			break;
 		case BRK_RESOURCE_TOPIC:
 			err = describe_topic(req, &m, q, r, msg, sizeof(msg));
 			break;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker/group/group.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -31,6 +32,11 @@ static int describe(brk_request *req, const DescribeGroupsRequest *m,
 	d->group_state = proto_cstr("");
 	d->protocol_type = proto_cstr("");
 	d->protocol_data = proto_cstr("");
+	/* KafkaApis.handleDescribeGroupRequest: DESCRIBE on the group. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, id, CTL_ACL_OP_DESCRIBE)) {
+		d->error_code = KERR_GROUP_AUTHORIZATION_FAILED;
+		return 0;
+	}
 	if (id.len <= 0) {
 		d->error_code = KERR_INVALID_GROUP_ID;
 		return 0;
@@ -57,7 +63,8 @@ static int describe(brk_request *req, const DescribeGroupsRequest *m,
 	d->protocol_type = proto_cstr(g->protocol_type ? g->protocol_type : "");
 	d->protocol_data = proto_cstr(stable && g->protocol_name ? g->protocol_name : "");
 	if (m->include_authorized_operations)
-		d->authorized_operations = GROUP_ALL_OPERATIONS;
+		d->authorized_operations = brk_acl_operations(req, CTL_ACL_RES_GROUP, id.ptr, id.len,
+							      GROUP_ALL_OPERATIONS);
 	int32_t n = g->nmembers;
 	d->members = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*d->members));
 	if (!d->members)

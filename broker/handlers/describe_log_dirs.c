@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -156,6 +157,16 @@ int brk_handle_describe_log_dirs(brk_request *req)
 	DescribeLogDirsResponse_init(&resp);
 	resp.throttle_time_ms = 0;
 	resp.error_code = KERR_NONE;
+	/* KafkaApis.handleDescribeLogDirsRequest: DESCRIBE on the cluster,
+	 * else no log dirs (and v3+ CLUSTER_AUTHORIZATION_FAILED). */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE)) {
+		if (req->api_version >= 3)
+			resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		resp.results_count = 0;
+		return DescribeLogDirsResponse_encode(req->out, req->api_version, &resp) == 0
+			       ? BRK_RESPOND
+			       : BRK_CLOSE;
+	}
 	resp.results = proto_arena_alloc(req->arena, sizeof(*resp.results));
 	if (!resp.results)
 		return BRK_CLOSE;

@@ -18,10 +18,11 @@
  *    but this broker does not host it, which cannot happen on one node);
  *  - its log is offline: KAFKA_STORAGE_ERROR (ReplicaManager
  *    getPartitionOrError, HostedPartition.Offline).
- * The producers are listed in no particular order. Authorization (READ on
- * the topic) is not checked: this broker has no ACLs.
+ * The producers are listed in no particular order. READ on the topic is
+ * checked first (TOPIC_AUTHORIZATION_FAILED, KafkaApis.handleDescribeProducersRequest).
  */
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -108,8 +109,14 @@ int brk_handle_describe_producers(brk_request *req)
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));
 		if (!rt->partitions)
 			return BRK_CLOSE;
+		bool denied = !brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, qt->name, CTL_ACL_OP_READ);
 		for (int32_t j = 0; j < np; j++) {
 			DescribeProducersResponse_PartitionResponse_init(&rt->partitions[j]);
+			if (denied) {
+				rt->partitions[j].partition_index = qt->partition_indexes[j];
+				partition_error(&rt->partitions[j], KERR_TOPIC_AUTHORIZATION_FAILED, NULL);
+				continue;
+			}
 			if (describe_one(req, t, qt->partition_indexes[j], &rt->partitions[j]) != 0)
 				return BRK_CLOSE;
 		}

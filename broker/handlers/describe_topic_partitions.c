@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -180,7 +181,18 @@ int brk_handle_describe_topic_partitions(brk_request *req)
 		DescribeTopicPartitionsResponse_Topic *rt = &resp.topics[resp.topics_count];
 		DescribeTopicPartitionsResponse_Topic_init(rt);
 		rt->name = names[i];
-		rt->topic_authorized_operations = BRK_TOPIC_ALL_OPERATIONS;
+		/* KafkaApis.handleDescribeTopicPartitionsRequest: DESCRIBE on the
+		 * topic; unauthorized ones are left out of "all topics". */
+		if (!brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, names[i], CTL_ACL_OP_DESCRIBE)) {
+			if (all)
+				continue;
+			rt->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+			resp.topics_count++;
+			continue;
+		}
+		rt->topic_authorized_operations = brk_acl_operations(
+			req, CTL_ACL_RES_TOPIC, names[i].len > 0 ? names[i].ptr : "",
+			names[i].len > 0 ? names[i].len : 0, BRK_TOPIC_ALL_OPERATIONS);
 		if (!t) {
 			if (all)
 				continue;

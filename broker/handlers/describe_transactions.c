@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/txn.h"
@@ -74,6 +75,12 @@ int brk_handle_describe_transactions(brk_request *req)
 			continue;
 		}
 		s->transactional_id = id;
+		/* KafkaApis.handleDescribeTransactionsRequest: DESCRIBE on the id. */
+		if (!brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, id,
+					 CTL_ACL_OP_DESCRIBE)) {
+			s->error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+			continue;
+		}
 		s->error_code = txn_coordinator_error(&server.txns, id);
 		if (s->error_code)
 			continue;

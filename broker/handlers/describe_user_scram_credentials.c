@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/security/scram.h"
 #include "broker/security/scram_store.h"
@@ -104,6 +105,15 @@ int brk_handle_describe_user_scram_credentials(brk_request *req)
 	if (!resp.results)
 		return BRK_CLOSE;
 	int32_t n = 0;
+	/* KafkaApis.handleDescribeUserScramCredentialsRequest: DESCRIBE on
+	 * the cluster. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE)) {
+		resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		resp.results_count = 0;
+		return DescribeUserScramCredentialsResponse_encode(req->out, req->api_version, &resp) == 0
+			       ? BRK_RESPOND
+			       : BRK_CLOSE;
+	}
 	if (m.users_count <= 0) {
 		for (int32_t i = 0; i < brk_client_configs_count(reg); i++) {
 			const brk_client_config *cc = brk_client_configs_at(reg, i);

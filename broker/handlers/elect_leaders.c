@@ -31,6 +31,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "controller/elect.h"
@@ -277,10 +278,19 @@ int brk_handle_elect_leaders(brk_request *req)
 			return BRK_CLOSE;
 		snprintf(type_msg, 48, "Unknown election type %d", (int)type);
 	}
+	/* KafkaApis.handleElectLeaders: ALTER on the cluster, else every
+	 * partition (and the request) CLUSTER_AUTHORIZATION_FAILED. */
+	bool denied = !brk_acl_permits_cluster(req, CTL_ACL_OP_ALTER);
+	if (denied && !bad_type)
+		st->top_error = KERR_CLUSTER_AUTHORIZATION_FAILED;
 	for (int32_t i = 0; i < st->nparts; i++) {
 		part *p = &st->parts[i];
 		const proto_str *topic = &st->groups[p->group].topic;
 		p->from_ctl = false;
+		if (denied && !bad_type) {
+			p->error = KERR_CLUSTER_AUTHORIZATION_FAILED;
+			continue;
+		}
 		if (bad_type) {
 			p->error = KERR_INVALID_REQUEST;
 			p->msg = type_msg;

@@ -18,6 +18,7 @@
  * writes committed (txn_answer: the Prepare* record), and the markers
  * follow. Throttle time is always 0 (no quotas).
  */
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -50,6 +51,14 @@ int brk_handle_end_txn(brk_request *req)
 	EndTxnResponse resp;
 	EndTxnResponse_init(&resp);
 	resp.throttle_time_ms = 0;
+	/* KafkaApis.handleEndTxnRequest: WRITE on the transactional id. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, m.transactional_id,
+				 CTL_ACL_OP_WRITE)) {
+		resp.error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		resp.producer_id = -1;
+		resp.producer_epoch = -1;
+		return EndTxnResponse_encode(req->out, v, &resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
+	}
 	resp.error_code = txn_end(&server.txns, m.transactional_id, m.producer_id, m.producer_epoch,
 				  m.committed, v >= 5, req->now_ms, &resp.producer_id,
 				  &resp.producer_epoch);

@@ -25,6 +25,7 @@
 #include "broker/coordinator_key.h"
 #include "broker/ctl_wait.h"
 #include "broker/group/store.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -104,6 +105,15 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (!valid_type)
 			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL,
 			     NULL);
+		else if (m->key_type == KEY_TYPE_GROUP &&
+			 !brk_acl_permits_str(req, CTL_ACL_RES_GROUP, c->key, CTL_ACL_OP_DESCRIBE))
+			fill(c, KERR_GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", NULL,
+			     NULL);
+		else if (m->key_type == KEY_TYPE_TRANSACTION &&
+			 !brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, c->key,
+					      CTL_ACL_OP_DESCRIBE))
+			fill(c, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+			     "Transactional Id authorization failed.", NULL, NULL);
 		else if (!b)
 			fill(c, KERR_COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", NULL,
 			     NULL);

@@ -7,6 +7,7 @@
  * for a group this broker does not coordinate).
  */
 #include "broker/group/group.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -21,7 +22,9 @@ int brk_handle_heartbeat(brk_request *req)
 		return BRK_CLOSE;
 	HeartbeatResponse r;
 	HeartbeatResponse_init(&r);
-	if (m.group_id.len <= 0)
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m.group_id, CTL_ACL_OP_READ))
+		r.error_code = KERR_GROUP_AUTHORIZATION_FAILED; /* READ on the group */
+	else if (m.group_id.len <= 0)
 		r.error_code = KERR_INVALID_GROUP_ID;
 	else
 		r.error_code = grp_heartbeat(&server.groups, m.group_id, m.member_id,

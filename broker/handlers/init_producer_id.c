@@ -27,6 +27,7 @@
  * there is still none, retriable).
  */
 #include "broker/purgatory.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/store.h"
@@ -59,7 +60,21 @@ static int answer(brk_request *req, const InitProducerIdRequest *mp)
 	resp.throttle_time_ms = 0;
 	resp.producer_id = -1;
 	resp.producer_epoch = -1;
-	if ((m.producer_id == -1) != (m.producer_epoch == -1)) {
+	/* KafkaApis.handleInitProducerIdRequest: WRITE on the transactional
+	 * id; without one IDEMPOTENT_WRITE on the cluster or WRITE on some
+	 * topic (KIP-679). */
+	bool denied = false;
+	if (m.transactional_id.len >= 0 &&
+	    !brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, m.transactional_id,
+				 CTL_ACL_OP_WRITE)) {
+		resp.error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+		denied = true;
+	} else if (m.transactional_id.len < 0 &&
+		   !brk_acl_permits_cluster(req, CTL_ACL_OP_IDEMPOTENT_WRITE) &&
+		   !brk_acl_permits_any(req, CTL_ACL_RES_TOPIC, CTL_ACL_OP_WRITE)) {
+		resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+		denied = true;
+	} else if ((m.producer_id == -1) != (m.producer_epoch == -1)) {
 		resp.error_code = KERR_INVALID_REQUEST;
 	} else if (m.transactional_id.len == 0) { /* empty, not null */
 		resp.error_code = KERR_INVALID_REQUEST;
@@ -80,7 +95,7 @@ static int answer(brk_request *req, const InitProducerIdRequest *mp)
 	}
 	if (InitProducerIdResponse_encode(req->out, v, &resp) != 0)
 		return BRK_CLOSE;
-	if (m.transactional_id.len > 0)
+	if (m.transactional_id.len > 0 && !denied)
 		return txn_answer(&server.txns, req, m.transactional_id, fail, NULL);
 	return BRK_RESPOND;
 }

@@ -11,6 +11,7 @@
  */
 #include "broker/group/group.h"
 #include "broker/group/store.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -43,6 +44,8 @@ int brk_handle_join_group(brk_request *req)
 		return aw;
 	if (v == 0)
 		m->rebalance_timeout_ms = m->session_timeout_ms;
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m->group_id, CTL_ACL_OP_READ))
+		return respond_error(req, KERR_GROUP_AUTHORIZATION_FAILED, m->member_id);
 	if (m->group_id.len <= 0)
 		return respond_error(req, KERR_INVALID_GROUP_ID, m->member_id);
 	if (m->session_timeout_ms < server.cfg.group_min_session_timeout_ms ||

@@ -13,6 +13,7 @@
  * (grp_answer), or answers that wait's error at the top level.
  */
 #include "broker/group/group.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -51,7 +52,9 @@ int brk_handle_leave_group(brk_request *req)
 		n = 1;
 	}
 	grp_group *g = NULL;
-	if (m.group_id.len <= 0) {
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m.group_id, CTL_ACL_OP_READ)) {
+		r->error_code = KERR_GROUP_AUTHORIZATION_FAILED;
+	} else if (m.group_id.len <= 0) {
 		r->error_code = KERR_INVALID_GROUP_ID;
 	} else if ((r->error_code = grp_coordinator_error(gc, m.group_id.ptr, m.group_id.len))) {
 		/* not ours */

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "broker/group/group.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -53,11 +54,17 @@ int brk_handle_list_groups(brk_request *req)
 	if (!r.groups)
 		return BRK_CLOSE;
 	int32_t n = 0;
+	/* KafkaApis.handleListGroupsRequest: DESCRIBE on the cluster lists
+	 * every group, else only those the principal may DESCRIBE. */
+	bool all = brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE);
 	for (int32_t i = 0; i < total; i++) {
 		const grp_group *g = grp_at(&server.groups, i);
 		const char *state = grp_state_name(g->state);
 		if (g->state == GRP_DEAD || !in_filter(m.states_filter, m.states_filter_count, state) ||
 		    !in_filter(m.types_filter, m.types_filter_count, GROUP_TYPE_CLASSIC))
+			continue;
+		if (!all && !brk_acl_permits(req, CTL_ACL_RES_GROUP, g->group_id,
+					     (int32_t)strlen(g->group_id), CTL_ACL_OP_DESCRIBE))
 			continue;
 		ListGroupsResponse_ListedGroup *lg = &r.groups[n++];
 		ListGroupsResponse_ListedGroup_init(lg);

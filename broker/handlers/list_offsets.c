@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -139,8 +140,20 @@ int brk_handle_list_offsets(brk_request *req)
 		rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*rt->partitions));
 		if (!rt->partitions)
 			return BRK_CLOSE;
+		/* KafkaApis.handleListOffsetRequest: DESCRIBE on the topic. */
+		bool denied = !brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, qt->name,
+						   CTL_ACL_OP_DESCRIBE);
 		for (int32_t j = 0; j < np; j++) {
 			ListOffsetsResponse_ListOffsetsPartitionResponse_init(&rt->partitions[j]);
+			if (denied) {
+				ListOffsetsResponse_ListOffsetsPartitionResponse *r = &rt->partitions[j];
+				r->partition_index = qt->partitions[j].partition_index;
+				r->timestamp = -1;
+				r->offset = -1;
+				r->leader_epoch = -1;
+				r->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			list_one(req->api_version, &m, t, &qt->partitions[j], &rt->partitions[j]);
 		}
 	}

@@ -18,6 +18,7 @@
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -152,11 +153,14 @@ int brk_handle_list_partition_reassignments(brk_request *req)
 	ListPartitionReassignmentsRequest_init(&st->m);
 	if (ListPartitionReassignmentsRequest_decode(&req->body, req->arena, req->api_version, &st->m) != 0)
 		return BRK_CLOSE;
-	if (!brk_cluster_is_controller(&server.cluster)) {
+	/* KafkaApis.handleListPartitionReassignmentsRequest: DESCRIBE on the cluster. */
+	bool denied = !brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE);
+	if (denied || !brk_cluster_is_controller(&server.cluster)) {
 		ListPartitionReassignmentsResponse resp;
 		ListPartitionReassignmentsResponse_init(&resp);
-		resp.error_code = KERR_NOT_CONTROLLER;
-		resp.error_message = proto_cstr("This is not the correct controller for this cluster.");
+		resp.error_code = denied ? KERR_CLUSTER_AUTHORIZATION_FAILED : KERR_NOT_CONTROLLER;
+		resp.error_message = proto_cstr(denied ? "Cluster authorization failed."
+						       : "This is not the correct controller for this cluster.");
 		return ListPartitionReassignmentsResponse_encode(req->out, req->api_version, &resp) == 0
 			       ? BRK_RESPOND
 			       : BRK_CLOSE;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/txn.h"
@@ -109,6 +110,11 @@ int brk_handle_list_transactions(brk_request *req)
 	const txn_meta *t;
 	for (int32_t i = 0; (t = txn_at(tc, i)) != NULL; i++) {
 		if (t->state == TXN_DEAD)
+			continue;
+		/* KafkaApis.handleListTransactionsRequest: only the ids the
+		 * principal may DESCRIBE. */
+		if (!brk_acl_permits(req, CTL_ACL_RES_TRANSACTIONAL_ID, t->id, t->id_len,
+				     CTL_ACL_OP_DESCRIBE))
 			continue;
 		if (npf > 0) {
 			bool found = false;

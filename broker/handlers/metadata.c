@@ -159,9 +159,12 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);
 	resp.controller_id = server.cluster.controller_id;
 	if (v >= 8 && v <= 10 && m->include_cluster_authorized_operations)
-		resp.cluster_authorized_operations = brk_acl_operations(
-			req, CTL_ACL_RES_CLUSTER, CTL_ACL_CLUSTER_NAME,
-			(int32_t)strlen(CTL_ACL_CLUSTER_NAME), BRK_CLUSTER_ALL_OPERATIONS);
+		resp.cluster_authorized_operations =
+			brk_acl_permits_cluster(req, CTL_ACL_OP_DESCRIBE)
+				? brk_acl_operations(req, CTL_ACL_RES_CLUSTER, CTL_ACL_CLUSTER_NAME,
+						     (int32_t)strlen(CTL_ACL_CLUSTER_NAME),
+						     BRK_CLUSTER_ALL_OPERATIONS)
+				: 0;
 
 	brk_partitions *reg = &server.partitions;
 	int32_t n = st->all ? brk_partitions_topic_count(reg) : m->topics_count;

@@ -35,6 +35,7 @@
 #include "broker/group/offsets.h"
 #include "broker/group/store.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -74,7 +75,13 @@ int brk_handle_offset_commit(brk_request *req)
 	int group_err = KERR_NONE;
 	grp_group *g = NULL;
 	bool create = false;
-	if (m.group_id.len < 0) {
+	/* KafkaApis.handleOffsetCommitRequest: READ on the group answers
+	 * every partition; then READ on each topic. */
+	bool group_denied = !brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m.group_id,
+						 CTL_ACL_OP_READ);
+	if (group_denied) {
+		group_err = KERR_GROUP_AUTHORIZATION_FAILED;
+	} else if (m.group_id.len < 0) {
 		group_err = KERR_INVALID_GROUP_ID;
 	} else if ((group_err = grp_coordinator_error(gc, m.group_id.ptr, m.group_id.len))) {
 		/* not ours */
@@ -125,11 +132,22 @@ int brk_handle_offset_commit(brk_request *req)
 		tr->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) * sizeof(*tr->partitions));
 		if (!tr->partitions)
 			return BRK_CLOSE;
+		bool topic_denied = !group_denied && (t || v < 10) &&
+				    !brk_acl_permits(req, CTL_ACL_RES_TOPIC,
+						     t ? t->name : (rt->name.len > 0 ? rt->name.ptr : ""),
+						     t ? (int32_t)strlen(t->name)
+						       : (rt->name.len > 0 ? rt->name.len : 0),
+						     CTL_ACL_OP_READ);
 		for (int32_t j = 0; j < np; j++) {
 			const OffsetCommitRequest_OffsetCommitRequestPartition *rp = &rt->partitions[j];
 			OffsetCommitResponse_OffsetCommitResponsePartition *pr = &tr->partitions[j];
 			OffsetCommitResponse_OffsetCommitResponsePartition_init(pr);
 			pr->partition_index = rp->partition_index;
+			if (group_denied || topic_denied) {
+				pr->error_code = group_denied ? KERR_GROUP_AUTHORIZATION_FAILED
+							      : KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (!t) {
 				pr->error_code = v >= 10 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;

@@ -31,6 +31,7 @@
 #include "broker/group/store_codec.h"
 #include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -62,7 +63,11 @@ int brk_handle_offset_delete(brk_request *req)
 
 	grp_group *g = NULL;
 	int err = KERR_NONE;
-	if (m.group_id.len <= 0) {
+	/* KafkaApis.handleOffsetDeleteRequest: DELETE on the group, READ on
+	 * each topic. */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m.group_id, CTL_ACL_OP_DELETE)) {
+		err = KERR_GROUP_AUTHORIZATION_FAILED;
+	} else if (m.group_id.len <= 0) {
 		err = KERR_INVALID_GROUP_ID;
 	} else if ((err = grp_coordinator_error(gc, m.group_id.ptr, m.group_id.len))) {
 		/* not ours */
@@ -95,6 +100,8 @@ int brk_handle_offset_delete(brk_request *req)
 			OffsetDeleteResponse_OffsetDeleteResponseTopic_init(tr);
 			tr->name = rt->name;
 			brk_topic *t = rt->name.len > 0 ? brk_topic_find(&server.partitions, rt->name.ptr, rt->name.len) : NULL;
+			bool denied = !brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, rt->name,
+							   CTL_ACL_OP_READ);
 			int subscribed = t ? grp_subscribed_to_topic(g, rt->name.ptr, rt->name.len) : 0;
 			int32_t np = rt->partitions_count > 0 ? rt->partitions_count : 0;
 			tr->partitions_count = np;
@@ -107,7 +114,9 @@ int brk_handle_offset_delete(brk_request *req)
 				OffsetDeleteResponse_OffsetDeleteResponsePartition *pr = &tr->partitions[j];
 				OffsetDeleteResponse_OffsetDeleteResponsePartition_init(pr);
 				pr->partition_index = part;
-				if (!t || !brk_topic_partition(t, part))
+				if (denied)
+					pr->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				else if (!t || !brk_topic_partition(t, part))
 					pr->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				else if (subscribed == 1)
 					pr->error_code = KERR_GROUP_SUBSCRIBED_TO_TOPIC;

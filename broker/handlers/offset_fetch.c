@@ -35,6 +35,7 @@
 #include "broker/group/offsets.h"
 #include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -135,9 +136,21 @@ static void listed(const grp_group *g, bool require_stable, const fetch_entry *e
 	*error = pend ? KERR_UNSTABLE_OFFSET_COMMIT : KERR_NONE;
 }
 
-static grp_group *find_group(proto_str id, int *err)
+/* KafkaApis.handleOffsetFetchRequest: DESCRIBE on the group, then on each
+ * topic (a listed partition of a topic not described: TOPIC_AUTHORIZATION_FAILED;
+ * such topics are left out of "all topics"). */
+static bool topic_ok(const brk_request *req, const char *name, int32_t len)
+{
+	return brk_acl_permits(req, CTL_ACL_RES_TOPIC, name, len, CTL_ACL_OP_DESCRIBE);
+}
+
+static grp_group *find_group(const brk_request *req, proto_str id, int *err)
 {
 	*err = KERR_NONE;
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, id, CTL_ACL_OP_DESCRIBE)) {
+		*err = KERR_GROUP_AUTHORIZATION_FAILED;
+		return NULL;
+	}
 	if (id.len < 0) {
 		*err = KERR_INVALID_GROUP_ID;
 		return NULL;
@@ -153,10 +166,11 @@ static grp_group *find_group(proto_str id, int *err)
 static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFetchResponse *resp)
 {
 	int err;
-	grp_group *g = find_group(m->group_id, &err);
+	grp_group *g = find_group(req, m->group_id, &err);
 	resp->error_code = (int16_t)err;
 	/* v1 has no group error: a coordinator error goes on the partitions. */
-	bool per_partition = (err == KERR_NOT_COORDINATOR || err == KERR_COORDINATOR_LOAD_IN_PROGRESS) &&
+	bool per_partition = (err == KERR_NOT_COORDINATOR || err == KERR_COORDINATOR_LOAD_IN_PROGRESS ||
+			      err == KERR_GROUP_AUTHORIZATION_FAILED) &&
 			     req->api_version < 2;
 	if (err && !(per_partition && m->topics_count >= 0))
 		return 0;
@@ -172,7 +186,9 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 		resp->topics_count = 0;
 		OffsetFetchResponse_OffsetFetchResponseTopic *tr = NULL;
 		for (int32_t i = 0; i < n; i++) {
-			if (i == 0 || !same_topic(&e[i], &e[i - 1])) {
+			if (!topic_ok(req, e[i].topic, e[i].tlen))
+				continue; /* all of its run: the check is per topic */
+			if (!tr || !same_topic(&e[i], &e[i - 1])) {
 				tr = &resp->topics[resp->topics_count++];
 				OffsetFetchResponse_OffsetFetchResponseTopic_init(tr);
 				tr->name = proto_str_of(e[i].topic, e[i].tlen);
@@ -213,6 +229,13 @@ static int fetch_single(brk_request *req, const OffsetFetchRequest *m, OffsetFet
 			       &pr->committed_leader_epoch, &pr->metadata, &pr->error_code);
 			if (per_partition)
 				pr->error_code = (int16_t)err;
+			else if (!topic_ok(req, rt->name.len > 0 ? rt->name.ptr : "",
+					   rt->name.len > 0 ? rt->name.len : 0)) {
+				pr->committed_offset = -1;
+				pr->committed_leader_epoch = -1;
+				pr->metadata = proto_cstr("");
+				pr->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+			}
 		}
 	}
 	return 0;
@@ -226,7 +249,7 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 	OffsetFetchResponse_OffsetFetchResponseGroup_init(out);
 	out->group_id = rg->group_id;
 	int err;
-	grp_group *g = find_group(rg->group_id, &err);
+	grp_group *g = find_group(req, rg->group_id, &err);
 	out->error_code = (int16_t)err;
 	if (err)
 		return 0;
@@ -240,7 +263,9 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 			return -1;
 		OffsetFetchResponse_OffsetFetchResponseTopics *tr = NULL;
 		for (int32_t i = 0; i < n; i++) {
-			if (i == 0 || !same_topic(&e[i], &e[i - 1])) {
+			if (!topic_ok(req, e[i].topic, e[i].tlen))
+				continue; /* all of its run: the check is per topic */
+			if (!tr || !same_topic(&e[i], &e[i - 1])) {
 				tr = &out->topics[out->topics_count++];
 				OffsetFetchResponse_OffsetFetchResponseTopics_init(tr);
 				tr->name = proto_str_of(e[i].topic, e[i].tlen);
@@ -293,6 +318,9 @@ static int fetch_group(brk_request *req, const OffsetFetchRequest_OffsetFetchReq
 			OffsetFetchResponse_OffsetFetchResponsePartitions_init(pr);
 			pr->partition_index = rt->partition_indexes[j];
 			int16_t lerr;
+			if (!perr && !topic_ok(req, name.len > 0 ? name.ptr : "",
+					       name.len > 0 ? name.len : 0))
+				perr = KERR_TOPIC_AUTHORIZATION_FAILED;
 			lookup(perr ? NULL : g, require_stable, name, pr->partition_index,
 			       &pr->committed_offset, &pr->committed_leader_epoch, &pr->metadata, &lerr);
 			pr->error_code = perr ? (int16_t)perr : lerr;

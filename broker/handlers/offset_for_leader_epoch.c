@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -39,6 +40,11 @@ int brk_handle_offset_for_leader_epoch(brk_request *req)
 	resp.topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) * sizeof(*resp.topics));
 	if (!resp.topics)
 		return BRK_CLOSE;
+	/* KafkaApis.handleOffsetForLeaderEpochRequest: a follower (ReplicaId
+	 * >= 0) needs CLUSTER_ACTION on the cluster, a consumer DESCRIBE on
+	 * each topic. */
+	bool follower_denied = v >= 3 && m.replica_id >= 0 &&
+			       !brk_acl_permits_cluster(req, CTL_ACL_OP_CLUSTER_ACTION);
 	for (int32_t i = 0; i < nt; i++) {
 		const OffsetForLeaderEpochRequest_OffsetForLeaderTopic *qt = &m.topics[i];
 		OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *rt = &resp.topics[i];
@@ -58,6 +64,15 @@ int brk_handle_offset_for_leader_epoch(brk_request *req)
 			r->partition = qp->partition;
 			r->leader_epoch = -1;
 			r->end_offset = -1;
+			if (follower_denied) {
+				r->error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+				continue;
+			}
+			if (!(v >= 3 && m.replica_id >= 0) &&
+			    !brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, qt->topic, CTL_ACL_OP_DESCRIBE)) {
+				r->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			brk_partition *p = brk_topic_partition(t, qp->partition);
 			if (!p) {
 				r->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;

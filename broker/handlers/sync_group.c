@@ -8,6 +8,7 @@
  */
 #include "broker/group/group.h"
 #include "broker/group/store.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -25,10 +26,11 @@ int brk_handle_sync_group(brk_request *req)
 	int aw = grp_store_await_topic(&server.groups, req); /* made on first use */
 	if (aw)
 		return aw;
-	if (m->group_id.len <= 0) {
+	bool denied = !brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m->group_id, CTL_ACL_OP_READ);
+	if (denied || m->group_id.len <= 0) {
 		SyncGroupResponse r;
 		SyncGroupResponse_init(&r);
-		r.error_code = KERR_INVALID_GROUP_ID;
+		r.error_code = denied ? KERR_GROUP_AUTHORIZATION_FAILED : KERR_INVALID_GROUP_ID;
 		r.assignment = (proto_bytes){ (const uint8_t *)"", 0 };
 		return SyncGroupResponse_encode(req->out, v, &r) == 0 ? BRK_RESPOND : BRK_CLOSE;
 	}

@@ -55,6 +55,7 @@
 #include "broker/group/store.h"
 #include "broker/group/txn_offsets.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/txn/verify.h"
@@ -84,6 +85,13 @@ static int group_error(const brk_request *req, const TxnOffsetCommitRequest *m, 
 {
 	*g = NULL;
 	*create = false;
+	/* KafkaApis.handleTxnOffsetCommitRequest: WRITE on the transactional
+	 * id, READ on the group (then READ on each topic). */
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, m->transactional_id,
+				 CTL_ACL_OP_WRITE))
+		return KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	if (!brk_acl_permits_str(req, CTL_ACL_RES_GROUP, m->group_id, CTL_ACL_OP_READ))
+		return KERR_GROUP_AUTHORIZATION_FAILED;
 	if (m->group_id.len <= 0)
 		return KERR_INVALID_GROUP_ID;
 	int16_t cerr = grp_coordinator_error(&server.groups, m->group_id.ptr, m->group_id.len);
@@ -171,6 +179,15 @@ int brk_handle_txn_offset_commit(brk_request *req)
 			TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition *pr = &tr->partitions[j];
 			TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_init(pr);
 			pr->partition_index = rp->partition_index;
+			if (group_err == KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+			    group_err == KERR_GROUP_AUTHORIZATION_FAILED) {
+				pr->error_code = (int16_t)group_err;
+				continue;
+			}
+			if (!brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, rt->name, CTL_ACL_OP_READ)) {
+				pr->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+				continue;
+			}
 			if (!t || !brk_topic_partition(t, rp->partition_index)) {
 				pr->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
 				continue;

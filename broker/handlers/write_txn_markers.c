@@ -35,6 +35,7 @@
  */
 #include "broker/hw_wait.h"
 #include "broker/partitions.h"
+#include "broker/acl/check.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -109,6 +110,50 @@ int brk_handle_write_txn_markers(brk_request *req)
 	WriteTxnMarkersResponse resp;
 	WriteTxnMarkersResponse_init(&resp);
 	int32_t nm = m.markers_count > 0 ? m.markers_count : 0;
+	/* KafkaApis.handleWriteTxnMarkersRequest: CLUSTER_ACTION on the
+	 * cluster (only brokers send it), else every partition
+	 * CLUSTER_AUTHORIZATION_FAILED. */
+	if (!brk_acl_permits_cluster(req, CTL_ACL_OP_CLUSTER_ACTION)) {
+		resp.markers_count = nm;
+		resp.markers = proto_arena_alloc(req->arena, (size_t)(nm ? nm : 1) *
+								   sizeof(*resp.markers));
+		if (!resp.markers)
+			return BRK_CLOSE;
+		for (int32_t i = 0; i < nm; i++) {
+			const WriteTxnMarkersRequest_WritableTxnMarker *mk = &m.markers[i];
+			WriteTxnMarkersResponse_WritableTxnMarkerResult *mr = &resp.markers[i];
+			WriteTxnMarkersResponse_WritableTxnMarkerResult_init(mr);
+			mr->producer_id = mk->producer_id;
+			int32_t nt = mk->topics_count > 0 ? mk->topics_count : 0;
+			mr->topics_count = nt;
+			mr->topics = proto_arena_alloc(req->arena, (size_t)(nt ? nt : 1) *
+								     sizeof(*mr->topics));
+			if (!mr->topics)
+				return BRK_CLOSE;
+			for (int32_t j = 0; j < nt; j++) {
+				const WriteTxnMarkersRequest_WritableTxnMarkerTopic *qt = &mk->topics[j];
+				WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *rt = &mr->topics[j];
+				WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(rt);
+				rt->name = qt->name;
+				int32_t np = qt->partition_indexes_count > 0 ? qt->partition_indexes_count
+									     : 0;
+				rt->partitions_count = np;
+				rt->partitions = proto_arena_alloc(req->arena, (size_t)(np ? np : 1) *
+									       sizeof(*rt->partitions));
+				if (!rt->partitions)
+					return BRK_CLOSE;
+				for (int32_t k = 0; k < np; k++) {
+					WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_init(
+						&rt->partitions[k]);
+					rt->partitions[k].partition_index = qt->partition_indexes[k];
+					rt->partitions[k].error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+				}
+			}
+		}
+		return WriteTxnMarkersResponse_encode(req->out, req->api_version, &resp) == 0
+			       ? BRK_RESPOND
+			       : BRK_CLOSE;
+	}
 	int32_t total = 0;
 	for (int32_t i = 0; i < nm; i++)
 		for (int32_t j = 0; j < m.markers[i].topics_count; j++)

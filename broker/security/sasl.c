@@ -347,8 +347,8 @@ static bool reauth_possible(const brk_sasl_session *ss, int64_t mono_ms)
 	       (ss->last_reauth == 0 || mono_ms - ss->last_reauth >= MIN_REAUTH_INTERVAL_MS);
 }
 
-int brk_sasl_gate(brk_sasl_session *ss, int16_t api_key, int64_t mono_ms, char *why,
-		  size_t whysize)
+int brk_sasl_gate(brk_sasl_session *ss, int16_t api_key, bool version_served, int64_t mono_ms,
+		  char *why, size_t whysize)
 {
 	if (!ss)
 		return BRK_SASL_DISPATCH;
@@ -363,6 +363,11 @@ int brk_sasl_gate(brk_sasl_session *ss, int16_t api_key, int64_t mono_ms, char *
 		}
 		return BRK_SASL_DISPATCH;
 	case ST_HANDSHAKE_OR_VERSIONS:
+		/* Kafka: one ApiVersions, first; a second closes. One of a
+		 * version not served is answered UNSUPPORTED_VERSION and may
+		 * be sent again (KIP-511). */
+		if (api_key == API_API_VERSIONS && version_served)
+			ss->state = ST_HANDSHAKE;
 		if (api_key == API_API_VERSIONS || api_key == API_SASL_HANDSHAKE ||
 		    api_key == API_SASL_AUTHENTICATE)
 			return BRK_SASL_DISPATCH;

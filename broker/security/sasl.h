@@ -33,9 +33,14 @@
  * Per connection (brk_sasl_session), Kafka's states:
  *   HANDSHAKE_OR_VERSIONS --ApiVersions--> HANDSHAKE --SaslHandshake-->
  *   AUTHENTICATE --SaslAuthenticate...--> COMPLETE
- * HANDSHAKE_OR_VERSIONS also takes SaslHandshake directly. Before COMPLETE
- * only these requests are served; any other closes the connection (Kafka:
- * "Unexpected Kafka request of type X during SASL handshake"). After a v0
+ * HANDSHAKE_OR_VERSIONS also takes SaslHandshake directly; ApiVersions is
+ * served once, as the first request. Before COMPLETE only these requests
+ * are served; any other closes the connection unanswered (Kafka: "Unexpected
+ * Kafka request of type X during SASL handshake"; during authentication
+ * Kafka answers such a request with ILLEGAL_SASL_STATE in that API's error
+ * response before closing, which is not done here for other APIs than the
+ * SASL ones). SaslAuthenticate before any SaslHandshake is answered
+ * ILLEGAL_SASL_STATE, then closed (Kafka closes without an answer). After a v0
  * SaslHandshake the tokens are raw frames (int32 size + bytes, no Kafka
  * header) both ways; after a v1 handshake they come in SaslAuthenticate.
  * Failures: an unknown mechanism is answered UNSUPPORTED_SASL_MECHANISM with
@@ -158,9 +163,10 @@ int32_t brk_sasl_max_frame(const brk_sasl_session *ss, int32_t max);
 /* Whether the next frame is a raw v0 token (brk_sasl_raw_token). */
 bool brk_sasl_expects_raw(const brk_sasl_session *ss);
 
-/* May a request of API key be served on ss at mono_ms (monotonic ms)? */
-int brk_sasl_gate(brk_sasl_session *ss, int16_t api_key, int64_t mono_ms, char *why,
-		  size_t whysize);
+/* May a request of API key be served on ss at mono_ms (monotonic ms)?
+ * version_served: its version is within the API table's range. */
+int brk_sasl_gate(brk_sasl_session *ss, int16_t api_key, bool version_served, int64_t mono_ms,
+		  char *why, size_t whysize);
 
 /* A raw token (v0 flow): the answer token goes to out (to be framed with its
  * size alone). Returns 0 to send it, -1 to close (why set). */

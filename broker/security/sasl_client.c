@@ -51,7 +51,7 @@ void brk_sasl_client_start(brk_sasl_client *c, const brk_sasl_credentials *cred)
 
 void brk_sasl_client_end(brk_sasl_client *c) { OPENSSL_cleanse(c, sizeof(*c)); }
 
-static int fail(char *err, size_t errsize, const char *msg)
+static int client_fail(char *err, size_t errsize, const char *msg)
 {
 	snprintf(err, errsize, "%s", msg);
 	return -1;
@@ -84,7 +84,7 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 		static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 		uint8_t rnd[32];
 		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-			return fail(err, errsize, "no random bytes for the SCRAM nonce");
+			return client_fail(err, errsize, "no random bytes for the SCRAM nonce");
 		for (size_t i = 0; i < sizeof(rnd); i++)
 			c->nonce[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
 		c->nonce[32] = '\0';
@@ -102,7 +102,7 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 		user[u] = '\0';
 		int n = snprintf(c->first_bare, sizeof(c->first_bare), "n=%s,r=%s", user, c->nonce);
 		if (n < 0 || (size_t)n >= sizeof(c->first_bare))
-			return fail(err, errsize, "SCRAM user name too long");
+			return client_fail(err, errsize, "SCRAM user name too long");
 		*outlen = (size_t)snprintf((char *)out, BRK_SASL_CLIENT_TOKEN_MAX, "n,,%s", c->first_bare);
 		c->step = 1;
 		return 1;
@@ -113,28 +113,28 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 		const char *r = attr(msg, inlen, 'r', &rl), *s = attr(msg, inlen, 's', &sl),
 			   *it = attr(msg, inlen, 'i', &il);
 		if (attr(msg, inlen, 'm', &rl) || !r || !s || !it)
-			return fail(err, errsize, "SCRAM server-first message does not parse");
+			return client_fail(err, errsize, "SCRAM server-first message does not parse");
 		r = attr(msg, inlen, 'r', &rl);
 		if (rl <= 32 || memcmp(r, c->nonce, 32) != 0 || memchr(r, ',', rl))
-			return fail(err, errsize, "SCRAM server nonce does not extend ours");
+			return client_fail(err, errsize, "SCRAM server nonce does not extend ours");
 		uint8_t salt[BRK_SCRAM_MAX_SALT];
 		long saltlen = brk_base64_decode(s, sl, false, salt, sizeof(salt));
 		long iterations = 0;
 		for (size_t i = 0; i < il && iterations <= CLIENT_MAX_ITERATIONS; i++) {
 			if (it[i] < '0' || it[i] > '9')
-				return fail(err, errsize, "SCRAM iteration count does not parse");
+				return client_fail(err, errsize, "SCRAM iteration count does not parse");
 			iterations = iterations * 10 + (it[i] - '0');
 		}
 		if (saltlen < 0 || il == 0 || iterations < BRK_SCRAM_MIN_ITERATIONS ||
 		    iterations > CLIENT_MAX_ITERATIONS)
-			return fail(err, errsize, "SCRAM salt or iteration count refused");
+			return client_fail(err, errsize, "SCRAM salt or iteration count refused");
 		uint8_t salted[BRK_SCRAM_MAX_KEY];
 		brk_scram_credential cred;
 		if (brk_scram_salted_password(m, c->cred->password, strlen(c->cred->password), salt,
 					      (size_t)saltlen, (int32_t)iterations, salted) < 0 ||
 		    brk_scram_credential_from_salted(m, salted, kl, salt, (size_t)saltlen,
 						     (int32_t)iterations, &cred) < 0)
-			return fail(err, errsize, "SCRAM computation failed");
+			return client_fail(err, errsize, "SCRAM computation failed");
 		uint8_t client_key[BRK_SCRAM_MAX_KEY];
 		brk_scram_hmac(m, salted, kl, "Client Key", 10, client_key);
 		char without_proof[400];
@@ -143,7 +143,7 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 		char *auth = malloc(alen + 1);
 		if (!auth || wl < 0 || (size_t)wl >= sizeof(without_proof)) {
 			free(auth);
-			return fail(err, errsize, "SCRAM messages too long");
+			return client_fail(err, errsize, "SCRAM messages too long");
 		}
 		snprintf(auth, alen + 1, "%s,%.*s,%s", c->first_bare, (int)inlen, msg, without_proof);
 		uint8_t sig[BRK_SCRAM_MAX_KEY], ssig[BRK_SCRAM_MAX_KEY], proof[BRK_SCRAM_MAX_KEY];
@@ -160,7 +160,7 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 		OPENSSL_cleanse(&cred, sizeof(cred));
 		int n = snprintf((char *)out, BRK_SASL_CLIENT_TOKEN_MAX, "%s,p=%s", without_proof, proof64);
 		if (n < 0 || n >= BRK_SASL_CLIENT_TOKEN_MAX)
-			return fail(err, errsize, "SCRAM messages too long");
+			return client_fail(err, errsize, "SCRAM messages too long");
 		*outlen = (size_t)n;
 		c->step = 2;
 		return 1;
@@ -168,9 +168,9 @@ static int scram_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, uint8
 	size_t vl;
 	const char *v = attr(msg, inlen, 'v', &vl);
 	if (attr(msg, inlen, 'e', &vl))
-		return fail(err, errsize, "SCRAM server-final carries an error");
+		return client_fail(err, errsize, "SCRAM server-final carries an error");
 	if (!v || vl != strlen(c->server_signature) || CRYPTO_memcmp(v, c->server_signature, vl) != 0)
-		return fail(err, errsize, "SCRAM server signature does not match");
+		return client_fail(err, errsize, "SCRAM server signature does not match");
 	return 0;
 }
 
@@ -182,7 +182,7 @@ int brk_sasl_client_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, ui
 			return 0; /* the server's (empty) answer: done */
 		size_t ul = strlen(c->cred->username), pl = strlen(c->cred->password);
 		if (ul + pl + 2 > BRK_SASL_CLIENT_TOKEN_MAX)
-			return fail(err, errsize, "PLAIN credentials too long");
+			return client_fail(err, errsize, "PLAIN credentials too long");
 		out[0] = 0;
 		memcpy(out + 1, c->cred->username, ul);
 		out[1 + ul] = 0;
@@ -192,6 +192,6 @@ int brk_sasl_client_step(brk_sasl_client *c, const uint8_t *in, size_t inlen, ui
 		return 1;
 	}
 	if (brk_scram_key_len(c->cred->mechanism) == 0)
-		return fail(err, errsize, "mechanism not supported");
+		return client_fail(err, errsize, "mechanism not supported");
 	return scram_step(c, in, inlen, out, outlen, err, errsize);
 }

@@ -7,6 +7,7 @@
  */
 #include "broker/security/tls.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -434,6 +435,99 @@ void brk_tls_unref(brk_tls *t)
 }
 
 const char *brk_tls_listener_name(const brk_tls *t) { return t->listener; }
+
+SSL_CTX *brk_tls_client_ctx_new(const brk_config *cfg, const brk_listener *lst, bool *verify_host,
+				char *err, size_t errsize)
+{
+	const char *l = lst->name;
+	EVP_PKEY *key = NULL;
+	STACK_OF(X509) *certs = NULL, *trust = NULL;
+	ERR_clear_error();
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx) {
+		failf(err, errsize, l, "cannot make an SSL context");
+		return NULL;
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+				      SSL_MODE_RELEASE_BUFFERS);
+	bool has_keystore = get(cfg, l, "ssl.keystore.location") ||
+			    get(cfg, l, "ssl.keystore.certificate.chain") ||
+			    get(cfg, l, "ssl.keystore.key");
+	if (has_keystore) {
+		if (load_keystore(cfg, l, &key, &certs, err, errsize) < 0)
+			goto fail;
+		if (SSL_CTX_use_certificate(ctx, sk_X509_value(certs, 0)) != 1 ||
+		    SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+			failf(err, errsize, l, "the keystore cannot be used as a client certificate");
+			goto fail;
+		}
+		for (int i = 1; i < sk_X509_num(certs); i++)
+			SSL_CTX_add1_chain_cert(ctx, sk_X509_value(certs, i));
+	}
+	if (load_truststore(cfg, l, &trust, err, errsize) < 0)
+		goto fail;
+	if (trust) {
+		X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+		for (int i = 0; i < sk_X509_num(trust); i++)
+			X509_STORE_add_cert(store, sk_X509_value(trust, i));
+		ERR_clear_error();
+	} else {
+		SSL_CTX_set_default_verify_paths(ctx);
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	if (set_protocols(ctx, l, get(cfg, l, "ssl.enabled.protocols"), err, errsize) < 0 ||
+	    set_ciphers(ctx, l, get(cfg, l, "ssl.cipher.suites"), err, errsize) < 0)
+		goto fail;
+	/* Kafka's default is https; an empty value turns the check off (get()
+	 * reads "" as unset, so look at the raw value). */
+	const char *alg = brk_config_security_get(cfg, l, "ssl.endpoint.identification.algorithm");
+	if (!alg || strcasecmp(alg, "https") == 0) {
+		*verify_host = true;
+	} else if (!*alg) {
+		*verify_host = false;
+	} else {
+		failf(err, errsize, l, "ssl.endpoint.identification.algorithm: %s is not https or empty",
+		      alg);
+		goto fail;
+	}
+	EVP_PKEY_free(key);
+	sk_X509_pop_free(certs, X509_free);
+	sk_X509_pop_free(trust, X509_free);
+	return ctx;
+fail:
+	EVP_PKEY_free(key);
+	sk_X509_pop_free(certs, X509_free);
+	sk_X509_pop_free(trust, X509_free);
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+SSL *brk_tls_connect(SSL_CTX *ctx, int fd, const char *host, bool verify_host)
+{
+	ERR_clear_error();
+	SSL *ssl = SSL_new(ctx);
+	if (!ssl)
+		return NULL;
+	if (SSL_set_fd(ssl, fd) != 1)
+		goto fail;
+	SSL_set_connect_state(ssl);
+	unsigned char addr[16];
+	bool literal = inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
+	if (!literal && SSL_set_tlsext_host_name(ssl, host) != 1)
+		goto fail;
+	if (verify_host) {
+		X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+		if (literal ? X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1
+			    : SSL_set1_host(ssl, host) != 1)
+			goto fail;
+	}
+	return ssl;
+fail:
+	SSL_free(ssl);
+	ERR_clear_error();
+	return NULL;
+}
 
 SSL *brk_tls_accept(brk_tls *t, int fd)
 {

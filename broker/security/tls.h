@@ -126,4 +126,24 @@ void brk_tls_note_path(brk_tls *t, SSL *ssl);
 /* The listener name t was made for. */
 const char *brk_tls_listener_name(const brk_tls *t);
 
+/*
+ * The client side, for this broker's connections to the others on
+ * listener l (peer.c): the same ssl.* keys of l, read as a Kafka broker's
+ * inter-broker client reads them. The keystore, when one is configured, is
+ * the client certificate (for a listener with ssl.client.auth); the
+ * truststore (else the system's CAs) verifies the other broker;
+ * ssl.endpoint.identification.algorithm "https" (Kafka's default) also
+ * checks that its certificate names the host connected to (*verify_host),
+ * "" does not. Returns the context (SSL_CTX_free) or NULL with err set.
+ */
+SSL_CTX *brk_tls_client_ctx_new(const brk_config *cfg, const brk_listener *l, bool *verify_host,
+				char *err, size_t errsize);
+
+/*
+ * A client session on connected socket fd (non-blocking) to host: SNI for
+ * a host name, and with verify_host the check that the certificate names
+ * it (a DNS name, or an IP address for a literal). NULL when out of memory.
+ */
+SSL *brk_tls_connect(SSL_CTX *ctx, int fd, const char *host, bool verify_host);
+
 #endif

@@ -4,7 +4,8 @@
  * PLAIN message (plain.h: Kafka's PlainSaslServer splits and messages),
  * base64, the SCRAM messages and credential strings (scram.h), and the
  * SCRAM-SHA-256 computation against RFC 7677's example exchange (section
- * 3: user "user", password "pencil").
+ * 3: user "user", password "pencil"), and the client side (sasl_client.h)
+ * against the server's computations, with the server messages it refuses.
  */
 #include <check.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "broker/security/jaas.h"
 #include "broker/security/plain.h"
+#include "broker/security/sasl_client.h"
 #include "broker/security/scram.h"
 
 START_TEST(test_jaas)
@@ -220,6 +222,75 @@ START_TEST(test_rfc7677_vector)
 }
 END_TEST
 
+/* The client side (sasl_client.h) against the server's computations. */
+START_TEST(test_client)
+{
+	brk_sasl_credentials cred = { .mechanism = BRK_SASL_PLAIN, .username = "bro,ker",
+				      .password = "pw" };
+	brk_sasl_client c;
+	uint8_t out[BRK_SASL_CLIENT_TOKEN_MAX];
+	size_t n;
+	char err[200];
+	brk_sasl_client_start(&c, &cred);
+	ck_assert_int_eq(brk_sasl_client_step(&c, NULL, 0, out, &n, err, sizeof(err)), 1);
+	ck_assert_int_eq((int)n, 11);
+	ck_assert_int_eq(memcmp(out, "\0bro,ker\0pw", 11), 0);
+	ck_assert_int_eq(brk_sasl_client_step(&c, (const uint8_t *)"", 0, out, &n, err, sizeof(err)), 0);
+
+	for (int m = BRK_SASL_SCRAM_SHA_256; m <= BRK_SASL_SCRAM_SHA_512; m *= 2) {
+		cred.mechanism = m;
+		size_t kl = brk_scram_key_len(m);
+		for (int bad = 0; bad < 3; bad++) {
+			brk_sasl_client_start(&c, &cred);
+			ck_assert_int_eq(brk_sasl_client_step(&c, NULL, 0, out, &n, err, sizeof(err)), 1);
+			brk_scram_client_first cf;
+			ck_assert_int_eq(brk_scram_parse_client_first(out, n, &cf), 0);
+			ck_assert_str_eq(cf.username, "bro,ker");
+			/* the server's side of RFC 5802 with a stored credential */
+			uint8_t salt[16] = "0123456789abcdef", salted[64];
+			brk_scram_credential sc;
+			ck_assert_int_eq(brk_scram_salted_password(m, "pw", 2, salt, 16, 4096, salted), 0);
+			ck_assert_int_eq(brk_scram_credential_from_salted(m, salted, kl, salt, 16, 4096, &sc), 0);
+			char first_bare[700], sf[300], auth[2048];
+			snprintf(first_bare, sizeof(first_bare), "%.*s", (int)cf.bare_len, cf.bare);
+			snprintf(sf, sizeof(sf), "r=%.*sSERVER,s=MDEyMzQ1Njc4OWFiY2RlZg==,i=4096",
+				 (int)cf.nonce_len, cf.nonce);
+			ck_assert_int_eq(brk_sasl_client_step(&c, (const uint8_t *)sf, strlen(sf), out, &n,
+							      err, sizeof(err)), 1);
+			brk_scram_client_final fin;
+			ck_assert_int_eq(brk_scram_parse_client_final(out, n, &fin), 0);
+			snprintf(auth, sizeof(auth), "%s,%s,%.*s", first_bare, sf, (int)fin.without_proof_len,
+				 fin.without_proof);
+			ck_assert(brk_scram_verify_proof(m, &sc, auth, strlen(auth), fin.proof, fin.proof_len));
+			uint8_t sig[64];
+			char sig64[100], final[120];
+			brk_scram_hmac(m, sc.server_key, kl, auth, strlen(auth), sig);
+			if (bad == 1)
+				sig[0] ^= 1;
+			brk_base64_encode(sig, kl, sig64);
+			snprintf(final, sizeof(final), bad == 2 ? "e=invalid-proof" : "v=%s", sig64);
+			ck_assert_int_eq(brk_sasl_client_step(&c, (const uint8_t *)final, strlen(final), out,
+							      &n, err, sizeof(err)), bad ? -1 : 0);
+			brk_sasl_client_end(&c);
+		}
+		/* server-first messages the client refuses */
+		const char *refused[] = { "r=short,s=c2FsdA==,i=4096", "s=c2FsdA==,i=4096",
+					  "r=%sX,s=c2FsdA==,i=100", "r=%sX,s=c2FsdA==,i=99999999",
+					  "r=%sX,s=*,i=4096", "m=x,r=%sX,s=c2FsdA==,i=4096",
+					  "r=%sX,s=c2FsdA==,i=40x6" };
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+			brk_sasl_client_start(&c, &cred);
+			ck_assert_int_eq(brk_sasl_client_step(&c, NULL, 0, out, &n, err, sizeof(err)), 1);
+			char sf[300];
+			snprintf(sf, sizeof(sf), refused[i], c.nonce);
+			ck_assert_msg(brk_sasl_client_step(&c, (const uint8_t *)sf, strlen(sf), out, &n, err,
+							   sizeof(err)) == -1, "accepted %s", sf);
+			brk_sasl_client_end(&c);
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sasl_parsers");
@@ -230,6 +301,7 @@ int main(void)
 	tcase_add_test(tc, test_scram_messages);
 	tcase_add_test(tc, test_credential_strings);
 	tcase_add_test(tc, test_rfc7677_vector);
+	tcase_add_test(tc, test_client);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
