@@ -16,8 +16,9 @@
  *    refuse its fetches (its replicas stay empty while the others hold the
  *    records) and its log says why; the other two replicate.
  *
- * TLS is not involved: SASL_SSL between brokers is the TLS helper's
- * transport under this same exchange.
+ *  - SASL_SSL: clients on a PLAINTEXT listener, the brokers on an INTERNAL
+ *    one mapped to SASL_SSL (inter.broker.listener.name): replication
+ *    with the PLAIN exchange inside TLS, and refused with a wrong password.
  */
 #include <inttypes.h>
 #include <openssl/evp.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "compat-tests/cluster_common.h"
+#include "compat-tests/tls_certs.h"
 #include "compat-tests/wire.h"
 
 #define TOPIC "replicated"
@@ -358,6 +360,85 @@ START_TEST(test_reauthentication)
 }
 END_TEST
 
+/* SASL_SSL between brokers: clients on the harness's PLAINTEXT listener,
+ * the brokers on an INTERNAL listener mapped to SASL_SSL
+ * (inter.broker.listener.name=INTERNAL): the peers' SCRAM-SHA-512
+ * exchange runs inside TLS; with a wrong password on broker 3 it gets
+ * nothing. */
+static void sasl_ssl_cluster(hc_cluster *c, const char *broker3_password)
+{
+	make_certs();
+	static char ks[4500], ts[4500], listeners[4][160], jaas[4][400];
+	snprintf(ks, sizeof(ks), "ssl.keystore.location=%s", cert("server.p12"));
+	snprintf(ts, sizeof(ts), "ssl.truststore.location=%s", cert("trust.p12"));
+	const char *common[] = {
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL",
+		"inter.broker.listener.name=INTERNAL",
+		"ssl.keystore.type=PKCS12", ks, "ssl.keystore.password=storepass",
+		"ssl.truststore.type=PKCS12", ts, "ssl.truststore.password=trustpass",
+		"listener.name.internal.sasl.enabled.mechanisms=PLAIN",
+		"sasl.mechanism.inter.broker.protocol=PLAIN",
+		"zookeeper.session.timeout.ms=20000", "replica.fetch.backoff.ms=200",
+		"replica.lag.time.max.ms=60000",
+		NULL };
+	hc_options o = { .brokers = 3, .overrides = common };
+	const char *per[4][3];
+	for (int id = 1; id <= 3; id++) {
+		snprintf(listeners[id], sizeof(listeners[id]),
+			 "listeners=PLAINTEXT://127.0.0.1:${PORT},INTERNAL://127.0.0.1:%d",
+			 h_free_port());
+		snprintf(jaas[id], sizeof(jaas[id]),
+			 "listener.name.internal.plain.sasl.jaas.config=org.apache.kafka.common."
+			 "security.plain.PlainLoginModule required username=\"broker\" password=\"%s\" "
+			 "user_broker=\"broker-secret\";",
+			 id == 3 ? broker3_password : "broker-secret");
+		per[id][0] = listeners[id];
+		per[id][1] = jaas[id];
+		per[id][2] = NULL;
+		o.broker_overrides[id] = per[id];
+	}
+	cc_start(c, &o, false);
+}
+
+START_TEST(test_sasl_ssl_replication)
+{
+	hc_cluster c;
+	sasl_ssl_cluster(&c, "broker-secret");
+	cc_create_topic(&c, TOPIC, NPART, 3, NULL, NULL);
+	produce(&c, NULL, "all", NREC);
+	const int all[] = {1, 2, 3};
+	expect_replicated(&c, all, 3, NREC);
+	expect_isr(&c, 3);
+	char *log = h_broker_read_log(c.b[1]);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_msg(strstr(log, "listener INTERNAL (TLS"), "no TLS on INTERNAL");
+	free(log);
+	cc_finish(&c);
+}
+END_TEST
+
+START_TEST(test_sasl_ssl_refused)
+{
+	hc_cluster c;
+	sasl_ssl_cluster(&c, "not-the-secret");
+	const int32_t lay[NPART * 3] = {1, 2, 3, 2, 1, 3, 1, 2, 3};
+	cc_create_topic(&c, TOPIC, NPART, 3, lay, NULL);
+	produce(&c, NULL, "1", NREC);
+	const int two[] = {1, 2};
+	expect_replicated(&c, two, 2, NREC);
+	usleep(2000 * 1000);
+	for (int p = 0; p < NPART; p++)
+		ck_assert_msg(cc_log_end_offset(&c, 3, TOPIC, p) == 0,
+			      "broker 3 replicated partition %d without authenticating", p);
+	char *log = h_broker_read_log(c.b[3]);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_msg(strstr(log, "Authentication failed: Invalid username or password"),
+		      "broker 3's log does not say why it cannot fetch");
+	free(log);
+	cc_finish(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster_sasl");
@@ -367,6 +448,8 @@ int main(void)
 	tcase_add_test(tc, test_scram_replication);
 	tcase_add_test(tc, test_refused_replica);
 	tcase_add_test(tc, test_reauthentication);
+	tcase_add_test(tc, test_sasl_ssl_replication);
+	tcase_add_test(tc, test_sasl_ssl_refused);
 	suite_add_tcase(s, tc);
 	return cc_run_suite(s);
 }
