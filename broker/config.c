@@ -1682,6 +1682,31 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
 	return count;
 }
 
+/*
+ * Whether name is one of the SSL keys Kafka changes at runtime (its
+ * SslConfigs.RECONFIGURABLE_CONFIGS, KIP-226), bare or with a
+ * "listener.name.<l>." prefix: the keystore and truststore keys.
+ */
+static bool is_dynamic_ssl_key(const char *name)
+{
+	static const char *const keys[] = {
+		"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+		"ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+		"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+		"ssl.truststore.certificates",
+	};
+	if (strncmp(name, "listener.name.", 14) == 0) {
+		const char *dot = strchr(name + 14, '.');
+		if (!dot)
+			return false;
+		name = dot + 1;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(name, keys[i]) == 0)
+			return true;
+	return false;
+}
+
 void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn)
 {
 	*out = *layers->static_cfg;
@@ -1690,9 +1715,16 @@ void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *
 		int32_t n = layer == 0 ? layers->ndynamic_default : layers->ndynamic_broker;
 		for (int32_t i = 0; i < n; i++) {
 			const brk_config_key *k = brk_config_key_find(e[i].name);
+			char err[512];
+			if (!k && is_dynamic_ssl_key(e[i].name)) {
+				/* kept with the security keys; brk_tls reads them */
+				if (brk_config_set(out, e[i].name, e[i].value, NULL, err, sizeof(err)) < 0 &&
+				    warn)
+					fprintf(warn, "samsa: warning: dynamic config ignored: %s\n", err);
+				continue;
+			}
 			if (!k)
 				continue; /* not a key we read: kept, not used */
-			char err[512];
 			if (!k->dynamic) {
 				if (warn)
 					fprintf(warn, "samsa: warning: dynamic config %s cannot be applied at "

@@ -340,7 +340,9 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
  * Rebuild the effective config: *out = *static_cfg with the cluster-wide
  * dynamic defaults, then this broker's dynamic configs applied by
  * brk_config_set (Kafka's precedence: per-broker over default over static;
- * synonym precedence such as log.retention.ms over .hours is kept). A
+ * synonym precedence such as log.retention.ms over .hours is kept), the
+ * keystore and truststore keys of Kafka's SslConfigs.RECONFIGURABLE_CONFIGS
+ * included (bare or "listener.name.<l>." prefixed). A
  * dynamic entry that does not apply (bad value, key not dynamic) is
  * reported on warn and skipped.
  */

@@ -33,6 +33,12 @@ void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
 	d->partitions = partitions;
 }
 
+void brk_dynamic_config_set_hook(brk_dynamic_config *d, void (*fn)(void *arg), void *arg)
+{
+	d->changed = fn;
+	d->changed_arg = arg;
+}
+
 void brk_dynamic_config_free(brk_dynamic_config *d)
 {
 	ctl_configs_free(d->defaults, d->ndefaults);
@@ -76,6 +82,8 @@ void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_conf
 	brk_config_rebuild(&layers, d->cfg, stderr);
 	if (d->partitions)
 		brk_partitions_reconfigure(d->partitions);
+	if (d->changed)
+		d->changed(d->changed_arg);
 }
 
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,

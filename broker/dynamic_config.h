@@ -37,7 +37,13 @@ typedef struct brk_dynamic_config {
 	ctl_config_entry *own;       /* BROKER "<broker.id>", owned */
 	int32_t nown;
 	struct brk_partitions *partitions; /* their topics follow a change */
+	void (*changed)(void *arg);  /* after each rebuild (brk_dynamic_config_set_hook) */
+	void *changed_arg;
 } brk_dynamic_config;
+
+/* Call fn(arg) on the loop after each rebuild of the effective config
+ * (e.g. a listener's TLS context follows its ssl.* keys); NULL: none. */
+void brk_dynamic_config_set_hook(brk_dynamic_config *d, void (*fn)(void *arg), void *arg);
 
 /*
  * Keep *cfg as the static config; cfg then stays the effective one, rebuilt

@@ -66,7 +66,44 @@ typedef struct run_state {
 	brk_conns *conns;
 	int64_t deadline; /* monotonic ms; 0 until a stop signal */
 	brk_shutdown controlled; /* asking the controller to move leadership */
+	/* brk_tls_signature of each TLS listener's context in use (by index
+	 * in cfg->listeners). */
+	uint64_t tls_sig[BRK_MAX_LISTENERS];
 } run_state;
+
+/*
+ * The effective config changed (a dynamic config, e.g. Kafka's
+ * listener.name.<l>.ssl.keystore.location): each TLS listener whose ssl.*
+ * keys or key files changed gets a new context for its new connections;
+ * open connections keep theirs. A context that cannot be made is logged
+ * and the old one stays (Kafka refuses such an AlterConfigs up front).
+ */
+static void refresh_tls(void *arg)
+{
+	run_state *rs = arg;
+	if (!rs->conns)
+		return;
+	const brk_config *cfg = &server.cfg;
+	for (int i = 0; i < cfg->nlisteners; i++) {
+		const brk_listener *l = &cfg->listeners[i];
+		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
+			continue;
+		uint64_t sig = brk_tls_signature(cfg, l);
+		if (sig == rs->tls_sig[i])
+			continue;
+		rs->tls_sig[i] = sig;
+		char terr[512];
+		brk_tls *t = brk_tls_new(cfg, l, terr, sizeof(terr));
+		if (!t) {
+			fprintf(stderr, "samsa: %s; the listener keeps its TLS context\n", terr);
+			continue;
+		}
+		brk_conns_set_tls(rs->conns, l, t);
+		brk_tls_unref(t);
+		fprintf(stderr, "samsa: listener %s: a new TLS context (ssl.* keys changed) for new "
+			"connections\n", l->name);
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -421,12 +458,14 @@ int main(int argc, char **argv)
 	SSL_CTX *inter_tls = NULL;
 	bool inter_verify_host = true;
 	brk_tls *tls[BRK_MAX_LISTENERS] = { 0 };
+	uint64_t tls_sig[BRK_MAX_LISTENERS] = { 0 };
 	for (int i = 0; i < cfg->nlisteners; i++) {
 		const brk_listener *l = &cfg->listeners[i];
 		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
 			continue;
 		char terr[512];
 		tls[i] = brk_tls_new(cfg, l, terr, sizeof(terr));
+		tls_sig[i] = brk_tls_signature(cfg, l);
 		if (!tls[i]) {
 			fprintf(stderr, "samsa: %s\n", terr);
 			for (int j = 0; j < i; j++)
@@ -458,6 +497,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN); /* sendfile(2) has no MSG_NOSIGNAL */
 	run_state rs = { .sigfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC) };
+	memcpy(rs.tls_sig, tls_sig, sizeof(rs.tls_sig));
 	server.lock_fd = -1;
 	server.loop = brk_loop_new();
 	if (rs.sigfd < 0 || !server.loop) {
@@ -639,6 +679,9 @@ int main(int argc, char **argv)
 		brk_tls_unref(tls[i]); /* the connection set holds it now */
 		tls[i] = NULL;
 	}
+	/* Dynamic configs read since start-up may name other keystores. */
+	refresh_tls(&rs);
+	brk_dynamic_config_set_hook(&server.dynamic, refresh_tls, &rs);
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns)
@@ -662,7 +705,9 @@ int main(int argc, char **argv)
 
 	/* Connections first (cancelling what still waits), then the logs. */
 	brk_listeners_close(rs.listeners);
+	brk_dynamic_config_set_hook(&server.dynamic, NULL, NULL);
 	brk_conns_free(rs.conns);
+	rs.conns = NULL;
 	brk_sasl_free(&server.sasl);
 	fs_cache_free(server.fetch_sessions); /* no request can use them now */
 	server.fetch_sessions = NULL;

@@ -715,21 +715,54 @@ START_TEST(test_scram_produce_consume)
 }
 END_TEST
 
+/* One token: in SaslAuthenticate v1, or raw (size + bytes both ways, after
+ * a v0 handshake: r->error stays 0). WIRE_OK, or the receive's error. */
+static int exchange(int fd, bool raw, const void *tok, size_t len, auth_result *r)
+{
+	if (!raw)
+		return authenticate(fd, tok, len, r);
+	uint8_t frame[1024];
+	ck_assert_int_le((int)len, (int)sizeof(frame) - 4);
+	w_put32(frame, (int32_t)len);
+	memcpy(frame + 4, tok, len);
+	ck_assert_int_eq(w_send_all(fd, frame, len + 4, WAIT_MS), 0);
+	uint8_t *resp;
+	int32_t rlen;
+	int rc = w_recv_frame(fd, &resp, &rlen, 1 << 20, WAIT_MS);
+	if (rc != WIRE_OK)
+		return rc;
+	memset(r, 0, sizeof(*r));
+	ck_assert_int_le(rlen, (int32_t)sizeof(r->token));
+	memcpy(r->token, resp, (size_t)rlen);
+	r->token_len = rlen;
+	free(resp);
+	return WIRE_OK;
+}
+
 /* A SCRAM client of our own (RFC 5802), to send what librdkafka would
  * not. step: 0 as it should be; 1 wrong password; 2 a final nonce other
- * than the server's; 3 a proof of the wrong length. Returns the error of
- * the final SaslAuthenticate (0: the server's signature is checked too). */
+ * than the server's; 3 a proof of the wrong length; 4 as 0 and 5 as 1 in
+ * the v0 flow (raw tokens). Returns the error of the final
+ * SaslAuthenticate (0: the server's signature is checked too); in the v0
+ * flow a refusal is a close without an answer, returned as -1. */
 static int16_t scram_login(h_broker *b, const char *mech, const char *user, const char *password,
 			   int step, char *message, size_t msgsize)
 {
 	int8_t m = strcmp(mech, "SCRAM-SHA-512") == 0 ? 2 : 1;
 	int kl = m == 2 ? 64 : 32;
+	bool raw = step >= 4;
+	if (raw)
+		step -= 4;
 	int fd = connect_or_fail(b);
-	ck_assert_int_eq(handshake(fd, 1, mech, NULL, 0), 0);
+	ck_assert_int_eq(handshake(fd, raw ? 0 : 1, mech, NULL, 0), 0);
 	char first[256];
 	snprintf(first, sizeof(first), "n,,n=%s,r=fyko+d2lbbFgONRv9qkxdawL", user);
 	auth_result r;
-	ck_assert_int_eq(authenticate(fd, first, strlen(first), &r), WIRE_OK);
+	if (exchange(fd, raw, first, strlen(first), &r) != WIRE_OK) {
+		ck_assert_msg(raw, "no answer to the client-first message");
+		close(fd);
+		return -1;
+	}
 	if (r.error) {
 		snprintf(message, msgsize, "%s", r.message);
 		expect_closed(fd, "SCRAM first message refused");
@@ -766,7 +799,11 @@ static int16_t scram_login(h_broker *b, const char *mech, const char *user, cons
 	char proof64[128], final[2048];
 	EVP_EncodeBlock((uint8_t *)proof64, proof, step == 3 ? kl - 1 : kl);
 	snprintf(final, sizeof(final), "%s,p=%s", without_proof, proof64);
-	ck_assert_int_eq(authenticate(fd, final, strlen(final), &r), WIRE_OK);
+	if (exchange(fd, raw, final, strlen(final), &r) != WIRE_OK) {
+		ck_assert_msg(raw, "no answer to the client-final message");
+		close(fd);
+		return -1;
+	}
 	snprintf(message, msgsize, "%s", r.message);
 	if (r.error) {
 		expect_closed(fd, "SCRAM final message refused");
@@ -802,6 +839,10 @@ START_TEST(test_scram_raw)
 		ck_assert_str_eq(msg, generic);
 		/* PLAIN's users are not SCRAM's */
 		ck_assert_int_eq(scram_login(b, mech, "alice", "alice-secret", 0, msg, sizeof(msg)), 58);
+		/* the v0 flow: raw tokens; a refusal closes without an answer */
+		ck_assert_int_eq(scram_login(b, mech, "erin", "erin-secret", 4, msg, sizeof(msg)), 0);
+		ck_assert_int_eq(scram_login(b, mech, "erin", "erin-secret", 5, msg, sizeof(msg)), -1);
+		ck_assert_int_eq(scram_login(b, mech, "nobody", "erin-secret", 4, msg, sizeof(msg)), -1);
 	}
 	/* garbage client-first messages */
 	const char *bad[] = {"", "garbage", "n,,n=erin", "y,,n=erin,r=abc", "n,,n=erin,r=a,b",

@@ -20,7 +20,11 @@
  *  - a handshake that stalls, or trickles a byte at a time, is closed after
  *    connections.max.idle.ms counted from the accept;
  *  - SASL_SSL: SASL PLAIN over TLS (security/sasl.h on this transport), a
- *    wrong password refused.
+ *    wrong password refused;
+ *  - the keystore replaced without a restart: AlterConfigs of
+ *    listener.name.ssl.ssl.keystore.location on the broker resource, after
+ *    which new connections get the new certificate; a keystore that cannot
+ *    be read leaves the one in use.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -506,6 +510,91 @@ START_TEST(test_sasl_ssl)
 }
 END_TEST
 
+/* The organisation of the certificate the SSL port serves ("" if none),
+ * read with the openssl command. */
+static void served_org(int port, char *out, size_t size)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "openssl s_client -connect 127.0.0.1:%d </dev/null 2>/dev/null | "
+		 "openssl x509 -noout -subject 2>/dev/null", port);
+	out[0] = '\0';
+	FILE *f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[512] = "";
+	if (fgets(line, sizeof(line), f)) {
+		const char *o = strstr(line, "O = ");
+		if (o) {
+			size_t n = strcspn(o + 4, ",\n");
+			snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), o + 4);
+		}
+	}
+	pclose(f);
+}
+
+/* AlterConfigs of the broker resource "0" with one config. */
+static void alter_broker(const h_broker *b, const char *name, const char *value)
+{
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, c_conf(b));
+	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, "0");
+	ck_assert_int_eq(rd_kafka_ConfigResource_set_config(r, name, value), 0);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_AlterConfigs(rk, &r, 1, NULL, q);
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, h_scaled_ms(10000));
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_msg(rd_kafka_event_error(ev) == 0, "AlterConfigs: %s",
+		      rd_kafka_event_error_string(ev));
+	const rd_kafka_AlterConfigs_result_t *res = rd_kafka_event_AlterConfigs_result(ev);
+	size_t n;
+	const rd_kafka_ConfigResource_t **rs = rd_kafka_AlterConfigs_result_resources(res, &n);
+	ck_assert_int_eq((int)n, 1);
+	ck_assert_msg(rd_kafka_ConfigResource_error(rs[0]) == 0, "AlterConfigs %s: %s", name,
+		      rd_kafka_ConfigResource_error_string(rs[0]));
+	rd_kafka_event_destroy(ev);
+	rd_kafka_ConfigResource_destroy(r);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+}
+
+/* Wait until the SSL port serves organisation want. */
+static bool wait_org(int port, const char *want)
+{
+	char org[64];
+	for (int t = 0; t < 100; t++) {
+		served_org(port, org, sizeof(org));
+		if (strcmp(org, want) == 0)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+START_TEST(test_dynamic_keystore)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("keystore.pem"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PEM", loc, "ssl.key.password=keypass", NULL });
+	ck_assert_msg(wait_org(port, "first"), "the first certificate is not served");
+	alter_broker(b, "listener.name.ssl.ssl.keystore.location", cert("keystore2.pem"));
+	ck_assert_msg(wait_org(port, "second"), "the replaced certificate is not served");
+	ck_assert_msg(log_has(b, "listener SSL: a new TLS context"), "no log line of the change");
+	/* clients still connect (the new certificate is signed by the same CA) */
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_eq(try_metadata(b, port, kv), 0);
+	/* a keystore that cannot be read: the one in use stays */
+	alter_broker(b, "listener.name.ssl.ssl.keystore.location", "/nonexistent/ks.pem");
+	long long t0 = h_now_ms();
+	while (!log_has(b, "keeps its TLS context") && h_now_ms() - t0 < h_scaled_ms(10000))
+		usleep(100 * 1000);
+	ck_assert_msg(log_has(b, "keeps its TLS context"), "the bad keystore was not reported");
+	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls");
@@ -519,6 +608,7 @@ int main(void)
 	tcase_add_test(tc, test_plaintext_and_garbage);
 	tcase_add_test(tc, test_stalled_handshake);
 	tcase_add_test(tc, test_sasl_ssl);
+	tcase_add_test(tc, test_dynamic_keystore);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

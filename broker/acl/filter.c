@@ -54,8 +54,14 @@ const char *brk_acl_binding_check(int8_t type, int8_t pattern, const char *name,
 		return "Invalid ACL creation: the binding contains ANY or UNKNOWN elements";
 	if (pattern != CTL_ACL_PAT_LITERAL && pattern != CTL_ACL_PAT_PREFIXED)
 		return "Invalid ACL creation: the pattern type must be LITERAL or PREFIXED";
-	if (!name || nlen <= 0 || memchr(name, '\0', (size_t)nlen))
-		return "Invalid ACL creation: the resource name must not be empty";
+	if (!name || nlen <= 0)
+		return "Invalid empty resource name";
+	if (memchr(name, '\0', (size_t)nlen))
+		return "Invalid ACL creation: the resource name holds a NUL byte";
+	if (type == CTL_ACL_RES_CLUSTER &&
+	    !(nlen == (int32_t)strlen(CTL_ACL_CLUSTER_NAME) &&
+	      memcmp(name, CTL_ACL_CLUSTER_NAME, (size_t)nlen) == 0))
+		return "The only valid name for the CLUSTER resource is kafka-cluster";
 	if (!principal || plen <= 0 || plen >= CTL_ACL_PRINCIPAL_MAX ||
 	    !memchr(principal, ':', (size_t)plen) || principal[0] == ':' ||
 	    memchr(principal, '\0', (size_t)plen))

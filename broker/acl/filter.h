@@ -41,7 +41,8 @@ bool brk_acl_filter_matches_entry(const brk_acl_filter *f, const ctl_acl_entry *
 
 /* NULL when a new binding (CreateAcls) is valid, else the message of its
  * INVALID_REQUEST: every element known and concrete (no ANY, no MATCH),
- * pattern LITERAL or PREFIXED, a principal of the form TYPE:NAME, a host,
+ * pattern LITERAL or PREFIXED, a name (for CLUSTER only "kafka-cluster",
+ * Kafka's AclApis messages), a principal of the form TYPE:NAME, a host,
  * strings that fit an entry. */
 const char *brk_acl_binding_check(int8_t type, int8_t pattern, const char *name, int32_t nlen,
 				  const char *principal, int32_t plen, const char *host,

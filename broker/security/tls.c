@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -435,6 +436,43 @@ void brk_tls_unref(brk_tls *t)
 }
 
 const char *brk_tls_listener_name(const brk_tls *t) { return t->listener; }
+
+/* FNV-1a over s (with its NUL; NULL hashes as one byte 0xff). */
+static uint64_t fnv(uint64_t h, const void *s, size_t n)
+{
+	const unsigned char *p = s;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+uint64_t brk_tls_signature(const brk_config *cfg, const brk_listener *l)
+{
+	static const char *const keys[] = {
+		"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+		"ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
+		"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+		"ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols",
+		"ssl.cipher.suites", "ssl.principal.mapping.rules",
+	};
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = brk_config_security_get(cfg, l->name, keys[i]);
+		h = v ? fnv(h, v, strlen(v) + 1) : fnv(h, "\xff", 1);
+	}
+	const char *files[] = { get(cfg, l->name, "ssl.keystore.location"),
+				get(cfg, l->name, "ssl.truststore.location") };
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		if (files[i] && stat(files[i], &st) == 0) {
+			h = fnv(h, &st.st_mtim, sizeof(st.st_mtim));
+			h = fnv(h, &st.st_ino, sizeof(st.st_ino));
+		}
+	}
+	return h;
+}
 
 SSL_CTX *brk_tls_client_ctx_new(const brk_config *cfg, const brk_listener *lst, bool *verify_host,
 				char *err, size_t errsize)

@@ -45,6 +45,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <openssl/ssl.h>
@@ -122,6 +123,15 @@ int brk_tls_principal(const brk_tls *t, SSL *ssl, char *out, size_t outsize, cha
  * on ssl's connection (kernel TLS + sendfile, or pread + SSL_write, and
  * why). */
 void brk_tls_note_path(brk_tls *t, SSL *ssl);
+
+/*
+ * A hash of what brk_tls_new reads for listener l: every ssl.* key it
+ * uses, and the modification times of the keystore and truststore files.
+ * A different value means the listener's context must be made again
+ * (Kafka's dynamic listener.name.<l>.ssl.keystore.location, or a file
+ * replaced at the same path and the config set again).
+ */
+uint64_t brk_tls_signature(const brk_config *cfg, const brk_listener *l);
 
 /* The listener name t was made for. */
 const char *brk_tls_listener_name(const brk_tls *t);

@@ -332,8 +332,11 @@ START_TEST(test_binding_check)
 	brk_acl_binding_check(type, pattern, name, (int32_t)strlen(name), principal,             \
 			      (int32_t)strlen(principal), host, (int32_t)strlen(host), op, perm)
 	ck_assert_ptr_null(CHECK(T, LIT, "t", ALICE, "*", CTL_ACL_OP_READ, ALLOW));
-	ck_assert_ptr_null(CHECK(CTL_ACL_RES_CLUSTER, PRE, "kafka", "User:*", "1.2.3.4",
+	ck_assert_ptr_null(CHECK(CTL_ACL_RES_CLUSTER, LIT, "kafka-cluster", "User:*", "1.2.3.4",
 				 CTL_ACL_OP_ALL, DENY));
+	ck_assert_str_eq(CHECK(CTL_ACL_RES_CLUSTER, PRE, "kafka", "User:*", "*", CTL_ACL_OP_ALL,
+			       DENY),
+			 "The only valid name for the CLUSTER resource is kafka-cluster");
 	ck_assert_ptr_nonnull(CHECK(CTL_ACL_RES_ANY, LIT, "t", ALICE, "*", CTL_ACL_OP_READ, ALLOW));
 	ck_assert_ptr_nonnull(CHECK(T, CTL_ACL_PAT_MATCH, "t", ALICE, "*", CTL_ACL_OP_READ, ALLOW));
 	ck_assert_ptr_nonnull(CHECK(T, CTL_ACL_PAT_ANY, "t", ALICE, "*", CTL_ACL_OP_READ, ALLOW));

@@ -1093,6 +1093,48 @@ START_TEST(test_acls)
 	r = update_acls(2, CTL_ACL_RES_GROUP, CTL_ACL_PAT_PREFIXED, "app-", e, 1, NULL, 0);
 	ck_assert_int_eq(r.error, 0);
 	ck_assert(!raw_exists(zk, "/kafka-acl-extended-changes/acl_changes_0000000001"));
+	/* Two brokers add to one pattern at once: conditional writes keep both
+	 * (the loser of a race reads again). */
+	ctl_acl_entry many[20];
+	for (int i = 0; i < 20; i++) {
+		memset(&many[i], 0, sizeof(many[i]));
+		snprintf(many[i].principal, sizeof(many[i].principal), "User:u%d", i);
+		snprintf(many[i].host, sizeof(many[i].host), "*");
+		many[i].operation = CTL_ACL_OP_WRITE;
+		many[i].permission = CTL_ACL_PERM_ALLOW;
+	}
+	uint64_t ids[20];
+	for (int i = 0; i < 20; i++) {
+		ctl_op op = { .type = CTL_OP_UPDATE_ACLS, .acl_type = CTL_ACL_RES_TOPIC,
+			      .acl_pattern = CTL_ACL_PAT_LITERAL, .acl_name = "raced",
+			      .acl_add = &many[i], .nacl_add = 1 };
+		ids[i] = ctl_submit(mirrors[1 + i % 2].c, &op);
+		ck_assert_uint_gt(ids[i], 0);
+	}
+	for (int i = 0; i < 20; i++) {
+		mirror *m = &mirrors[1 + i % 2];
+		bool got = false;
+		long long dl = h_now_ms() + h_scaled_ms(WAIT_MS);
+		while (!got) {
+			pump_all();
+			for (int k = 0; k < m->nresults && !got; k++)
+				if (m->results[k].id == ids[i]) {
+					ck_assert_int_eq(m->results[k].error, 0);
+					m->results[k] = m->results[--m->nresults];
+					got = true;
+				}
+			ck_assert_msg(got || h_now_ms() < dl, "no result for update %d", i);
+			if (!got)
+				ctl_wait_event(m->c, 5);
+		}
+	}
+	for (int b = 1; b <= 2; b++)
+		WAIT_UNTIL(acl_count(&mirrors[b], CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "raced") == 20,
+			   WAIT_MS, "all 20 raced ACLs on broker %d", b);
+	r = update_acls(1, CTL_ACL_RES_TOPIC, CTL_ACL_PAT_LITERAL, "raced", NULL, 0, many, 20);
+	ck_assert_int_eq(r.error, 0);
+	ck_assert(!raw_exists(zk, "/kafka-acl/Topic/raced"));
+
 	/* Names ZooKeeper cannot hold. */
 	r = update_acls(1, CTL_ACL_RES_GROUP, CTL_ACL_PAT_LITERAL, "a/b", e, 1, NULL, 0);
 	ck_assert_int_eq(r.error, KERR_INVALID_REQUEST);
