@@ -124,9 +124,10 @@ static int32_t build_configs(brk_request *req, const AlterUserScramCredentialsRe
 			continue;
 		int bit = mechanism_bit(up->mechanism);
 		brk_scram_credential c;
-		if (brk_scram_credential_from_salted(bit, up->salted_password.ptr,
-						     (size_t)(up->salted_password.len > 0 ? up->salted_password.len : 0),
-						     up->salt.ptr, (size_t)(up->salt.len > 0 ? up->salt.len : 0),
+		size_t spl = up->salted_password.len > 0 ? (size_t)up->salted_password.len : 0;
+		size_t sl = up->salt.len > 0 ? (size_t)up->salt.len : 0;
+		if (brk_scram_credential_from_salted(bit, spl ? up->salted_password.ptr : (const uint8_t *)"",
+						     spl, sl ? up->salt.ptr : (const uint8_t *)"", sl,
 						     up->iterations, &c) < 0) {
 			u->error = KERR_UNKNOWN_SERVER_ERROR;
 			u->message = "The credential could not be made";

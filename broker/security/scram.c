@@ -393,7 +393,8 @@ int brk_scram_credential_from_salted(int mechanism, const uint8_t *salted, size_
 	    brk_scram_hmac(mechanism, salted, salted_len, "Server Key", 10, out->server_key) < 0)
 		return -1;
 	OPENSSL_cleanse(client_key, sizeof(client_key));
-	memcpy(out->salt, salt, salt_len);
+	if (salt_len)
+		memcpy(out->salt, salt, salt_len);
 	out->salt_len = salt_len;
 	out->key_len = kl;
 	out->iterations = iterations;

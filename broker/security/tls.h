@@ -34,7 +34,9 @@
  * replaced (a new keystore) while connections made from the old one live on.
  *
  * Fetch over TLS: contexts ask OpenSSL for kernel TLS (SSL_OP_ENABLE_KTLS).
- * When the kernel takes the session (Linux's tls ULP; BIO_get_ktls_send),
+ * (SAMSA_KTLS=0 in the environment turns that off, for bench/tlsbench's
+ * comparison.) When the kernel takes the session (Linux's tls ULP;
+ * BIO_get_ktls_send),
  * segment bytes go out with SSL_sendfile (sendfile(2) on the kTLS socket,
  * zero copy as on plaintext); otherwise conn.c reads them (pread) into a
  * bounded buffer and SSL_writes them. brk_tls_note_path logs once per
