@@ -1080,6 +1080,51 @@ START_TEST(test_reauthentication)
 }
 END_TEST
 
+/* connections.max.reauth.ms per listener and mechanism, as Kafka reads
+ * it: the mechanism's key over the listener's over the broker's. */
+static int64_t plain_lifetime(const char *const *overrides)
+{
+	const char *ov[16];
+	int n = 0;
+	const char *base[] = {SASL_OVERRIDES, NULL};
+	for (int i = 0; base[i]; i++)
+		ov[n++] = base[i];
+	for (int i = 0; overrides[i]; i++)
+		ov[n++] = overrides[i];
+	ov[n] = NULL;
+	h_broker *b = c_start_broker(ov);
+	char tok[64];
+	auth_result r;
+	int fd = connect_or_fail(b);
+	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
+	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
+	ck_assert_int_eq(r.error, 0);
+	close(fd);
+	c_stop_broker(b);
+	return r.session_lifetime_ms;
+}
+
+START_TEST(test_reauth_keys)
+{
+	ck_assert_int_eq(plain_lifetime((const char *const[]){"connections.max.reauth.ms=5000", NULL}),
+			 5000);
+	ck_assert_int_eq(plain_lifetime((const char *const[]){
+			     "connections.max.reauth.ms=5000",
+			     "listener.name.plaintext.connections.max.reauth.ms=6000", NULL}),
+			 6000);
+	ck_assert_int_eq(plain_lifetime((const char *const[]){
+			     "listener.name.plaintext.connections.max.reauth.ms=6000",
+			     "listener.name.plaintext.plain.connections.max.reauth.ms=7000",
+			     "listener.name.plaintext.scram-sha-256.connections.max.reauth.ms=8000",
+			     NULL}),
+			 7000);
+	ck_assert_int_eq(plain_lifetime((const char *const[]){
+			     "listener.name.plaintext.scram-sha-256.connections.max.reauth.ms=8000",
+			     NULL}),
+			 0);
+}
+END_TEST
+
 /* Configurations a broker refuses to start with. */
 static void expect_refused(const char *const *overrides, const char *expect)
 {
@@ -1165,6 +1210,7 @@ int main(void)
 	    {"scram_raw", test_scram_raw},
 	    {"scram_admin", test_scram_admin},
 	    {"reauthentication", test_reauthentication},
+	    {"reauth_keys", test_reauth_keys},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		TCase *tc = tcase_create(cases[i].name);

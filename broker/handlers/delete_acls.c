@@ -6,7 +6,8 @@
  *  - a filter with UNKNOWN elements: INVALID_REQUEST;
  *  - else the ACLs each filter matches (acl/filter.h) are removed, one
  *    UPDATE_ACLS per resource pattern, and listed with the result of their
- *    pattern's removal.
+ *    pattern's removal (at most MAX_SLOTS patterns per request: a filter
+ *    beyond them answers UNKNOWN_SERVER_ERROR and deletes nothing).
  */
 #include <string.h>
 
@@ -195,8 +196,14 @@ int brk_handle_delete_acls(brk_request *req)
 			continue;
 		match_ctx c = { .req = req, .f = &fs[i], .count_only = true };
 		brk_authorizer_each(&server.acl, match_pattern, &c);
-		if (c.count == 0 || nslots + c.npatterns > npatterns)
+		if (c.count == 0)
 			continue;
+		if (nslots + c.npatterns > npatterns) {
+			fr->error_code = KERR_UNKNOWN_SERVER_ERROR;
+			fr->error_message = proto_cstr("Too many resource patterns in one DeleteAcls "
+						       "request (at most 4096); nothing deleted");
+			continue;
+		}
 		fr->matching_acls = proto_arena_alloc(req->arena, (size_t)c.count *
 								  sizeof(*fr->matching_acls));
 		if (!fr->matching_acls)

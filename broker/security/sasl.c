@@ -95,6 +95,29 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 	if (!sl->enabled)
 		return fail(err, errsize, "listener %s (%s): sasl.enabled.mechanisms is empty", l->name,
 			    brk_security_protocol_name(l->security_protocol));
+	/* KIP-368's lifetime, per mechanism (Kafka's SaslChannelBuilder). */
+	for (int k = 0; k < 3; k++) {
+		char key[128], mech[32];
+		snprintf(mech, sizeof(mech), "%s", brk_sasl_mechanism_name(k == 0 ? BRK_SASL_PLAIN
+						 : k == 1 ? BRK_SASL_SCRAM_SHA_256 : BRK_SASL_SCRAM_SHA_512));
+		lower(mech);
+		snprintf(key, sizeof(key), "listener.name.%s.%s.connections.max.reauth.ms", l->name, mech);
+		lower(key);
+		const char *v = brk_config_security_get(cfg, NULL, key);
+		if (!v) {
+			snprintf(key, sizeof(key), "listener.name.%s.connections.max.reauth.ms", l->name);
+			lower(key);
+			v = brk_config_security_get(cfg, NULL, key);
+		}
+		sl->reauth_ms[k] = cfg->connections_max_reauth_ms;
+		if (v) {
+			char *end;
+			long long x = strtoll(v, &end, 10);
+			if (*v == '\0' || *end != '\0')
+				return fail(err, errsize, "%s: \"%s\" is not a number of ms", key, v);
+			sl->reauth_ms[k] = x;
+		}
+	}
 	for (int i = 0; i < sl->norder; i++) {
 		int m = sl->order[i];
 		char mech[32];
@@ -677,7 +700,8 @@ static void exchange(brk_sasl_session *ss, brk_conn *c, const uint8_t *tok, size
 	ss->state = ST_COMPLETE;
 	ss->authenticated = true;
 	ss->reauth = false;
-	int64_t life = ss->sasl->max_reauth_ms > 0 ? ss->sasl->max_reauth_ms : 0;
+	int mi = ss->mechanism == BRK_SASL_PLAIN ? 0 : ss->mechanism == BRK_SASL_SCRAM_SHA_256 ? 1 : 2;
+	int64_t life = ss->sl->reauth_ms[mi] > 0 ? ss->sl->reauth_ms[mi] : 0;
 	ss->expires = life ? mono_ms + life : 0;
 	res->session_lifetime_ms = life;
 }

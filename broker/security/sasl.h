@@ -20,7 +20,10 @@
  *    username/password are the broker's own, for inter-broker use).
  *  - sasl.server.max.receive.size (524288): the largest frame read before
  *    authentication completes; a larger one closes the connection.
- *  - connections.max.reauth.ms (0): KIP-368 session lifetime.
+ *  - connections.max.reauth.ms (0): KIP-368 session lifetime, also per
+ *    listener and mechanism as Kafka reads it
+ *    (listener.name.<l>.<mechanism>.connections.max.reauth.ms, else
+ *    listener.name.<l>.connections.max.reauth.ms, else the key alone).
  *  - inter-broker: the inter-broker listener is inter.broker.listener.name,
  *    else the listener named after security.inter.broker.protocol
  *    (PLAINTEXT), else the first listener (the one brokers register and
@@ -114,6 +117,10 @@ typedef struct brk_sasl_listener {
 	brk_jaas plain_jaas; /* PLAIN's JAAS config */
 	const brk_jaas_entry *plain; /* its PlainLoginModule entry */
 	brk_jaas scram_jaas[2]; /* SCRAM-SHA-256, -512 */
+	/* connections.max.reauth.ms per mechanism (PLAIN, SCRAM-SHA-256,
+	 * -512): listener.name.<l>.<mechanism>.connections.max.reauth.ms, else
+	 * listener.name.<l>.connections.max.reauth.ms, else the broker's. */
+	int64_t reauth_ms[3];
 } brk_sasl_listener;
 
 typedef struct brk_sasl {
