@@ -857,6 +857,12 @@ static const key_def key_defs[] = {
 	      "Bytes of requests read but not yet answered above which no more requests are "
 	      "read (-1: no bound)."),
 	  FIELD(K_I64, queued_max_request_bytes), ANY64 },
+	{ KEY("quota.window.num", T_INT, false, "11",
+	      "The number of samples kept in memory for client quotas."),
+	  FIELD(K_I32, quota_window_num), ATLEAST32(1) },
+	{ KEY("quota.window.size.seconds", T_INT, false, "1",
+	      "The time span of each sample for client quotas."),
+	  FIELD(K_I32, quota_window_size_seconds), ATLEAST32(1) },
 	{ KEY("replica.fetch.backoff.ms", T_INT, false, "1000",
 	      "How long a replica fetcher waits after a failed fetch before it tries again."),
 	  FIELD(K_I32, replica_fetch_backoff_ms), ATLEAST32(0) },

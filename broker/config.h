@@ -164,6 +164,8 @@ typedef struct brk_config {
 	/* queued.max.request.bytes (-1: unbounded; when > 0 at least
 	 * socket.request.max.bytes, as Kafka requires). */
 	int64_t queued_max_request_bytes;
+	int32_t quota_window_num;          /* quota.window.num (11): samples of a client quota */
+	int32_t quota_window_size_seconds; /* quota.window.size.seconds (1): span of a sample */
 	/* Fetch sessions (KIP-227; broker/fetch_session.c). Kafka's
 	 * min.incremental.fetch.session.eviction.ms is no config but a constant
 	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */

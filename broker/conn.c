@@ -97,6 +97,7 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/ratelog.h"
@@ -142,6 +143,8 @@ struct brk_conn {
 	bool no_response;   /* of the completed delayed request */
 	bool close_pending; /* the completed delayed request could not be answered */
 	uint64_t resume_timer;
+	int64_t throttle_until; /* monotonic ms: no request is read before (KIP-219) */
+	uint64_t throttle_timer;
 	/* On the quiet list (IDLE, input all read, buffers held) since
 	 * quiet_since (monotonic ms); see "Memory of quiet connections". */
 	bool quiet;
@@ -638,6 +641,8 @@ static void conn_close(brk_conn *c, const char *reason)
 		c->req.cancel(&c->req);
 	if (c->resume_timer)
 		brk_timer_cancel(cs->loop, c->resume_timer);
+	if (c->throttle_timer)
+		brk_timer_cancel(cs->loop, c->throttle_timer);
 	quiet_unlink(c);
 	gave_back(cs, conn_buffer_bytes(c) + sizeof(*c));
 	brk_loop_unwatch(cs->loop, c->fd);
@@ -1053,6 +1058,9 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 	req->arena = &c->arena;
 	req->out = &c->body;
 	req->now_ms = brk_wall_ms();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	req->start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	c->frame_end = c->in_pos + 4 + (size_t)size;
 	c->st = HANDLING;
 	int rc = api->handler(req);
@@ -1132,6 +1140,34 @@ static bool frame_size(const brk_conn *c, int32_t *size)
 	return true;
 }
 
+static void on_throttle_end(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	brk_conn *c = arg;
+	c->throttle_timer = 0;
+	advance(c);
+}
+
+/* Whether c is muted by a quota now (KIP-219); arms the timer that ends
+ * it. A connection with no timer (no memory) is not held back. */
+static bool throttled(brk_conn *c)
+{
+	if (c->throttle_timer)
+		return true;
+	int64_t left = c->throttle_until - brk_mono_ms();
+	if (left <= 0)
+		return false;
+	c->throttle_timer = brk_timer_add(c->set->loop, left, on_throttle_end, c);
+	return c->throttle_timer != 0;
+}
+
+void brk_conn_throttle(brk_conn *c, int32_t ms)
+{
+	int64_t until = brk_mono_ms() + (ms > 0 ? ms : 0);
+	if (until > c->throttle_until)
+		c->throttle_until = until;
+}
+
 /*
  * Drive c as far as it goes without waiting: send, dispatch buffered frames.
  * Returns false when c was closed.
@@ -1160,6 +1196,8 @@ static bool advance(brk_conn *c)
 			conn_close(c, NULL);
 			return false;
 		}
+		if (throttled(c))
+			break;
 		int32_t size;
 		if (!frame_size(c, &size)) {
 			if (tls_read_pending(c, &closed))
@@ -1195,7 +1233,7 @@ static bool advance(brk_conn *c)
 	int want = 0;
 	if (c->st == SENDING)
 		want |= BRK_WRITABLE;
-	if ((c->st == IDLE || c->in_len < c->in_cap) && !c->mem_wait)
+	if ((c->st == IDLE || c->in_len < c->in_cap) && !c->mem_wait && !c->throttle_timer)
 		want |= BRK_READABLE;
 	want |= c->tls_want; /* what a TLS read or write waits for */
 	if (want != c->watching) {

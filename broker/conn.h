@@ -108,6 +108,11 @@ const char *brk_conn_principal(const brk_conn *c);
  * BRK_PRINCIPAL_MAX - 1 bytes: -ENAMETOOLONG and nothing changes). */
 int brk_conn_set_principal(brk_conn *c, const char *principal);
 
+/* KIP-219: stop reading the connection's requests for ms milliseconds
+ * from now (a quota was violated; the response in flight still goes out
+ * at once and carries the throttle time). A later call extends it, never
+ * shortens it. Bytes already read wait in the buffer. */
+void brk_conn_throttle(brk_conn *c, int32_t ms);
 /* SASL (security/sasl.h): the configuration that SASL listeners'
  * connections authenticate against (must outlive cs). A connection accepted
  * on a SASL listener gets a session gating its requests: until it is

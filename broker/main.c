@@ -589,6 +589,11 @@ int main(int argc, char **argv)
 	}
 	brk_partitions_started(&server.partitions);
 	brk_producer_ids_init(&server.producer_ids, &server.cluster);
+	/* Client quotas follow the client configs (applied by the cluster
+	 * link from now on). */
+	if (brk_quotas_init(&server.quotas, cfg->quota_window_num, cfg->quota_window_size_seconds,
+			    &server.cluster.client_configs) != 0)
+		fprintf(stderr, "samsa: client quotas cannot follow their configs\n");
 	/* Connections to the other brokers: a fetcher's requests wait at most
 	 * replica.socket.timeout.ms and its answers hold up to
 	 * replica.fetch.response.max.bytes (plus the response's own fields);
@@ -718,6 +723,7 @@ int main(int argc, char **argv)
 	grp_coordinator_free(&server.groups);
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */
+	brk_quotas_free(&server.quotas);
 	rc = brk_partitions_shutdown(&server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: shutdown: flushing the partition logs failed: %s\n",

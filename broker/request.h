@@ -32,6 +32,8 @@ struct brk_request {
 	proto_arena *arena;   /* for the decoded request; reset after the response */
 	proto_writer *out;    /* the response body goes here */
 	int64_t now_ms;       /* wall clock when the request was read */
+	int64_t start_ns;     /* monotonic clock (ns) when its handler started (the
+			       * request quota counts the handler's time) */
 	/* For a delayed request: called if the connection closes before
 	 * completion, so the handler can drop its purgatory entry. */
 	void (*cancel)(brk_request *req);
@@ -129,6 +131,8 @@ int brk_handle_alter_partition_reassignments(brk_request *req);
 int brk_handle_list_partition_reassignments(brk_request *req);
 int brk_handle_elect_leaders(brk_request *req);
 int brk_handle_describe_topic_partitions(brk_request *req);
+int brk_handle_describe_client_quotas(brk_request *req);
+int brk_handle_alter_client_quotas(brk_request *req);
 int brk_handle_describe_acls(brk_request *req);
 int brk_handle_create_acls(brk_request *req);
 int brk_handle_delete_acls(brk_request *req);

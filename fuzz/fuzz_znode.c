@@ -24,6 +24,7 @@
  * canonical). A break of that aborts.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -67,11 +67,13 @@
  */
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/fetch_session.h"
 #include "broker/isr.h"
 #include "broker/partitions.h"
 #include "broker/purgatory.h"
 #include "broker/acl/check.h"
+#include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -629,8 +631,60 @@ static void session_respond(brk_request *req, fetch_state *st)
  * One atomic increment and one decrement per partition sent. On return st
  * holds no references and its records are empty.
  */
+/* The bytes a response of st holds, near enough for the fetch quota (the
+ * records dominate; Kafka counts the exact encoded size). */
+static int64_t response_size(const fetch_state *st)
+{
+	int64_t n = 16;
+	for (int32_t i = 0; i < st->resp.responses_count; i++) {
+		const FetchResponse_FetchableTopicResponse *tr = &st->resp.responses[i];
+		n += 24 + (tr->topic.len > 0 ? tr->topic.len : 0);
+		for (int32_t j = 0; j < tr->partitions_count; j++)
+			n += 48 + tr->partitions[j].records.len;
+	}
+	return n;
+}
+
+/*
+ * A consumer's quotas (Kafka's handleFetchRequest): the handler time goes
+ * to the request quota, the response's bytes to the fetch quota; when
+ * either is violated the bytes are taken back and the answer is empty,
+ * carrying the throttle time, and the connection is muted for it after
+ * the response (KIP-219). Returns the throttle time (0: answer normally).
+ */
+static int32_t fetch_throttle(brk_request *req, fetch_state *st)
+{
+	if (st->replica >= 0)
+		return 0;
+	int32_t rq = brk_quota_request_throttle(req);
+	if (!brk_quotas_enabled(&server.quotas, BRK_QUOTA_FETCH))
+		return rq;
+	const char *principal = brk_conn_principal(req->conn);
+	int64_t now = brk_mono_ms();
+	double size = (double)response_size(st);
+	int32_t ms = brk_quota_record(&server.quotas, BRK_QUOTA_FETCH, principal, req->client_id,
+				      size, now);
+	if (ms <= 0 && rq <= 0)
+		return 0;
+	brk_quota_unrecord(&server.quotas, BRK_QUOTA_FETCH, principal, req->client_id, size, now);
+	if (ms > 0)
+		brk_conn_throttle(req->conn, ms);
+	return ms > rq ? ms : rq;
+}
+
 static int respond(brk_request *req, fetch_state *st)
 {
+	int32_t throttle = fetch_throttle(req, st);
+	if (throttle > 0) {
+		/* Kafka's getThrottledResponse: no partitions, no new session */
+		release_records(st);
+		st->resp.responses_count = 0;
+		st->resp.error_code = KERR_NONE;
+		st->resp.throttle_time_ms = throttle;
+		st->resp.session_id = st->ctx == CTX_INCREMENTAL ? st->session_id
+								 : FS_INVALID_SESSION_ID;
+		return FetchResponse_encode(req->out, req->api_version, &st->resp);
+	}
 	session_respond(req, st);
 	proto_writer *w = req->out;
 	int first_chunk = w->nchunks;
@@ -712,6 +766,17 @@ int brk_handle_fetch(brk_request *req)
 	FetchRequest *m = &st->m;
 	st->req = req;
 	st->replica = is_follower(m, v) ? (v >= 15 ? m->replica_state.replica_id : m->replica_id) : -1;
+	if (st->replica < 0 && brk_quotas_enabled(&server.quotas, BRK_QUOTA_FETCH)) {
+		/* Kafka: a consumer's fetch holds at most what its quota allows
+		 * over the window (getMaxValueInQuotaWindow) */
+		int32_t cap = brk_quota_max_window_value(&server.quotas, BRK_QUOTA_FETCH,
+							 brk_conn_principal(req->conn),
+							 req->client_id);
+		if (v >= 3 && m->max_bytes > cap)
+			m->max_bytes = cap;
+		if (m->min_bytes > m->max_bytes)
+			m->min_bytes = m->max_bytes;
+	}
 
 	int serr = open_context(req, st);
 	if (serr < 0)

@@ -64,7 +64,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/conn.h"
 #include "broker/partitions.h"
+#include "broker/quota/quota.h"
 #include "broker/ratelog.h"
 #include "broker/acl/check.h"
 #include "broker/request.h"
@@ -310,6 +312,25 @@ static bool acks_check(acks_wait *a)
 	return true;
 }
 
+/*
+ * Quotas at response time (Kafka's handleProduceRequest callback): the
+ * request's bytes go to the produce quota, its handler time to the request
+ * quota (not for acks=0, as in Kafka); the connection is muted for the
+ * longer throttle after this response (KIP-219), which carries it.
+ */
+static int32_t produce_throttle(brk_request *req, bool acks0)
+{
+	int32_t ms = 0;
+	if (brk_quotas_enabled(&server.quotas, BRK_QUOTA_PRODUCE)) {
+		ms = brk_quota_record(&server.quotas, BRK_QUOTA_PRODUCE, brk_conn_principal(req->conn),
+				      req->client_id, brk_quota_request_size(req), brk_mono_ms());
+		if (ms > 0)
+			brk_conn_throttle(req->conn, ms);
+	}
+	int32_t rq = acks0 ? 0 : brk_quota_request_throttle(req);
+	return ms > rq ? ms : rq;
+}
+
 static void on_acks(brk_delayed *d, bool expired)
 {
 	produce_state *st = d->arg;
@@ -324,6 +345,7 @@ static void on_acks(brk_delayed *d, bool expired)
 			partition_error(st->w[i].pr, KERR_REQUEST_TIMED_OUT, NULL);
 	brk_delayed_finish(d);
 	brk_request *req = d->req;
+	st->resp.throttle_time_ms = produce_throttle(req, false);
 	int rc = ProduceResponse_encode(req->out, req->api_version, &st->resp);
 	brk_request_complete(req, rc == 0 ? BRK_COMPLETE_RESPOND : BRK_COMPLETE_CLOSE);
 }
@@ -422,8 +444,12 @@ int brk_handle_produce(brk_request *req)
 			}
 		}
 	}
-	if (m.acks == 0)
-		return any_error ? BRK_CLOSE : BRK_NO_RESPONSE;
+	if (m.acks == 0) {
+		if (any_error)
+			return BRK_CLOSE;
+		produce_throttle(req, true);
+		return BRK_NO_RESPONSE;
+	}
 	if (nwait > 0) {
 		/* Wait until the ISR has the batches, within the request's
 		 * timeout (REQUEST_TIMED_OUT for those that did not). */
@@ -442,6 +468,7 @@ int brk_handle_produce(brk_request *req)
 			return BRK_CLOSE;
 		return BRK_DELAYED;
 	}
+	resp.throttle_time_ms = produce_throttle(req, false);
 	if (ProduceResponse_encode(req->out, v, &resp) != 0)
 		return BRK_CLOSE;
 	return BRK_RESPOND;

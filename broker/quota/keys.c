@@ -1,0 +1,135 @@
+/*
+ * keys.c - client quota config keys (keys.h).
+ */
+#include "broker/quota/keys.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const brk_quota_key keys[] = {
+	{ BRK_QUOTA_PRODUCER_BYTE_RATE, BRK_QUOTA_LONG, false },
+	{ BRK_QUOTA_CONSUMER_BYTE_RATE, BRK_QUOTA_LONG, false },
+	{ BRK_QUOTA_REQUEST_PERCENTAGE, BRK_QUOTA_DOUBLE, false },
+	{ "controller_mutation_rate", BRK_QUOTA_DOUBLE, false },
+	{ "connection_creation_rate", BRK_QUOTA_INT, true },
+};
+
+const brk_quota_key *brk_quota_key_find(const char *name, size_t len, bool ip)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].ip == ip && strlen(keys[i].name) == len &&
+		    memcmp(keys[i].name, name, len) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+bool brk_quota_key_known(const char *name, bool ip)
+{
+	return brk_quota_key_find(name, strlen(name), ip) != NULL;
+}
+
+const char *brk_quota_check_value(const brk_quota_key *k, double v, char *msg, size_t cap)
+{
+	/* NaN passes Kafka's "<= 0.0" test; it is no rate: refused as one. */
+	if (!(v > 0.0)) {
+		snprintf(msg, cap, "Quota %s must be greater than 0", k->name);
+		return msg;
+	}
+	switch (k->type) {
+	case BRK_QUOTA_DOUBLE:
+		return NULL;
+	case BRK_QUOTA_INT:
+		if (v > (double)INT32_MAX) {
+			snprintf(msg, cap, "Proposed value for %s is too large for an INT.", k->name);
+			return msg;
+		}
+		break;
+	case BRK_QUOTA_LONG:
+		if (v > 9223372036854775807.0) {
+			snprintf(msg, cap, "Proposed value for %s is too large for a LONG.", k->name);
+			return msg;
+		}
+		break;
+	}
+	/* doubles from 2^53 up are whole */
+	double frac = v < 9e15 ? v - (double)(long long)v : 0.0;
+	if (frac > 1e-6) {
+		snprintf(msg, cap, "%s cannot be a fractional value.", k->name);
+		return msg;
+	}
+	return NULL;
+}
+
+/* Java's Double.toString: the shortest digits that read back the same;
+ * plain notation ("50.0", "0.5") for 1e-3 <= |v| < 1e7, else computerized
+ * scientific notation ("1.0E7", "2.5E-4"). */
+static int java_double(double v, char *out, size_t cap)
+{
+	if (isinf(v))
+		return snprintf(out, cap, v > 0 ? "Infinity" : "-Infinity");
+	char digits[64];
+	int prec;
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(digits, sizeof(digits), "%.*e", prec - 1, v);
+		if (strtod(digits, NULL) == v)
+			break;
+	}
+	double a = v < 0 ? -v : v;
+	if (a == 0.0 || (a >= 1e-3 && a < 1e7)) {
+		/* plain: as many decimals as the significant digits need, >= 1 */
+		const char *ex = strchr(digits, 'e');
+		int exp10 = a == 0.0 || !ex ? 0 : atoi(ex + 1);
+		int decimals = prec - 1 - exp10;
+		if (decimals < 1)
+			decimals = 1;
+		char buf[64];
+		snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+		/* drop trailing zeros beyond the first decimal */
+		char *dot = strchr(buf, '.');
+		char *end = buf + strlen(buf) - 1;
+		while (dot && end > dot + 1 && *end == '0')
+			*end-- = '\0';
+		return snprintf(out, cap, "%s", buf);
+	}
+	/* d.dddE<exp> */
+	char mant[64];
+	snprintf(mant, sizeof(mant), "%.*e", prec - 1, v);
+	char *e = strchr(mant, 'e');
+	if (!e)
+		return -1;
+	int exp = atoi(e + 1);
+	*e = '\0';
+	if (!strchr(mant, '.'))
+		strcat(mant, ".0");
+	return snprintf(out, cap, "%sE%d", mant, exp);
+}
+
+int brk_quota_format_value(const brk_quota_key *k, double v, char *out, size_t cap)
+{
+	int n;
+	if (k->type == BRK_QUOTA_DOUBLE)
+		n = java_double(v, out, cap);
+	else
+		n = snprintf(out, cap, "%lld", (long long)(v + 1e-6));
+	return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+int brk_quota_parse_value(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	/* Java's trailing type suffixes ("5d", "1f") */
+	if (end != s && (*end == 'd' || *end == 'D' || *end == 'f' || *end == 'F'))
+		end++;
+	if (end == s || *end || isnan(v))
+		return -1;
+	*out = v;
+	return 0;
+}

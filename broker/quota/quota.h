@@ -1,0 +1,139 @@
+/*
+ * quota.h - client quotas enforced as Kafka's ClientQuotaManager does
+ * (KIP-13 byte rates, KIP-55 user and (user, client id) quotas, KIP-124
+ * request percentage, KIP-219 throttling after the response).
+ *
+ * Bounds come from the client entity configs (broker/client_config.h:
+ * producer_byte_rate, consumer_byte_rate, request_percentage), followed as
+ * they change. Each quota type has its own resolution (Kafka's
+ * DefaultQuotaCallback, KIP-55): for the request's user (the principal's
+ * name, sanitized) and client id the first entity of
+ *    users/U/clients/C, users/U/clients/<default>, users/U,
+ *    users/<default>/clients/C, users/<default>/clients/<default>,
+ *    users/<default>, clients/C, clients/<default>
+ * with a bound of that type gives the bound and the sensor: the pair
+ * (U, C) for the (user, client id) entities, (U, "") for the user ones,
+ * ("", C) for the client id ones. Every connection whose request resolves
+ * to the same sensor shares its rate, as in Kafka.
+ *
+ * A sensor's rate is Kafka's Rate over a SampledStat: quota.window.num
+ * samples of quota.window.size.seconds each; the window the rate is taken
+ * over is the time since the oldest sample started, but never less than
+ * num - 1 whole samples (Rate.windowSize). A value is recorded, then the
+ * rate checked against the bound: above it, the throttle time is
+ * (rate - bound) / bound * window, rounded (QuotaUtils.throttleTime).
+ *
+ * Cost: with no entity holding a bound of a type, recording that type is
+ * one test and returns 0. Otherwise a request resolves with at most eight
+ * lookups and records into a sensor allocated once per (type, user,
+ * client id); sensors unused for an hour go (Kafka's inactive sensor
+ * expiry).
+ *
+ * Loop thread only.
+ */
+#ifndef SAMSA_BROKER_QUOTA_QUOTA_H
+#define SAMSA_BROKER_QUOTA_QUOTA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/client_config.h"
+#include "broker/strmap.h"
+#include "protocol/buf.h"
+
+struct brk_request;
+
+typedef enum brk_quota_type {
+	BRK_QUOTA_PRODUCE = 0, /* producer_byte_rate, bytes/s of produce requests */
+	BRK_QUOTA_FETCH = 1,   /* consumer_byte_rate, bytes/s of fetch responses */
+	BRK_QUOTA_REQUEST = 2, /* request_percentage, % of one thread's time */
+	BRK_QUOTA_NTYPES = 3,
+} brk_quota_type;
+
+/* Kafka's sample set of one sensor. */
+typedef struct brk_quota_sample {
+	double value;
+	int64_t start_ms;
+	int64_t events;
+} brk_quota_sample;
+
+typedef struct brk_quota_rate {
+	int32_t nsamples;  /* in use (grows to the configured number) */
+	int32_t current;
+	brk_quota_sample s[]; /* window_num of them */
+} brk_quota_rate;
+
+typedef struct brk_quotas {
+	int32_t window_num;      /* quota.window.num */
+	int64_t window_ms;       /* quota.window.size.seconds in ms */
+	brk_strmap bounds;       /* entity path -> bounds of that entity */
+	int32_t nbound[BRK_QUOTA_NTYPES]; /* entities with a bound of each type */
+	brk_strmap sensors;      /* "type/user/client" -> sensor */
+	int64_t last_sweep_ms;
+} brk_quotas;
+
+/* Set up q (window_num >= 1, window_seconds >= 1) and follow the client
+ * configs of reg (listener, then what is there). Returns 0 or -errno. */
+int brk_quotas_init(brk_quotas *q, int32_t window_num, int32_t window_seconds,
+		    brk_client_configs *reg);
+void brk_quotas_free(brk_quotas *q);
+
+/* A client config changed (the listener; also for tests). */
+void brk_quotas_on_config(void *q, const char *entity, const brk_client_config *cc);
+
+/* Whether some entity has a bound of type t (else recording is free). */
+static inline bool brk_quotas_enabled(const brk_quotas *q, brk_quota_type t)
+{
+	return q->nbound[t] > 0;
+}
+
+/*
+ * Record value for (principal, client_id) in quota type t at now_ms and
+ * return the throttle time in ms (0: within the quota, or no quota).
+ * principal is Kafka's "User:name" (the name is the user); client_id may
+ * be null (len -1: the empty client id).
+ */
+int32_t brk_quota_record(brk_quotas *q, brk_quota_type t, const char *principal,
+			 proto_str client_id, double value, int64_t now_ms);
+
+/* Take back a value recorded (a throttled fetch sends no data: Kafka's
+ * unrecordQuotaSensor). */
+void brk_quota_unrecord(brk_quotas *q, brk_quota_type t, const char *principal,
+			proto_str client_id, double value, int64_t now_ms);
+
+/* The bound of type t for (principal, client_id); < 0 when none. */
+double brk_quota_bound(brk_quotas *q, brk_quota_type t, const char *principal,
+		       proto_str client_id);
+
+/* Kafka's ClientQuotaManager.getMaxValueInQuotaWindow: bound * (num - 1)
+ * * window seconds, the most a fetch response may hold; INT32_MAX when
+ * unbounded. */
+int32_t brk_quota_max_window_value(brk_quotas *q, brk_quota_type t, const char *principal,
+				   proto_str client_id);
+
+/* ---- the rate alone (for its unit test) ---- */
+
+brk_quota_rate *brk_quota_rate_new(int32_t window_num, int64_t now_ms);
+void brk_quota_rate_record(brk_quota_rate *r, int32_t window_num, int64_t window_ms,
+			   double value, int64_t now_ms);
+/* The rate per second at now_ms (Kafka's Rate.measure). */
+double brk_quota_rate_measure(brk_quota_rate *r, int32_t window_num, int64_t window_ms,
+			      int64_t now_ms);
+/* Kafka's Rate.windowSize in ms at now_ms. */
+int64_t brk_quota_rate_window(brk_quota_rate *r, int32_t window_num, int64_t window_ms,
+			      int64_t now_ms);
+/* Kafka's QuotaUtils.throttleTime for rate over bound. */
+int32_t brk_quota_throttle_ms(double rate, double bound, int64_t window_ms);
+
+/* ---- for handlers ---- */
+
+/* The request's size as Kafka counts it for a produce quota (header and
+ * body, without the 4-byte length). */
+int32_t brk_quota_request_size(const struct brk_request *req);
+
+/* Request quota (KIP-124) of a request answered now: record the handler's
+ * thread time so far and return the throttle time, also muting the
+ * connection for it (brk_conn_throttle). 0 when no quota applies. */
+int32_t brk_quota_request_throttle(struct brk_request *req);
+
+#endif

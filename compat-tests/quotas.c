@@ -1,0 +1,585 @@
+/*
+ * quotas.c - client quotas (KIP-13, KIP-55, KIP-219, KIP-546):
+ *  - AlterClientQuotas and DescribeClientQuotas (keys 49 and 48) with raw
+ *    requests (librdkafka 2.0.2 has no client quota admin API), v1
+ *    (flexible) and v0 (classic): set, remove, validate_only, filters
+ *    (EXACT, DEFAULT, SPECIFIED, strict), Kafka's errors for a bad entity,
+ *    key or value (INVALID_REQUEST 42) and filter (INVALID_REQUEST,
+ *    UNSUPPORTED_VERSION 35), and that quotas survive a restart;
+ *  - a librdkafka producer whose client id has producer_byte_rate is held
+ *    to that rate within 10 % (over whole periods of Kafka's window, see
+ *    RUN_MS);
+ *  - a librdkafka consumer with consumer_byte_rate likewise.
+ * The rates print FIGURE lines.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compat-tests/compat.h"
+#include "compat-tests/kmsg.h"
+#include "compat-tests/wire.h"
+
+#define KEY_DESCRIBE 48
+#define KEY_ALTER 49
+
+/* ---- classic (v0) encodings, which kmsg.h leaves to the test ---- */
+
+static void kw_str(k_wbuf *w, const char *s)
+{
+	if (!s) {
+		kw_i16(w, -1);
+		return;
+	}
+	kw_i16(w, (int16_t)strlen(s));
+	kw_raw(w, s, strlen(s));
+}
+
+static int64_t kr_str(k_rbuf *r, char *out, size_t cap, const char *what)
+{
+	int16_t n = kr_i16(r, what);
+	if (n < 0) {
+		if (out && cap)
+			out[0] = '\0';
+		return -1;
+	}
+	if (!kr_need(r, (size_t)n, what))
+		return -1;
+	if (out && cap) {
+		size_t k = (size_t)n < cap - 1 ? (size_t)n : cap - 1;
+		memcpy(out, r->b + r->pos, k);
+		out[k] = '\0';
+	}
+	r->pos += (size_t)n;
+	return n;
+}
+
+static double kr_f64(k_rbuf *r, const char *what)
+{
+	int64_t bits = kr_i64(r, what);
+	double d;
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+static void kw_f64(k_wbuf *w, double d)
+{
+	int64_t bits;
+	memcpy(&bits, &d, sizeof(bits));
+	kw_i64(w, bits);
+}
+
+/* Either encoding of a string / array count. */
+static void w_str(k_wbuf *w, int flex, const char *s)
+{
+	if (flex)
+		kw_cstr(w, s);
+	else
+		kw_str(w, s);
+}
+
+static void w_count(k_wbuf *w, int flex, int n)
+{
+	if (flex)
+		kw_uvarint(w, (uint64_t)n + 1);
+	else
+		kw_i32(w, n);
+}
+
+static int64_t r_str(k_rbuf *r, int flex, char *out, size_t cap, const char *what)
+{
+	return flex ? kr_cstr(r, out, cap, what) : kr_str(r, out, cap, what);
+}
+
+static int64_t r_count(k_rbuf *r, int flex, const char *what)
+{
+	return flex ? kr_carray(r, what) : kr_i32(r, what);
+}
+
+/* ---- AlterClientQuotas ---- */
+
+typedef struct q_op {
+	const char *key;
+	double value;
+	int remove;
+} q_op;
+
+typedef struct q_entry {
+	const char *types[3]; /* NULL-terminated when fewer */
+	const char *names[3]; /* NULL: the default entity */
+	int ntypes;
+	q_op ops[4];
+	int nops;
+} q_entry;
+
+typedef struct q_result {
+	int16_t error;
+	char msg[512];
+	char types[3][32];
+	char names[3][256];
+	int name_null[3];
+	int ntypes;
+} q_result;
+
+static int alter(int fd, int ver, const q_entry *e, int n, int validate_only, q_result *out)
+{
+	int flex = ver >= 1;
+	k_wbuf w = { .len = 0 };
+	w_count(&w, flex, n);
+	for (int i = 0; i < n; i++) {
+		w_count(&w, flex, e[i].ntypes);
+		for (int t = 0; t < e[i].ntypes; t++) {
+			w_str(&w, flex, e[i].types[t]);
+			w_str(&w, flex, e[i].names[t]);
+			if (flex)
+				kw_tags0(&w);
+		}
+		w_count(&w, flex, e[i].nops);
+		for (int k = 0; k < e[i].nops; k++) {
+			w_str(&w, flex, e[i].ops[k].key);
+			kw_f64(&w, e[i].ops[k].value);
+			kw_u8(&w, (uint8_t)e[i].ops[k].remove);
+			if (flex)
+				kw_tags0(&w);
+		}
+		if (flex)
+			kw_tags0(&w);
+	}
+	kw_u8(&w, (uint8_t)validate_only);
+	if (flex)
+		kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *frame = flex ? k_roundtrip(fd, KEY_ALTER, (int16_t)ver, &w, &r)
+			      : k_roundtrip_classic(fd, KEY_ALTER, (int16_t)ver, &w, &r);
+	kr_i32(&r, "throttle");
+	int64_t ne = r_count(&r, flex, "entries");
+	ck_assert_int_ge(ne, 0);
+	for (int64_t i = 0; i < ne; i++) {
+		q_result *q = &out[i];
+		memset(q, 0, sizeof(*q));
+		q->error = kr_i16(&r, "error");
+		r_str(&r, flex, q->msg, sizeof(q->msg), "msg");
+		int64_t nt = r_count(&r, flex, "entity");
+		ck_assert(nt >= 0 && nt <= 3);
+		q->ntypes = (int)nt;
+		for (int t = 0; t < nt; t++) {
+			r_str(&r, flex, q->types[t], sizeof(q->types[t]), "type");
+			q->name_null[t] = r_str(&r, flex, q->names[t], sizeof(q->names[t]), "name") < 0;
+			if (flex)
+				kr_tags(&r, "entity tags");
+		}
+		if (flex)
+			kr_tags(&r, "entry tags");
+	}
+	if (flex)
+		kr_tags(&r, "tags");
+	kr_done(&r, "AlterClientQuotas response");
+	free(frame);
+	return (int)ne;
+}
+
+/* ---- DescribeClientQuotas ---- */
+
+typedef struct q_filter {
+	const char *type;
+	int match_type;
+	const char *match;
+} q_filter;
+
+typedef struct q_described {
+	int16_t error;
+	char msg[512];
+	int n;
+	struct {
+		int ntypes;
+		char types[3][32];
+		char names[3][256];
+		int name_null[3];
+		int nvalues;
+		char keys[6][64];
+		double values[6];
+	} e[32];
+} q_described;
+
+static void describe(int fd, int ver, const q_filter *f, int nf, int strict, q_described *out)
+{
+	int flex = ver >= 1;
+	k_wbuf w = { .len = 0 };
+	w_count(&w, flex, nf);
+	for (int i = 0; i < nf; i++) {
+		w_str(&w, flex, f[i].type);
+		kw_u8(&w, (uint8_t)f[i].match_type);
+		w_str(&w, flex, f[i].match);
+		if (flex)
+			kw_tags0(&w);
+	}
+	kw_u8(&w, (uint8_t)strict);
+	if (flex)
+		kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *frame = flex ? k_roundtrip(fd, KEY_DESCRIBE, (int16_t)ver, &w, &r)
+			      : k_roundtrip_classic(fd, KEY_DESCRIBE, (int16_t)ver, &w, &r);
+	memset(out, 0, sizeof(*out));
+	kr_i32(&r, "throttle");
+	out->error = kr_i16(&r, "error");
+	r_str(&r, flex, out->msg, sizeof(out->msg), "msg");
+	int64_t ne = r_count(&r, flex, "entries");
+	ck_assert(ne <= 32);
+	out->n = ne < 0 ? 0 : (int)ne;
+	for (int i = 0; i < out->n; i++) {
+		int64_t nt = r_count(&r, flex, "entity");
+		ck_assert(nt >= 0 && nt <= 3);
+		out->e[i].ntypes = (int)nt;
+		for (int t = 0; t < nt; t++) {
+			r_str(&r, flex, out->e[i].types[t], 32, "type");
+			out->e[i].name_null[t] = r_str(&r, flex, out->e[i].names[t], 256, "name") < 0;
+			if (flex)
+				kr_tags(&r, "entity tags");
+		}
+		int64_t nv = r_count(&r, flex, "values");
+		ck_assert(nv >= 0 && nv <= 6);
+		out->e[i].nvalues = (int)nv;
+		for (int k = 0; k < nv; k++) {
+			r_str(&r, flex, out->e[i].keys[k], 64, "key");
+			out->e[i].values[k] = kr_f64(&r, "value");
+			if (flex)
+				kr_tags(&r, "value tags");
+		}
+		if (flex)
+			kr_tags(&r, "entry tags");
+	}
+	if (flex)
+		kr_tags(&r, "tags");
+	kr_done(&r, "DescribeClientQuotas response");
+	free(frame);
+}
+
+/* The entry of d whose entity is exactly (type=name...), -1 if none;
+ * name NULL: the default. */
+static int find(const q_described *d, const char *t1, const char *n1, const char *t2,
+		const char *n2)
+{
+	int want = t2 ? 2 : 1;
+	for (int i = 0; i < d->n; i++) {
+		if (d->e[i].ntypes != want)
+			continue;
+		int ok = 0;
+		for (int t = 0; t < want; t++) {
+			const char *type = d->e[i].types[t], *name;
+			if (strcmp(type, t1) == 0)
+				name = n1;
+			else if (t2 && strcmp(type, t2) == 0)
+				name = n2;
+			else
+				break;
+			if (name ? !d->e[i].name_null[t] && strcmp(d->e[i].names[t], name) == 0
+				 : d->e[i].name_null[t])
+				ok++;
+		}
+		if (ok == want)
+			return i;
+	}
+	return -1;
+}
+
+static double value_of(const q_described *d, int i, const char *key)
+{
+	for (int k = 0; k < d->e[i].nvalues; k++)
+		if (strcmp(d->e[i].keys[k], key) == 0)
+			return d->e[i].values[k];
+	return -1;
+}
+
+START_TEST(test_alter_describe)
+{
+	h_broker *b = c_start_broker(NULL);
+	int fd = w_connect(b->port, 5000);
+	ck_assert_int_ge(fd, 0);
+	q_entry e[] = {
+		{ { "user" }, { "alice" }, 1,
+		  { { "producer_byte_rate", 1024, 0 }, { "request_percentage", 12.5, 0 } }, 2 },
+		{ { "client-id" }, { NULL }, 1, { { "consumer_byte_rate", 4096, 0 } }, 1 },
+		{ { "user", "client-id" }, { "bob", "app" }, 2,
+		  { { "producer_byte_rate", 100.5, 0 } }, 1 },
+		{ { "user" }, { "carol" }, 1, { { "bogus", 1, 0 } }, 1 },
+		{ { "group" }, { "g" }, 1, { { "producer_byte_rate", 1, 0 } }, 1 },
+		{ { "user" }, { "" }, 1, { { "producer_byte_rate", 1, 0 } }, 1 },
+		{ { "ip" }, { "not-an-ip" }, 1, { { "connection_creation_rate", 5, 0 } }, 1 },
+		{ { "ip", "user" }, { "10.0.0.1", "x" }, 2, { { "producer_byte_rate", 1, 0 } }, 1 },
+		{ { "user" }, { "dave" }, 1, { { "producer_byte_rate", 0, 0 } }, 1 },
+		{ { "user" }, { "erin" }, 1,
+		  { { "producer_byte_rate", 1, 0 }, { "producer_byte_rate", 2, 0 } }, 2 },
+		{ { "ip" }, { "10.0.0.1" }, 1, { { "connection_creation_rate", 5, 0 } }, 1 },
+	};
+	int n = (int)(sizeof(e) / sizeof(e[0]));
+	q_result res[16];
+	ck_assert_int_eq(alter(fd, 1, e, n, 0, res), n);
+	static const struct {
+		int16_t err;
+		const char *msg;
+	} want[] = {
+		{ 0, "" },
+		{ 0, "" },
+		{ 42, "producer_byte_rate cannot be a fractional value." },
+		{ 42, "Invalid configuration key bogus" },
+		{ 42, "Unhandled client quota entity type: group" },
+		{ 42, "Empty user not supported" },
+		{ 42, "not-an-ip is not a valid IP or resolvable host." },
+		{ 42, "Invalid quota entity combination, IP entity shouldnot be combined with User "
+		      "or ClientId" },
+		{ 42, "Quota producer_byte_rate must be greater than 0" },
+		{ 42, "Ignoring duplicate entity ClientQuotaEntity(entries={user=erin})" },
+		{ 0, "" },
+	};
+	for (int i = 0; i < n; i++) {
+		ck_assert_msg(res[i].error == want[i].err && strcmp(res[i].msg, want[i].msg) == 0,
+			      "entry %d: %d '%s'", i, res[i].error, res[i].msg);
+		ck_assert_int_eq(res[i].ntypes, e[i].ntypes);
+		ck_assert_str_eq(res[i].types[0], e[i].types[0]);
+	}
+	ck_assert(res[1].name_null[0]);
+
+	q_described d;
+	describe(fd, 1, NULL, 0, 0, &d);
+	ck_assert_int_eq(d.error, 0);
+	ck_assert_int_eq(d.n, 3); /* alice, <default> client, the IP */
+	int a = find(&d, "user", "alice", NULL, NULL);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_eq(d.e[a].nvalues, 2);
+	ck_assert(value_of(&d, a, "producer_byte_rate") == 1024);
+	ck_assert(value_of(&d, a, "request_percentage") == 12.5);
+	int c = find(&d, "client-id", NULL, NULL, NULL);
+	ck_assert_int_ge(c, 0);
+	ck_assert(value_of(&d, c, "consumer_byte_rate") == 4096);
+	/* filters */
+	describe(fd, 1, (q_filter[]){ { "user", 0, "alice" } }, 1, 1, &d);
+	ck_assert_int_eq(d.n, 1);
+	describe(fd, 1, (q_filter[]){ { "user", 1, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.n, 0);
+	describe(fd, 1, (q_filter[]){ { "client-id", 1, NULL } }, 1, 1, &d);
+	ck_assert_int_eq(d.n, 1);
+	ck_assert(d.e[0].name_null[0]);
+	describe(fd, 1, (q_filter[]){ { "user", 2, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.n, 1);
+	describe(fd, 1, (q_filter[]){ { "ip", 2, NULL } }, 1, 1, &d);
+	ck_assert_int_eq(d.n, 1);
+	ck_assert_str_eq(d.e[0].names[0], "10.0.0.1");
+	/* filter errors */
+	describe(fd, 1, (q_filter[]){ { "user", 2, NULL }, { "user", 1, NULL } }, 2, 0, &d);
+	ck_assert_int_eq(d.error, 42);
+	ck_assert_str_eq(d.msg, "Entity type user cannot appear more than once in the filter.");
+	describe(fd, 1, (q_filter[]){ { "group", 2, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 35);
+	ck_assert_str_eq(d.msg, "Unsupported entity type group");
+	describe(fd, 1, (q_filter[]){ { "user", 0, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 42);
+	describe(fd, 1, (q_filter[]){ { "user", 9, NULL } }, 1, 0, &d);
+	ck_assert_str_eq(d.msg, "Unknown match type 9");
+	describe(fd, 1, (q_filter[]){ { "ip", 2, NULL }, { "user", 2, NULL } }, 2, 0, &d);
+	ck_assert_int_eq(d.error, 42);
+
+	/* validate_only changes nothing; a removal does */
+	q_entry v[] = { { { "user" }, { "alice" }, 1, { { "consumer_byte_rate", 77, 0 } }, 1 } };
+	ck_assert_int_eq(alter(fd, 1, v, 1, 1, res), 1);
+	ck_assert_int_eq(res[0].error, 0);
+	q_entry rm[] = { { { "user" }, { "alice" }, 1,
+			   { { "request_percentage", 0, 1 }, { "not_there", 0, 1 } }, 2 } };
+	ck_assert_int_eq(alter(fd, 1, rm, 1, 0, res), 1);
+	ck_assert_int_eq(res[0].error, 0);
+	describe(fd, 1, (q_filter[]){ { "user", 0, "alice" } }, 1, 0, &d);
+	ck_assert_int_eq(d.n, 1);
+	ck_assert_int_eq(d.e[0].nvalues, 1);
+	ck_assert(value_of(&d, 0, "consumer_byte_rate") < 0);
+
+	/* v0 (classic encodings): a (user, client id) pair, odd names */
+	q_entry v0[] = { { { "user", "client-id" }, { "User:a b", "app/1" }, 2,
+			   { { "producer_byte_rate", 5000, 0 } }, 1 } };
+	ck_assert_int_eq(alter(fd, 0, v0, 1, 0, res), 1);
+	ck_assert_int_eq(res[0].error, 0);
+	describe(fd, 0, (q_filter[]){ { "client-id", 0, "app/1" } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 0);
+	ck_assert_int_eq(d.n, 1);
+	ck_assert_int_eq(d.e[0].ntypes, 2);
+	int pair = find(&d, "user", "User:a b", "client-id", "app/1");
+	ck_assert_int_ge(pair, 0);
+	ck_assert(value_of(&d, pair, "producer_byte_rate") == 5000);
+	close(fd);
+
+	/* everything survives a restart */
+	ck_assert_int_eq(h_broker_stop(b, 10000), 0);
+	ck_assert_int_eq(h_broker_restart(b), 0);
+	fd = w_connect(b->port, 5000);
+	ck_assert_int_ge(fd, 0);
+	describe(fd, 1, NULL, 0, 0, &d);
+	ck_assert_int_eq(d.n, 4);
+	a = find(&d, "user", "alice", NULL, NULL);
+	ck_assert(a >= 0 && value_of(&d, a, "producer_byte_rate") == 1024);
+	pair = find(&d, "user", "User:a b", "client-id", "app/1");
+	ck_assert(pair >= 0 && value_of(&d, pair, "producer_byte_rate") == 5000);
+	close(fd);
+	c_stop_broker(b);
+}
+END_TEST
+
+/* ---- enforcement ---- */
+
+/*
+ * A client that always has data gets, from Kafka's rate, a burst of
+ * (quota.window.num - 1) windows' worth whenever the samples that held the
+ * previous burst expire (every quota.window.num windows, 11 s), and little
+ * between bursts: its rate is the bound over whole periods. So the rate is
+ * measured from the first byte over four periods (44 s), with requests and
+ * responses of at most 16-32 KiB, so that one does not move the figure.
+ */
+#define RATE 400000.0      /* bytes/s */
+#define RUN_MS 44000       /* how long the client runs and is measured */
+#define RECORD 1024
+
+static void set_client_quota(const h_broker *b, const char *client, const char *key, double v)
+{
+	int fd = w_connect(b->port, 5000);
+	ck_assert_int_ge(fd, 0);
+	q_entry e[] = { { { "client-id" }, { client }, 1, { { key, v, 0 } }, 1 } };
+	q_result res[1];
+	ck_assert_int_eq(alter(fd, 1, e, 1, 0, res), 1);
+	ck_assert_msg(res[0].error == 0, "%s", res[0].msg);
+	close(fd);
+}
+
+typedef struct acked {
+	long long t0;
+	long long bytes;  /* acked within RUN_MS of t0 */
+	long long total;  /* acked in all */
+	int failed;
+} acked;
+
+static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	(void)rk;
+	acked *a = opaque;
+	if (m->err) {
+		a->failed++;
+		return;
+	}
+	a->total += (long long)m->len;
+	if (h_now_ms() - a->t0 < RUN_MS)
+		a->bytes += (long long)m->len;
+}
+
+START_TEST(test_producer_throttled)
+{
+	h_broker *b = c_start_broker(NULL);
+	set_client_quota(b, "quota-producer", "producer_byte_rate", RATE);
+	rd_kafka_conf_t *conf = c_conf(b);
+	c_set(conf, "client.id", "quota-producer");
+	c_set(conf, "linger.ms", "5");
+	c_set(conf, "batch.size", "16384");
+	c_set(conf, "acks", "1");
+	acked a = { 0 };
+	rd_kafka_conf_set_opaque(conf, &a);
+	rd_kafka_conf_set_dr_msg_cb(conf, on_dr);
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, conf);
+	char payload[RECORD];
+	memset(payload, 'q', sizeof(payload));
+	a.t0 = h_now_ms();
+	while (h_now_ms() - a.t0 < RUN_MS) {
+		rd_kafka_resp_err_t err = rd_kafka_producev(
+			rk, RD_KAFKA_V_TOPIC("quota-p"), RD_KAFKA_V_VALUE(payload, sizeof(payload)),
+			RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			rd_kafka_poll(rk, 10);
+		else
+			ck_assert_msg(err == 0, "producev: %s", rd_kafka_err2str(err));
+		rd_kafka_poll(rk, 0);
+	}
+	/* what was queued and not yet sent is not measured */
+	rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE);
+	rd_kafka_flush(rk, 30000);
+	rd_kafka_destroy(rk);
+	double secs = RUN_MS / 1000.0;
+	double rate = (double)a.bytes / secs;
+	printf("FIGURE quota producer: producer_byte_rate %.0f B/s, measured %.0f B/s of record "
+	       "values acked over %.0f s (%.1f %%); %lld bytes acked in all, %d purged unsent\n",
+	       RATE, rate, secs, 100.0 * rate / RATE, a.total, a.failed);
+	ck_assert_msg(rate > 0.9 * RATE && rate < 1.1 * RATE, "rate %.0f B/s, quota %.0f B/s", rate,
+		      RATE);
+	c_stop_broker(b);
+}
+END_TEST
+
+START_TEST(test_consumer_throttled)
+{
+	h_broker *b = c_start_broker(NULL);
+	/* data first, by a producer without a quota */
+	int n = (int)(RATE * (RUN_MS / 1000.0 + 20) / RECORD);
+	/* small batches: a fetch holds at least one whole batch (KIP-74), and
+	 * a throttled fetch's batch is not sent */
+	rd_kafka_t *p = c_producer(b, (const char *const[]){ "linger.ms", "20", "batch.size",
+							     "16384", NULL });
+	char payload[RECORD];
+	memset(payload, 'c', sizeof(payload));
+	for (int i = 0; i < n; i++) {
+		c_msg m = { .topic = "quota-c", .partition = 0, .value = payload,
+			    .value_len = sizeof(payload) };
+		c_produce(p, &m, NULL);
+	}
+	c_flush(p, 60000);
+	rd_kafka_destroy(p);
+	set_client_quota(b, "quota-consumer", "consumer_byte_rate", RATE);
+
+	rd_kafka_t *rk = c_consumer(b, (const char *const[]){ "client.id", "quota-consumer",
+							      "fetch.message.max.bytes", "32768",
+							      NULL });
+	rd_kafka_topic_t *t = rd_kafka_topic_new(rk, "quota-c", NULL);
+	ck_assert_int_eq(rd_kafka_consume_start(t, 0, RD_KAFKA_OFFSET_BEGINNING), 0);
+	long long t0 = h_now_ms(), bytes = 0, per_s[RUN_MS / 1000 + 1] = { 0 };
+	while (h_now_ms() - t0 < RUN_MS) {
+		rd_kafka_message_t *m = rd_kafka_consume(t, 0, 200);
+		if (!m)
+			continue;
+		long long at = h_now_ms() - t0;
+		if (!m->err && at < RUN_MS) {
+			bytes += (long long)m->len;
+			per_s[at / 1000] += (long long)m->len;
+		}
+		rd_kafka_message_destroy(m);
+	}
+	fprintf(stderr, "consumed per second:");
+	for (int i = 0; i < RUN_MS / 1000; i++)
+		fprintf(stderr, " %lld", per_s[i] / 1000);
+	fprintf(stderr, " (kB)\n");
+	rd_kafka_consume_stop(t, 0);
+	rd_kafka_topic_destroy(t);
+	rd_kafka_destroy(rk);
+	double secs = RUN_MS / 1000.0;
+	double rate = (double)bytes / secs;
+	printf("FIGURE quota consumer: consumer_byte_rate %.0f B/s, measured %.0f B/s of record "
+	       "values consumed over %.0f s (%.1f %%) of %lld produced\n",
+	       RATE, rate, secs, 100.0 * rate / RATE, (long long)n * RECORD);
+	ck_assert_msg(rate > 0.9 * RATE && rate < 1.1 * RATE, "rate %.0f B/s, quota %.0f B/s", rate,
+		      RATE);
+	c_stop_broker(b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("quotas");
+	TCase *tc = tcase_create("quotas");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_alter_describe);
+	tcase_add_test(tc, test_producer_throttled);
+	tcase_add_test(tc, test_consumer_throttled);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return c_run_suite(suite());
+}
