@@ -1280,13 +1280,24 @@ static bool conn_read(brk_conn *c)
 	if (c->in_len == c->in_cap)
 		return true; /* in flight and full: wait for the response */
 	char why[256] = "";
+	size_t before = c->in_len;
 	for (;;) {
 		ssize_t n = conn_recv(c, c->in + c->in_len, c->in_cap - c->in_len, why, sizeof(why));
 		if (n > 0) {
 			c->in_len += (size_t)n;
 			c->last_active = brk_mono_ms();
+			/* TLS hands over one record per read: go on while there
+			 * is room (until OpenSSL waits for the socket). */
+			if (c->ssl && c->in_len < c->in_cap)
+				continue;
 			return true;
 		}
+		/* Over TLS, what was read before the socket ran dry, closed or
+		 * failed is handled first; a close or failure shows again at
+		 * the next read (the socket stays readable at its end; a
+		 * session broken by garbage alone waits for the idle close). */
+		if (n <= 0 && c->ssl && c->in_len > before)
+			return true;
 		if (n == 0) {
 			conn_close(c, NULL); /* the client closed */
 			return false;
