@@ -34,9 +34,9 @@
  * even one trickled a byte at a time, is closed after
  * connections.max.idle.ms (Kafka has no handshake timeout of its own: its
  * Selector's idle expiry closes such channels, counting any byte as
- * activity). Over TLS a memory part small enough goes out as one record
- * (head and body copied into the set's record buffer), a larger one as
- * written; file chunks go out with SSL_sendfile when the kernel does TLS
+ * activity). Over TLS the response head goes out in one record with the
+ * start of the body (copied into the set's record buffer, at most one
+ * record), the rest of a larger body from its own buffer; file chunks go out with SSL_sendfile when the kernel does TLS
  * for the socket (kTLS), else read (pread) into the set's record buffer a
  * record at a time and SSL_written. Only the loop thread uses that buffer,
  * and a write OpenSSL could not finish is repeated with the same bytes (the
@@ -771,8 +771,9 @@ static ssize_t conn_recv(brk_conn *c, void *buf, size_t n, char *why, size_t why
 }
 
 /* Like sendmsg(2) of iov[0..n) on c's transport (more: a file chunk
- * follows). Over TLS the parts go out as one record when they fit in one,
- * else the first part alone. */
+ * follows). Over TLS several parts go out as one record of at most
+ * BRK_TLS_RECORD_MAX bytes (the head with the body's start), one part as
+ * it is. */
 static ssize_t conn_send_mem(brk_conn *c, const struct iovec *iov, int n, bool more, char *why,
 			     size_t whysize)
 {
@@ -780,20 +781,22 @@ static ssize_t conn_send_mem(brk_conn *c, const struct iovec *iov, int n, bool m
 		struct msghdr msg = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
 		return sendmsg(c->fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
 	}
-	size_t total = 0;
-	for (int i = 0; i < n; i++)
-		total += iov[i].iov_len;
 	const void *p = iov[0].iov_base;
 	size_t len = iov[0].iov_len;
-	if (n > 1 && total <= BRK_TLS_RECORD_MAX) {
+	if (n > 1) {
+		/* The head and the start of the body in one record (the rest
+		 * of a large body goes out from its own buffer next). */
 		uint8_t *rec = c->set->tls_record;
 		size_t at = 0;
-		for (int i = 0; i < n; i++) {
-			memcpy(rec + at, iov[i].iov_base, iov[i].iov_len);
-			at += iov[i].iov_len;
+		for (int i = 0; i < n && at < BRK_TLS_RECORD_MAX; i++) {
+			size_t k = iov[i].iov_len;
+			if (k > BRK_TLS_RECORD_MAX - at)
+				k = BRK_TLS_RECORD_MAX - at;
+			memcpy(rec + at, iov[i].iov_base, k);
+			at += k;
 		}
 		p = rec;
-		len = total;
+		len = at;
 	}
 	ssize_t r = brk_tls_write(c->ssl, p, len, why, whysize);
 	return r > 0 ? r : tls_fail(c, r);
@@ -1296,13 +1299,24 @@ static bool conn_read(brk_conn *c)
 	if (c->in_len == c->in_cap)
 		return true; /* in flight and full: wait for the response */
 	char why[256] = "";
+	size_t before = c->in_len;
 	for (;;) {
 		ssize_t n = conn_recv(c, c->in + c->in_len, c->in_cap - c->in_len, why, sizeof(why));
 		if (n > 0) {
 			c->in_len += (size_t)n;
 			c->last_active = brk_mono_ms();
+			/* TLS hands over one record per read: go on while there
+			 * is room (until OpenSSL waits for the socket). */
+			if (c->ssl && c->in_len < c->in_cap)
+				continue;
 			return true;
 		}
+		/* Over TLS, what was read before the socket ran dry, closed or
+		 * failed is handled first; a close or failure shows again at
+		 * the next read (the socket stays readable at its end; a
+		 * session broken by garbage alone waits for the idle close). */
+		if (n <= 0 && c->ssl && c->in_len > before)
+			return true;
 		if (n == 0) {
 			conn_close(c, NULL); /* the client closed */
 			return false;

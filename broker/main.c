@@ -75,8 +75,9 @@ typedef struct run_state {
  * The effective config changed (a dynamic config, e.g. Kafka's
  * listener.name.<l>.ssl.keystore.location): each TLS listener whose ssl.*
  * keys or key files changed gets a new context for its new connections;
- * open connections keep theirs. A context that cannot be made is logged
- * and the old one stays (Kafka refuses such an AlterConfigs up front).
+ * open connections keep theirs. AlterConfigs refuses keys that give no
+ * context (brk_dynamic_config_check_tls); one that fails here all the same
+ * (a file changed since) is logged and the old context stays.
  */
 static void refresh_tls(void *arg)
 {
