@@ -685,8 +685,10 @@ int main(int argc, char **argv)
 	brk_dynamic_config_set_hook(&server.dynamic, refresh_tls, &rs);
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
-	if (rs.conns)
+	if (rs.conns) {
 		brk_conns_set_sasl(rs.conns, &server.sasl);
+		brk_conns_set_request_hook(rs.conns, brk_quota_request_done);
+	}
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
 		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
 	if (rc == 0)
