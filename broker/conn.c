@@ -1311,12 +1311,18 @@ static bool conn_read(brk_conn *c)
 				continue;
 			return true;
 		}
-		/* Over TLS, what was read before the socket ran dry, closed or
-		 * failed is handled first; a close or failure shows again at
-		 * the next read (the socket stays readable at its end; a
-		 * session broken by garbage alone waits for the idle close). */
-		if (n <= 0 && c->ssl && c->in_len > before)
+		/* Over TLS, what was read before the socket ran dry or the
+		 * peer closed is handled first (the close shows again at the
+		 * next read: the socket stays readable at its end). A broken
+		 * session (a bad record or MAC, SSL_ERROR_SSL/SYSCALL) closes
+		 * at once: OpenSSL allows no more I/O on it, so no answer could
+		 * go out, and nothing would wake us for it again. */
+		if (n == 0 && c->ssl && c->in_len > before)
 			return true;
+		if (n < 0 && c->ssl && errno == EPROTO) {
+			conn_close(c, why);
+			return false;
+		}
 		if (n == 0) {
 			conn_close(c, NULL); /* the client closed */
 			return false;

@@ -16,7 +16,9 @@
  *    the principal ssl.principal.mapping.rules makes of its subject (the
  *    broker logs it);
  *  - plaintext Kafka requests and TLS garbage sent to the SSL port close
- *    the connection, the broker serves on;
+ *    the connection, the broker serves on; so does a bad record sent right
+ *    after valid requests (in the same read), at once, not at the idle
+ *    deadline;
  *  - a handshake that stalls, or trickles a byte at a time, is closed after
  *    connections.max.idle.ms counted from the accept;
  *  - SASL_SSL: SASL PLAIN over TLS (security/sasl.h on this transport), a
@@ -42,6 +44,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
 
 #include "compat-tests/compat.h"
 #include "compat-tests/tls_certs.h"
@@ -438,6 +443,84 @@ START_TEST(test_plaintext_and_garbage)
 }
 END_TEST
 
+/* A TLS client on fd (certificate checks off: the test's own). */
+static SSL *tls_client(SSL_CTX **ctx, int fd)
+{
+	*ctx = SSL_CTX_new(TLS_client_method());
+	ck_assert_ptr_nonnull(*ctx);
+	SSL *ssl = SSL_new(*ctx);
+	ck_assert_ptr_nonnull(ssl);
+	SSL_set_fd(ssl, fd);
+	ck_assert_msg(SSL_connect(ssl) == 1, "TLS handshake with the broker failed");
+	return ssl;
+}
+
+/* Valid bytes (the start of a request, or whole requests), then in the
+ * same write a record that does not decrypt: the broker's read hands over
+ * the valid bytes and then fails; the session is broken and the connection
+ * closed at once, not at connections.max.idle.ms (the default here, ten
+ * minutes). */
+START_TEST(test_garbage_after_requests)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("keystore.pem"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PEM", loc, "ssl.key.password=keypass", NULL });
+	static const unsigned char api_versions[] = { 0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0 };
+	srand(17);
+	for (int round = 0; round < 3; round++) {
+		int fd = connect_to(port);
+		SSL_CTX *ctx;
+		SSL *ssl = tls_client(&ctx, fd);
+		/* one request answered first: the session works */
+		ck_assert_int_eq(SSL_write(ssl, api_versions, sizeof(api_versions)),
+				 (int)sizeof(api_versions));
+		unsigned char resp[4];
+		ck_assert_int_eq(SSL_read(ssl, resp, 4), 4);
+		/* then the start of a request encrypted into memory (rounds
+		 * 0 and 1: nothing for the broker to answer, so no failed
+		 * write closes the connection for it; round 2: whole requests),
+		 * followed by an application-data record of random bytes
+		 * (rounds 0 and 2) or a record whose header is nonsense (round
+		 * 1), in one write */
+		BIO *mem = BIO_new(BIO_s_mem());
+		ck_assert_ptr_nonnull(mem);
+		SSL_set0_wbio(ssl, mem);
+		if (round < 2)
+			ck_assert_int_eq(SSL_write(ssl, api_versions, 6), 6);
+		else
+			for (int i = 0; i < 3; i++)
+				ck_assert_int_eq(SSL_write(ssl, api_versions, sizeof(api_versions)),
+						 (int)sizeof(api_versions));
+		unsigned char buf[4096];
+		int n = BIO_read(mem, buf, (int)sizeof(buf) - 300);
+		ck_assert_int_gt(n, 0);
+		unsigned char *g = buf + n;
+		if (round != 1) {
+			g[0] = 0x17, g[1] = 0x03, g[2] = 0x03, g[3] = 0x01, g[4] = 0x00;
+		} else {
+			g[0] = 0x42, g[1] = 0x42, g[2] = 0x42, g[3] = 0x01, g[4] = 0x00;
+		}
+		for (int i = 5; i < 5 + 256; i++)
+			g[i] = (unsigned char)rand();
+		n += 5 + 256;
+		ck_assert_int_eq(write(fd, buf, (size_t)n), n);
+		long long ms = wait_closed(fd, h_scaled_ms(5000));
+		ck_assert_msg(ms >= 0 && ms < 1000, "garbage after requests (round %d): closed after %lld ms",
+			      round, ms);
+		SSL_free(ssl);
+		SSL_CTX_free(ctx);
+		close(fd);
+	}
+	ck_assert_msg(h_broker_alive(b), "the broker died");
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_eq(try_metadata(b, port, kv), 0);
+	c_stop_broker(b);
+}
+END_TEST
+
 START_TEST(test_stalled_handshake)
 {
 	make_certs();
@@ -697,6 +780,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_keystores);
 	tcase_add_test(tc, test_client_auth_and_principal);
 	tcase_add_test(tc, test_plaintext_and_garbage);
+	tcase_add_test(tc, test_garbage_after_requests);
 	tcase_add_test(tc, test_stalled_handshake);
 	tcase_add_test(tc, test_sasl_ssl);
 	tcase_add_test(tc, test_dynamic_keystore);
