@@ -9,7 +9,9 @@
  *  - Metadata and FindCoordinator answer each client with the endpoints of
  *    the listener it came in on (the SSL listener is the second one: a
  *    client told the first would fail);
- *  - a PKCS12 keystore; KIP-651's inline PEM keystore;
+ *  - a PKCS12 keystore; KIP-651's inline PEM keystore, also written in
+ *    server.properties with continuation lines as Kafka's documentation
+ *    shows it (spaces inside the base64), with an inline truststore;
  *  - bad keystores stop start-up with a message naming the key;
  *  - ssl.client.auth=required: a client without a certificate, and one
  *    signed by an unknown CA, are refused; one with a good certificate gets
@@ -269,6 +271,52 @@ START_TEST(test_inline_pem_keystore)
 	ck_assert_msg(err == 0, "Metadata over SSL (inline PEM keystore): %s", rd_kafka_err2name(err));
 	c_stop_broker(b);
 	free(key), free(chain), free(kkv), free(ckv);
+}
+END_TEST
+
+/* Append "key=" + the PEM file name to f as Kafka's documentation writes
+ * it: each line of the file after the first on a continuation line,
+ * indented. */
+static void write_continued(FILE *f, const char *key, const char *name)
+{
+	char *pem = slurp(cert(name));
+	fprintf(f, "%s=", key);
+	char *save = NULL;
+	bool first = true;
+	for (char *line = strtok_r(pem, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		fprintf(f, "%s%s", first ? "" : " \\\n    ", line);
+		first = false;
+	}
+	fprintf(f, "\n");
+	free(pem);
+}
+
+/* KIP-651's inline PEM keystore and truststore in server.properties with
+ * continuation lines, as Kafka's documentation shows them: the values read
+ * have spaces inside the base64, which Kafka's PEM reader allows. The
+ * truststore is used (ssl.client.auth=required: a client certificate from
+ * the CA it holds is accepted, one without a certificate refused). */
+START_TEST(test_inline_pem_continued)
+{
+	make_certs();
+	int port;
+	h_broker *b = new_tls_broker(&port, (const char *const[]){ "ssl.client.auth=required", NULL });
+	FILE *f = fopen(b->props, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "ssl.keystore.type=PEM\nssl.truststore.type=PEM\n");
+	write_continued(f, "ssl.keystore.key", "server.key");
+	write_continued(f, "ssl.keystore.certificate.chain", "server.pem");
+	write_continued(f, "ssl.truststore.certificates", "ca.pem");
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(h_broker_start(b) == 0, "broker with continued inline PEM did not start");
+	const char *alice[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"),
+				"ssl.certificate.location", cert("alice.pem"),
+				"ssl.key.location", cert("alice.key"), NULL };
+	rd_kafka_resp_err_t err = try_metadata(b, port, alice);
+	ck_assert_msg(err == 0, "Metadata over SSL (continued inline PEM): %s", rd_kafka_err2name(err));
+	const char *anon[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_ne(try_metadata(b, port, anon), 0);
+	c_stop_broker(b);
 }
 END_TEST
 
@@ -777,6 +825,7 @@ int main(void)
 	tcase_add_test(tc, test_pem_keystore_round_trip);
 	tcase_add_test(tc, test_pkcs12_keystore);
 	tcase_add_test(tc, test_inline_pem_keystore);
+	tcase_add_test(tc, test_inline_pem_continued);
 	tcase_add_test(tc, test_bad_keystores);
 	tcase_add_test(tc, test_client_auth_and_principal);
 	tcase_add_test(tc, test_plaintext_and_garbage);

@@ -23,6 +23,7 @@
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
+#include "broker/security/pem.h"
 #include "broker/security/principal_mapper.h"
 
 struct brk_tls {
@@ -122,15 +123,21 @@ static int load_keystore(const brk_config *cfg, const char *l, EVP_PKEY **key,
 		if (!type || strcasecmp(type, "PEM") != 0)
 			return failf(err, errsize, l, "the inline keystore (ssl.keystore.key) needs "
 				     "ssl.keystore.type=PEM");
-		BIO *b = BIO_new_mem_buf(inline_key, -1);
+		/* KIP-651 values as Kafka reads them: white space inside the
+		 * base64 allowed (pem.h) */
+		char *text = brk_pem_text(inline_key);
+		BIO *b = text ? BIO_new_mem_buf(text, -1) : NULL;
 		*key = b ? PEM_read_bio_PrivateKey(b, NULL, pass_cb, (void *)keypass) : NULL;
 		BIO_free(b);
+		free(text);
 		if (!*key)
 			return failf(err, errsize, l, "ssl.keystore.key: no private key read%s",
 				     keypass ? " with ssl.key.password" : "");
-		b = BIO_new_mem_buf(chain, -1);
+		text = brk_pem_text(chain);
+		b = text ? BIO_new_mem_buf(text, -1) : NULL;
 		int n = b ? read_pem_certs(b, certs) : 0;
 		BIO_free(b);
+		free(text);
 		if (n == 0)
 			return failf(err, errsize, l, "ssl.keystore.certificate.chain: no certificate");
 		return 0;
@@ -210,9 +217,11 @@ static int load_truststore(const brk_config *cfg, const char *l, STACK_OF(X509) 
 		if (!type || strcasecmp(type, "PEM") != 0)
 			return failf(err, errsize, l, "ssl.truststore.certificates needs "
 				     "ssl.truststore.type=PEM");
-		BIO *b = BIO_new_mem_buf(inline_certs, -1);
+		char *text = brk_pem_text(inline_certs);
+		BIO *b = text ? BIO_new_mem_buf(text, -1) : NULL;
 		int n = b ? read_pem_certs(b, certs) : 0;
 		BIO_free(b);
+		free(text);
 		return n > 0 ? 0 : failf(err, errsize, l, "ssl.truststore.certificates: no certificate");
 	}
 	if (!loc)
