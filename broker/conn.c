@@ -187,6 +187,7 @@ struct brk_conns {
 	int nwaiting;         /* connections with mem_wait set */
 	uint64_t wake_timer;  /* wakes the waiters once memory is back */
 	brk_timer_fn slot_fn; /* called when a connection closes (listeners) */
+	void (*request_hook)(brk_request *req); /* brk_conns_set_request_hook */
 	const brk_sasl *sasl; /* SASL configuration (brk_conns_set_sasl), or NULL */
 	void *slot_arg;
 	brk_slab slab;        /* the brk_conn structs, together (slab.h says why) */
@@ -224,6 +225,18 @@ brk_conns *brk_conns_new(brk_loop *loop, const brk_config *cfg)
 }
 
 bool brk_conns_full(const brk_conns *cs) { return cs->count >= cs->cfg->max_connections; }
+
+void brk_conns_set_request_hook(brk_conns *cs, void (*fn)(brk_request *req))
+{
+	cs->request_hook = fn;
+}
+
+/* The request in flight is answered (or done without an answer). */
+static void request_answered(brk_conn *c)
+{
+	if (c->set->request_hook)
+		c->set->request_hook(&c->req);
+}
 
 void brk_conns_set_slot_hook(brk_conns *cs, brk_timer_fn fn, void *arg)
 {
@@ -1064,10 +1077,15 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 	c->frame_end = c->in_pos + 4 + (size_t)size;
 	c->st = HANDLING;
 	int rc = api->handler(req);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	req->thread_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - req->start_ns;
+	req->start_ns = 0;
 	switch (rc) {
 	case BRK_RESPOND:
+		request_answered(c);
 		break;
 	case BRK_NO_RESPONSE:
+		request_answered(c);
 		request_finish(c);
 		return 0;
 	case BRK_DELAYED:
@@ -1080,6 +1098,7 @@ static int dispatch(brk_conn *c, int32_t size, const char **reason, char *why, s
 			*reason = why;
 			return -1;
 		}
+		request_answered(c);
 		if (c->no_response) {
 			request_finish(c);
 			return 0;
@@ -1359,6 +1378,7 @@ static void on_resume(brk_loop *loop, void *arg)
 		conn_close(c, "response could not be built");
 		return;
 	}
+	request_answered(c);
 	if (c->no_response) {
 		request_finish(c);
 	} else if (!response_start(c)) {

@@ -56,6 +56,7 @@
 
 #include "broker/config.h"
 #include "broker/loop.h"
+#include "broker/request.h"
 
 typedef struct brk_conns brk_conns;
 
@@ -113,6 +114,10 @@ int brk_conn_set_principal(brk_conn *c, const char *principal);
  * at once and carries the throttle time). A later call extends it, never
  * shortens it. Bytes already read wait in the buffer. */
 void brk_conn_throttle(brk_conn *c, int32_t ms);
+/* fn(req) runs once for each request answered (or completed without an
+ * answer), after its handler and before its response is sent: the request
+ * quota (quota/quota.h) counts it there. NULL: none. */
+void brk_conns_set_request_hook(brk_conns *cs, void (*fn)(brk_request *req));
 /* SASL (security/sasl.h): the configuration that SASL listeners'
  * connections authenticate against (must outlive cs). A connection accepted
  * on a SASL listener gets a session gating its requests: until it is

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "broker/security/tls.h"
 #include "broker/topic_config.h"
 #include "protocol/err.h"
 
@@ -31,6 +32,45 @@ void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
 	d->cfg = cfg;
 	d->static_cfg = *cfg;
 	d->partitions = partitions;
+}
+
+int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
+				     const ctl_config_entry *configs, int32_t n, char *msg,
+				     size_t msgsize)
+{
+	brk_config_layers layers;
+	brk_dynamic_config_layers(d, &layers);
+	if (broker_id == CTL_BROKER_DEFAULT) {
+		layers.dynamic_default = configs;
+		layers.ndynamic_default = n;
+	} else if (broker_id == d->static_cfg.broker_id) {
+		layers.dynamic_broker = configs;
+		layers.ndynamic_broker = n;
+	} else {
+		return KERR_NONE;
+	}
+	brk_config *trial = malloc(sizeof(*trial));
+	if (!trial)
+		return KERR_NONE; /* the apply keeps the old context if it must */
+	brk_config_rebuild(&layers, trial, NULL);
+	int16_t err = KERR_NONE;
+	for (int i = 0; i < trial->nlisteners && !err; i++) {
+		const brk_listener *l = &trial->listeners[i];
+		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
+			continue;
+		if (brk_tls_signature(trial, l) == brk_tls_signature(d->cfg, &d->cfg->listeners[i]))
+			continue;
+		char why[512];
+		brk_tls *t = brk_tls_new(trial, l, why, sizeof(why));
+		if (!t) {
+			snprintf(msg, msgsize, "Validation of dynamic config update of SSLFactory failed: %s",
+				 why);
+			err = KERR_INVALID_REQUEST;
+		}
+		brk_tls_unref(t);
+	}
+	free(trial);
+	return err;
 }
 
 void brk_dynamic_config_set_hook(brk_dynamic_config *d, void (*fn)(void *arg), void *arg)

@@ -76,6 +76,18 @@ const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32
 void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *out);
 
 /*
+ * Whether the listeners' TLS can be built with a new complete set of
+ * dynamic configs of broker_id (this broker or CTL_BROKER_DEFAULT; other
+ * brokers: KERR_NONE): each SSL/SASL_SSL listener whose ssl.* keys would
+ * change gets a trial context (security/tls.h). One that cannot be built
+ * is refused as Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST,
+ * "Validation of dynamic config update of SSLFactory failed: <why>".
+ */
+int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
+				     const ctl_config_entry *configs, int32_t n, char *msg,
+				     size_t msgsize);
+
+/*
  * Check a new complete set of dynamic configs of a BROKER resource
  * (broker_id, or CTL_BROKER_DEFAULT for the cluster-wide default) as
  * Kafka's DynamicBrokerConfig.validate does: keys this broker reads but

@@ -75,8 +75,9 @@ typedef struct run_state {
  * The effective config changed (a dynamic config, e.g. Kafka's
  * listener.name.<l>.ssl.keystore.location): each TLS listener whose ssl.*
  * keys or key files changed gets a new context for its new connections;
- * open connections keep theirs. A context that cannot be made is logged
- * and the old one stays (Kafka refuses such an AlterConfigs up front).
+ * open connections keep theirs. AlterConfigs refuses keys that give no
+ * context (brk_dynamic_config_check_tls); one that fails here all the same
+ * (a file changed since) is logged and the old context stays.
  */
 static void refresh_tls(void *arg)
 {
@@ -684,8 +685,10 @@ int main(int argc, char **argv)
 	brk_dynamic_config_set_hook(&server.dynamic, refresh_tls, &rs);
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
-	if (rs.conns)
+	if (rs.conns) {
 		brk_conns_set_sasl(rs.conns, &server.sasl);
+		brk_conns_set_request_hook(rs.conns, brk_quota_request_done);
+	}
 	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
 		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
 	if (rc == 0)

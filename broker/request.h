@@ -32,8 +32,11 @@ struct brk_request {
 	proto_arena *arena;   /* for the decoded request; reset after the response */
 	proto_writer *out;    /* the response body goes here */
 	int64_t now_ms;       /* wall clock when the request was read */
-	int64_t start_ns;     /* monotonic clock (ns) when its handler started (the
-			       * request quota counts the handler's time) */
+	int64_t start_ns;     /* monotonic clock (ns) when its handler started, 0 once
+			       * it returned (the request quota counts the handler's
+			       * time: quota/quota.h) */
+	int64_t thread_ns;    /* the handler's time, once it returned */
+	bool quota_recorded;  /* the request quota has counted this request */
 	/* For a delayed request: called if the connection closes before
 	 * completion, so the handler can drop its purgatory entry. */
 	void (*cancel)(brk_request *req);

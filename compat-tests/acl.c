@@ -471,6 +471,22 @@ static int init_pid_raw(int fd, const char *txn_id)
 	return err;
 }
 
+/* FindCoordinator v3 for group on fd: its ErrorCode. */
+static int find_group_coordinator_raw(int fd, const char *group)
+{
+	k_wbuf w = { .len = 0 };
+	kw_cstr(&w, group);
+	kw_u8(&w, 0); /* key type: group */
+	kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 10, 3, &w, &r);
+	kr_i32(&r, "ThrottleTimeMs");
+	int err = kr_i16(&r, "ErrorCode");
+	ck_assert_msg(!r.err, "FindCoordinator response: %s", r.err);
+	free(frame);
+	return err;
+}
+
 /* ListOffsets v6 (latest) of topic partition 0 on fd: its ErrorCode. */
 static int list_offsets_raw(int fd, const char *topic)
 {
@@ -700,6 +716,13 @@ START_TEST(test_matrix)
 	 * topic or IDEMPOTENT_WRITE; transactional: WRITE on the id),
 	 * DescribeAcls (DESCRIBE on the cluster), raw for the exact codes. */
 	int fa = sasl_connect(b, "alice", "alice-secret"), fb = sasl_connect(b, "bob", "bob-secret");
+	/* FindCoordinator (DESCRIBE on the group): refused before the
+	 * coordinator is looked up, so bob's lookup does not make
+	 * __consumer_offsets (Kafka's order). */
+	ck_assert_int_eq(find_group_coordinator_raw(fb, "g"),
+			 RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+	usleep(300 * 1000);
+	ck_assert_msg(!listed(admin, "__consumer_offsets"), "a refused lookup made __consumer_offsets");
 	ck_assert_int_eq(list_offsets_raw(fa, "hidden"), RD_KAFKA_RESP_ERR_NO_ERROR);
 	ck_assert_int_eq(list_offsets_raw(fb, "hidden"), RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
 	ck_assert_int_eq(init_pid_raw(fa, NULL), RD_KAFKA_RESP_ERR_NO_ERROR);

@@ -567,12 +567,53 @@ START_TEST(test_consumer_throttled)
 }
 END_TEST
 
+/* request_percentage (KIP-124): a client over its share of the request
+ * threads is muted (for at most one window, as Kafka bounds it), whatever
+ * the API: ApiVersions too, whose answer has no throttle field; the quota
+ * APIs' answers carry the throttle time. */
+START_TEST(test_request_quota)
+{
+	h_broker *b = c_start_broker(NULL);
+	int fd = w_connect(b->port, 5000);
+	ck_assert_int_ge(fd, 0);
+	q_entry e[] = { { { "client-id" }, { NULL }, 1,
+			  { { "request_percentage", 0.00001, 0 } }, 1 } };
+	q_result res[1];
+	ck_assert_int_eq(alter(fd, 1, e, 1, 0, res), 1);
+	ck_assert_int_eq(res[0].error, 0);
+	/* the quota counts from the next request on */
+	long long worst = 0;
+	for (int i = 0; i < 3; i++) {
+		long long t0 = h_now_ms();
+		ck_assert_int_eq(w_api_versions_v0(fd, 100 + i, h_scaled_ms(10000)), 0);
+		long long dt = h_now_ms() - t0;
+		if (dt > worst)
+			worst = dt;
+	}
+	printf("request quota: the slowest of three ApiVersions answered after %lld ms\n", worst);
+	ck_assert_msg(worst >= 800 && worst <= 3000, "%lld ms", worst);
+	/* a quota API's answer says how long */
+	k_wbuf w = { .len = 0 };
+	kw_uvarint(&w, 1); /* no components */
+	kw_u8(&w, 0);
+	kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, KEY_DESCRIBE, 1, &w, &r);
+	int32_t throttle = kr_i32(&r, "throttle");
+	free(frame);
+	ck_assert_msg(throttle > 0 && throttle <= 1000, "throttle_time_ms %d", (int)throttle);
+	close(fd);
+	c_stop_broker(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("quotas");
 	TCase *tc = tcase_create("quotas");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_alter_describe);
+	tcase_add_test(tc, test_request_quota);
 	tcase_add_test(tc, test_producer_throttled);
 	tcase_add_test(tc, test_consumer_throttled);
 	suite_add_tcase(s, tc);

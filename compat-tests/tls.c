@@ -21,10 +21,14 @@
  *    connections.max.idle.ms counted from the accept;
  *  - SASL_SSL: SASL PLAIN over TLS (security/sasl.h on this transport), a
  *    wrong password refused;
+ *  - the mapped principal is the one ACLs name: with the authorizer on, a
+ *    client certificate mapped to User:alice@eng may write a topic only
+ *    once an ACL allows that principal (TOPIC_AUTHORIZATION_FAILED before);
  *  - the keystore replaced without a restart: AlterConfigs of
  *    listener.name.ssl.ssl.keystore.location on the broker resource, after
  *    which new connections get the new certificate; a keystore that cannot
- *    be read leaves the one in use.
+ *    be read is refused (INVALID_REQUEST, Kafka's message) and the one in
+ *    use stays.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -510,6 +514,78 @@ START_TEST(test_sasl_ssl)
 }
 END_TEST
 
+/* Produce one record to topic with a new producer for v and kv: the
+ * error (refused at once, from the topic's metadata, or in the delivery). */
+static rd_kafka_resp_err_t produce_one(const h_broker *v, const char *const *kv, const char *topic)
+{
+	rd_kafka_t *p = c_producer(v, kv);
+	c_delivery d = { 0 };
+	rd_kafka_resp_err_t err = rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+						    RD_KAFKA_V_VALUE("v", 1),
+						    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+						    RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
+	if (!err) {
+		rd_kafka_flush(p, h_scaled_ms(20000));
+		err = d.done ? d.err : RD_KAFKA_RESP_ERR__TIMED_OUT;
+	}
+	rd_kafka_destroy(p);
+	return err;
+}
+
+START_TEST(test_principal_in_acls)
+{
+	make_certs();
+	int port;
+	char p12[4500], trust[4500];
+	snprintf(p12, sizeof(p12), "ssl.keystore.location=%s", cert("server.p12"));
+	snprintf(trust, sizeof(trust), "ssl.truststore.location=%s", cert("trust.p12"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PKCS12", p12, "ssl.keystore.password=storepass",
+		"ssl.truststore.type=PKCS12", trust, "ssl.truststore.password=trustpass",
+		"ssl.client.auth=required",
+		"ssl.principal.mapping.rules=RULE:^CN=([^,]*),OU=([^,]*),.*$/$1@$2/L,DEFAULT",
+		"authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
+		"super.users=User:ANONYMOUS", /* the PLAINTEXT listener administers */
+		NULL });
+	rd_kafka_t *admin = c_producer(b, NULL);
+	char errstr[256];
+	ck_assert_int_eq(c_create_topic(admin, "acl-tls", 1, 1, NULL, errstr, sizeof(errstr)), 0);
+	c_wait_topic(admin, "acl-tls", 1, h_scaled_ms(10000));
+	h_broker v = ssl_view(b, port);
+	const char *alice[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"),
+				"ssl.certificate.location", cert("alice.pem"),
+				"ssl.key.location", cert("alice.key"),
+				"message.timeout.ms", "5000", "log_level", "2", NULL };
+	rd_kafka_resp_err_t err = produce_one(&v, alice, "acl-tls");
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+		      "alice without an ACL: %s", rd_kafka_err2name(err));
+	/* allow the mapped principal to write (DESCRIBE comes with WRITE) */
+	rd_kafka_AclBinding_t *acl = rd_kafka_AclBinding_new(
+		RD_KAFKA_RESOURCE_TOPIC, "acl-tls", RD_KAFKA_RESOURCE_PATTERN_LITERAL, "User:alice@eng",
+		"*", RD_KAFKA_ACL_OPERATION_WRITE, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, errstr,
+		sizeof(errstr));
+	ck_assert_msg(acl != NULL, "%s", errstr);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(admin);
+	rd_kafka_CreateAcls(admin, &acl, 1, NULL, q);
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, h_scaled_ms(10000));
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_msg(rd_kafka_event_error(ev) == 0, "CreateAcls: %s", rd_kafka_event_error_string(ev));
+	rd_kafka_event_destroy(ev);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_AclBinding_destroy(acl);
+	bool ok = false;
+	for (int t = 0; t < 20 && !ok; t++) {
+		err = produce_one(&v, alice, "acl-tls");
+		ok = err == 0;
+		if (!ok)
+			usleep(200 * 1000);
+	}
+	ck_assert_msg(ok, "alice with an ACL for User:alice@eng: %s", rd_kafka_err2name(err));
+	rd_kafka_destroy(admin);
+	c_stop_broker(b);
+}
+END_TEST
+
 /* The organisation of the certificate the SSL port serves ("" if none),
  * read with the openssl command. */
 static void served_org(int port, char *out, size_t size)
@@ -532,8 +608,10 @@ static void served_org(int port, char *out, size_t size)
 	pclose(f);
 }
 
-/* AlterConfigs of the broker resource "0" with one config. */
-static void alter_broker(const h_broker *b, const char *name, const char *value)
+/* AlterConfigs of the broker resource "0" with one config: its error, the
+ * message into msg (may be NULL). */
+static rd_kafka_resp_err_t alter_broker_err(const h_broker *b, const char *name, const char *value,
+					    char *msg, size_t msgsize)
 {
 	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, c_conf(b));
 	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, "0");
@@ -548,12 +626,22 @@ static void alter_broker(const h_broker *b, const char *name, const char *value)
 	size_t n;
 	const rd_kafka_ConfigResource_t **rs = rd_kafka_AlterConfigs_result_resources(res, &n);
 	ck_assert_int_eq((int)n, 1);
-	ck_assert_msg(rd_kafka_ConfigResource_error(rs[0]) == 0, "AlterConfigs %s: %s", name,
-		      rd_kafka_ConfigResource_error_string(rs[0]));
+	rd_kafka_resp_err_t err = rd_kafka_ConfigResource_error(rs[0]);
+	if (msg)
+		snprintf(msg, msgsize, "%s", rd_kafka_ConfigResource_error_string(rs[0])
+						     ? rd_kafka_ConfigResource_error_string(rs[0]) : "");
 	rd_kafka_event_destroy(ev);
 	rd_kafka_ConfigResource_destroy(r);
 	rd_kafka_queue_destroy(q);
 	rd_kafka_destroy(rk);
+	return err;
+}
+
+static void alter_broker(const h_broker *b, const char *name, const char *value)
+{
+	char msg[512];
+	rd_kafka_resp_err_t err = alter_broker_err(b, name, value, msg, sizeof(msg));
+	ck_assert_msg(err == 0, "AlterConfigs %s: %s %s", name, rd_kafka_err2name(err), msg);
 }
 
 /* Wait until the SSL port serves organisation want. */
@@ -584,12 +672,15 @@ START_TEST(test_dynamic_keystore)
 	/* clients still connect (the new certificate is signed by the same CA) */
 	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
 	ck_assert_int_eq(try_metadata(b, port, kv), 0);
-	/* a keystore that cannot be read: the one in use stays */
-	alter_broker(b, "listener.name.ssl.ssl.keystore.location", "/nonexistent/ks.pem");
-	long long t0 = h_now_ms();
-	while (!log_has(b, "keeps its TLS context") && h_now_ms() - t0 < h_scaled_ms(10000))
-		usleep(100 * 1000);
-	ck_assert_msg(log_has(b, "keeps its TLS context"), "the bad keystore was not reported");
+	/* a keystore that cannot be read is refused as Kafka refuses it; the
+	 * one in use stays */
+	char msg[512];
+	rd_kafka_resp_err_t err = alter_broker_err(b, "listener.name.ssl.ssl.keystore.location",
+						   "/nonexistent/ks.pem", msg, sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Validation of dynamic config update of SSLFactory failed") &&
+			      strstr(msg, "/nonexistent/ks.pem"),
+		      "a bad keystore: %s %s", rd_kafka_err2name(err), msg);
 	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
 	c_stop_broker(b);
 }
@@ -609,6 +700,7 @@ int main(void)
 	tcase_add_test(tc, test_stalled_handshake);
 	tcase_add_test(tc, test_sasl_ssl);
 	tcase_add_test(tc, test_dynamic_keystore);
+	tcase_add_test(tc, test_principal_in_acls);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);
 }

@@ -96,6 +96,8 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 				return err;
 		}
 		err = brk_dynamic_config_check_broker(id, cfg, nc, msg, msgsize);
+		if (!err)
+			err = brk_dynamic_config_check_tls(&server.dynamic, id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
 		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = cfg,

@@ -77,6 +77,16 @@ static void fill(FindCoordinatorResponse_Coordinator *c, int16_t err, const char
 	c->port = e ? e->port : b ? b->port : -1;
 }
 
+/* Whether the principal may describe key (Kafka checks it before the
+ * coordinator is looked up, and so before its topic is made). */
+static bool key_permitted(brk_request *req, int8_t key_type, proto_str key)
+{
+	return key_type == KEY_TYPE_GROUP
+		       ? brk_acl_permits_str(req, CTL_ACL_RES_GROUP, key, CTL_ACL_OP_DESCRIBE)
+		       : brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, key,
+					     CTL_ACL_OP_DESCRIBE);
+}
+
 typedef struct find_state {
 	FindCoordinatorRequest m;
 } find_state;
@@ -105,13 +115,10 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (!valid_type)
 			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL,
 			     NULL);
-		else if (m->key_type == KEY_TYPE_GROUP &&
-			 !brk_acl_permits_str(req, CTL_ACL_RES_GROUP, c->key, CTL_ACL_OP_DESCRIBE))
+		else if (!key_permitted(req, m->key_type, c->key) && m->key_type == KEY_TYPE_GROUP)
 			fill(c, KERR_GROUP_AUTHORIZATION_FAILED, "Group authorization failed.", NULL,
 			     NULL);
-		else if (m->key_type == KEY_TYPE_TRANSACTION &&
-			 !brk_acl_permits_str(req, CTL_ACL_RES_TRANSACTIONAL_ID, c->key,
-					      CTL_ACL_OP_DESCRIBE))
+		else if (!key_permitted(req, m->key_type, c->key))
 			fill(c, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 			     "Transactional Id authorization failed.", NULL, NULL);
 		else if (!b)
@@ -145,9 +152,18 @@ int brk_handle_find_coordinator(brk_request *req)
 	FindCoordinatorRequest_init(&st->m);
 	if (FindCoordinatorRequest_decode(&req->body, req->arena, v, &st->m) != 0)
 		return BRK_CLOSE;
-	bool group = st->m.key_type == KEY_TYPE_GROUP;
-	if ((group || st->m.key_type == KEY_TYPE_TRANSACTION) &&
-	    !(group ? grp_store_topic(&server.groups) : txn_store_topic(&server.txns))) {
+	const FindCoordinatorRequest *m = &st->m;
+	bool group = m->key_type == KEY_TYPE_GROUP;
+	/* A principal refused every key creates nothing (Kafka authorizes
+	 * each key before looking its coordinator up). */
+	bool permitted = false;
+	if (group || m->key_type == KEY_TYPE_TRANSACTION) {
+		if (v < 4)
+			permitted = key_permitted(req, m->key_type, m->key);
+		for (int32_t i = 0; v >= 4 && i < m->coordinator_keys_count && !permitted; i++)
+			permitted = key_permitted(req, m->key_type, m->coordinator_keys[i]);
+	}
+	if (permitted && !(group ? grp_store_topic(&server.groups) : txn_store_topic(&server.txns))) {
 		/* The internal topic is made on first use, as Kafka does. */
 		brk_internal_topic_op o;
 		if (group)

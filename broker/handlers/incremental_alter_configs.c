@@ -290,6 +290,8 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 		if (err)
 			return err;
 		err = brk_dynamic_config_check_broker(id, w.e, w.n, msg, msgsize);
+		if (!err)
+			err = brk_dynamic_config_check_tls(&server.dynamic, id, w.e, w.n, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
 		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = w.e,

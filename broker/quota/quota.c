@@ -344,7 +344,12 @@ int32_t brk_quota_record(brk_quotas *q, brk_quota_type t, const char *principal,
 	if (rate <= r.bound)
 		return 0;
 	int64_t win = brk_quota_rate_window(s->rate, q->window_num, q->window_ms, now_ms);
-	return brk_quota_throttle_ms(rate, r.bound, win);
+	int32_t ms = brk_quota_throttle_ms(rate, r.bound, win);
+	/* Kafka's ClientRequestQuotaManager caps its throttle at one window
+	 * (QuotaUtils.boundedThrottleTime); the byte rates are not capped */
+	if (t == BRK_QUOTA_REQUEST && ms > q->window_ms)
+		ms = (int32_t)q->window_ms;
+	return ms;
 }
 
 void brk_quota_unrecord(brk_quotas *q, brk_quota_type t, const char *principal,

@@ -21,7 +21,9 @@
  * over is the time since the oldest sample started, but never less than
  * num - 1 whole samples (Rate.windowSize). A value is recorded, then the
  * rate checked against the bound: above it, the throttle time is
- * (rate - bound) / bound * window, rounded (QuotaUtils.throttleTime).
+ * (rate - bound) / bound * window, rounded (QuotaUtils.throttleTime), at
+ * most one window (quota.window.size.seconds) for the request quota, as
+ * Kafka's ClientRequestQuotaManager bounds it.
  *
  * Cost: with no entity holding a bound of a type, recording that type is
  * one test and returns 0. Otherwise a request resolves with at most eight
@@ -132,8 +134,14 @@ int32_t brk_quota_throttle_ms(double rate, double bound, int64_t window_ms);
 int32_t brk_quota_request_size(const struct brk_request *req);
 
 /* Request quota (KIP-124) of a request answered now: record the handler's
- * thread time so far and return the throttle time, also muting the
- * connection for it (brk_conn_throttle). 0 when no quota applies. */
+ * thread time (so far, or all of it for a delayed request) once per
+ * request and return the throttle time, also muting the connection for it
+ * (brk_conn_throttle). 0 when no quota applies or it was counted. */
 int32_t brk_quota_request_throttle(struct brk_request *req);
+
+/* The request hook of the connections (brk_conns_set_request_hook): the
+ * request quota of a request answered without its handler counting it
+ * (its response says 0; the connection is muted all the same, KIP-219). */
+void brk_quota_request_done(struct brk_request *req);
 
 #endif

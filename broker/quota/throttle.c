@@ -28,13 +28,34 @@ static int64_t mono_ns(void)
 int32_t brk_quota_request_throttle(brk_request *req)
 {
 	brk_quotas *q = &server.quotas;
-	if (!brk_quotas_enabled(q, BRK_QUOTA_REQUEST) || req->start_ns <= 0)
+	if (req->quota_recorded)
 		return 0;
+	req->quota_recorded = true;
+	if (!brk_quotas_enabled(q, BRK_QUOTA_REQUEST))
+		return 0;
+	/* the handler's time: so far when it runs, else what it took (a
+	 * delayed request's wait is not thread time) */
+	int64_t ns = req->start_ns > 0 ? mono_ns() - req->start_ns : req->thread_ns;
 	/* Kafka's nanosToPercentage: the share of one thread for a second */
-	double pct = (double)(mono_ns() - req->start_ns) * 100.0 / 1e9;
+	double pct = (double)ns * 100.0 / 1e9;
 	int32_t ms = brk_quota_record(q, BRK_QUOTA_REQUEST, brk_conn_principal(req->conn),
 				      req->client_id, pct, brk_mono_ms());
 	if (ms > 0)
 		brk_conn_throttle(req->conn, ms);
 	return ms;
+}
+
+/* API keys the request quota leaves alone here: Produce and Fetch count
+ * it in their handlers (a follower's fetch and acks=0 are exempt, as in
+ * Kafka), and requests between brokers (ControlledShutdown,
+ * WriteTxnMarkers: Kafka's cluster actions) are exempt. */
+static bool exempt(int16_t key)
+{
+	return key == 0 || key == 1 || key == 7 || key == 27;
+}
+
+void brk_quota_request_done(brk_request *req)
+{
+	if (!req->quota_recorded && !exempt(req->api_key))
+		brk_quota_request_throttle(req);
 }

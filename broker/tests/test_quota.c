@@ -173,6 +173,11 @@ START_TEST(test_shared_sensor_and_greedy_client)
 	}
 	double rate = sent / 44.0;
 	ck_assert_msg(rate > 380000 && rate < 420000, "greedy client: %.0f B/s", rate);
+	/* the request quota's throttle is at most one window (1 s here) */
+	set_entity(&reg, "users/<default>", "request_percentage", "10");
+	ck_assert_int_eq(brk_quota_record(&q, BRK_QUOTA_REQUEST, "User:r", proto_cstr("a"), 1000,
+					  200000),
+			 1000);
 	brk_quotas_free(&q);
 	brk_client_configs_free(&reg);
 }
