@@ -14,6 +14,7 @@
  *  - an ACL: alice cannot produce, acls --add Write/Describe lets her,
  *    acls --list shows exactly those bindings (and a principal filter
  *    hides them), acls --remove takes them away and she is refused again;
+ *    --producer and --consumer make kafka-acls.sh's bindings; PREFIXED;
  *  - mutual TLS: the client certificate of the command config
  *    (ssl.keystore.*) is the super user;
  *  - quotas: set, describe, delete for a user, a user and client id, and
@@ -397,6 +398,34 @@ START_TEST(test_acl)
 	ADMIN(&r, s.sasl_port, s.admin, "acls", "--list");
 	assert_ok(&r);
 	ck_assert_str_eq(r.out, "");
+
+	/* kafka-acls.sh's --producer and --consumer */
+	ADMIN(&r, s.sasl_port, s.admin, "acls", "--add", "--producer", "--topic", "orders",
+	      "--allow-principal", "User:alice");
+	assert_ok(&r);
+	ck_assert_int_eq(lines(r.out), 3);
+	ck_assert_msg(strstr(r.out, "Operation: WRITE") && strstr(r.out, "Operation: DESCRIBE") &&
+			  strstr(r.out, "Operation: CREATE"), "%s", r.out);
+	ck_assert_int_eq(produce_as_alice(&s, "orders"), RD_KAFKA_RESP_ERR_NO_ERROR);
+	ADMIN(&r, s.sasl_port, s.admin, "acls", "--remove", "--producer", "--topic", "orders",
+	      "--allow-principal", "User:alice");
+	assert_ok(&r);
+	ck_assert_int_eq(lines(r.out), 3);
+	ADMIN(&r, s.sasl_port, s.admin, "acls", "--add", "--consumer", "--topic", "orders",
+	      "--group", "readers", "--allow-principal", "User:alice");
+	assert_ok(&r);
+	ck_assert_int_eq(lines(r.out), 3);
+	ck_assert_msg(strstr(r.out, "Resource: GROUP:readers\tPatternType: LITERAL\tPrincipal: "
+				    "User:alice\tHost: *\tOperation: READ"), "%s", r.out);
+	ck_assert_int_eq(produce_as_alice(&s, "orders"),
+			 RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+	ADMIN(&r, s.sasl_port, s.admin, "acls", "--remove", "--topic", "orders", "--group",
+	      "readers");
+	assert_ok(&r);
+	ck_assert_int_eq(lines(r.out), 3);
+	ADMIN(&r, s.sasl_port, s.admin, "acls", "--add", "--consumer", "--topic", "orders",
+	      "--allow-principal", "User:alice");
+	ck_assert_int_eq(r.status, 2);
 
 	/* a PREFIXED binding, listed under its pattern type */
 	ADMIN(&r, s.sasl_port, s.admin, "acls", "--add", "--topic", "ord",

@@ -7,7 +7,8 @@
  *   --add      CreateAcls: every allow principal x allow host (default *)
  *              x operation (default All) as ALLOW, the same for deny, on
  *              every resource given (pattern LITERAL by default, or
- *              PREFIXED);
+ *              PREFIXED); --producer / --consumer choose the operations
+ *              per resource as kafka-acls.sh does;
  *   --list     DescribeAcls: one filter per resource given (pattern
  *              LITERAL by default; ANY and MATCH too), or every ACL
  *              without one; --principal, --host, --operation,
@@ -114,7 +115,35 @@ typedef struct acl_args {
 	const char *principal;   /* --list / --remove filters */
 	const char *host;
 	int8_t permission;
+	bool producer, consumer; /* kafka-acls.sh's conveniences */
 } acl_args;
+
+/* The operations of the bindings on resource type rtype: --producer's
+ * (topics: WRITE, DESCRIBE, CREATE), --consumer's (topics: READ,
+ * DESCRIBE; groups: READ), else those of --operation (ALL by default).
+ * Returns how many, into ops (room for MAX_ITEMS + 3). */
+static int ops_for(const acl_args *a, int8_t rtype, int8_t *ops)
+{
+	int n = 0;
+	if (a->producer || a->consumer) {
+		if (rtype == 2 && a->producer)
+			ops[n++] = 4, ops[n++] = 8, ops[n++] = 5;
+		if (rtype == 2 && a->consumer) {
+			if (!a->producer)
+				ops[n++] = 8;
+			ops[n++] = 3;
+		}
+		if (rtype == 3 && a->consumer)
+			ops[n++] = 3;
+		return n;
+	}
+	if (!a->nops) {
+		ops[0] = OP_ALL;
+		return 1;
+	}
+	memcpy(ops, a->ops, (size_t)a->nops);
+	return a->nops;
+}
 
 static void print_binding(const char *prefix, int8_t rtype, proto_str rname, int8_t pattern,
 			  proto_str principal, proto_str host, int8_t op, int8_t perm)
@@ -131,14 +160,15 @@ static void print_binding(const char *prefix, int8_t rtype, proto_str rname, int
 static int32_t bindings(adm_ctx *ctx, const acl_args *a, CreateAclsRequest_AclCreation **out)
 {
 	static const char *const any_host[] = { "*" };
-	int nops = a->nops ? a->nops : 1;
 	size_t cap = (size_t)a->nres * (size_t)(a->nallow * (a->nallow_hosts ? a->nallow_hosts : 1) +
 						a->ndeny * (a->ndeny_hosts ? a->ndeny_hosts : 1)) *
-		     (size_t)nops;
+		     (size_t)(MAX_ITEMS + 3);
 	CreateAclsRequest_AclCreation *c = adm_alloc(ctx, sizeof(*c) * (cap ? cap : 1));
 	int32_t n = 0;
 	for (int r = 0; r < a->nres; r++)
 		for (int perm = 0; perm < 2; perm++) {
+			int8_t ops[MAX_ITEMS + 3];
+			int nops = ops_for(a, a->res[r].type, ops);
 			const char *const *ps = perm ? a->deny_principals : a->allow_principals;
 			int np = perm ? a->ndeny : a->nallow;
 			const char *const *hs = perm ? a->deny_hosts : a->allow_hosts;
@@ -156,7 +186,7 @@ static int32_t bindings(adm_ctx *ctx, const acl_args *a, CreateAclsRequest_AclCr
 						    a->pattern ? a->pattern : PATTERN_LITERAL;
 						b->principal = proto_cstr(ps[p]);
 						b->host = proto_cstr(hs[h]);
-						b->operation = a->nops ? a->ops[o] : OP_ALL;
+						b->operation = ops[o];
 						b->permission_type = perm ? PERM_DENY : PERM_ALLOW;
 					}
 		}
@@ -345,6 +375,8 @@ static int run_acls(adm_ctx *ctx, int argc, char **argv)
 		{ "host", required_argument, NULL, 'h' },
 		{ "permission", required_argument, NULL, 'm' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "producer", no_argument, NULL, 'W' },
+		{ "consumer", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, '?' },
 		{ 0 },
 	};
@@ -423,6 +455,12 @@ static int run_acls(adm_ctx *ctx, int argc, char **argv)
 			break;
 		case 'f':
 			break;
+		case 'W':
+			a->producer = true;
+			break;
+		case 'C':
+			a->consumer = true;
+			break;
 		default:
 			return adm_bad_option(ctx, argv);
 		}
@@ -434,6 +472,30 @@ static int run_acls(adm_ctx *ctx, int argc, char **argv)
 	if ((a->nallow_hosts && !a->nallow) || (a->ndeny_hosts && !a->ndeny))
 		return adm_usage(ctx, "--allow-host / --deny-host go with --allow-principal / "
 				      "--deny-principal");
+	if (a->producer || a->consumer) {
+		if (action == 'L')
+			return adm_usage(ctx, "--producer and --consumer go with --add or --remove");
+		if (a->nops)
+			return adm_usage(ctx, "--producer/--consumer choose the operations: no "
+					      "--operation");
+		if (a->nallow + a->ndeny == 0)
+			return adm_usage(ctx, "--producer/--consumer need --allow-principal or "
+					      "--deny-principal");
+		bool topic = false, group = false;
+		for (int i = 0; i < a->nres; i++) {
+			topic |= a->res[i].type == 2;
+			group |= a->res[i].type == 3;
+			if (a->res[i].type != 2 && a->res[i].type != 3)
+				return adm_usage(ctx, "--producer/--consumer take --topic and --group "
+						      "resources only");
+		}
+		if (!topic)
+			return adm_usage(ctx, "--producer/--consumer need --topic");
+		if (a->consumer && !group)
+			return adm_usage(ctx, "--consumer needs --group");
+		if (group && !a->consumer)
+			return adm_usage(ctx, "--group goes with --consumer");
+	}
 	switch (action) {
 	case 'A':
 		if (a->principal || a->host || a->permission)
@@ -463,7 +525,9 @@ const adm_command adm_cmd_acls = {
 	"User:NAME [--deny-host H]... (host * by default), --operation OP (Read, Write,\n"
 	"Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs,\n"
 	"IdempotentWrite, All; All by default): --add creates each combination,\n"
-	"--remove deletes exactly those.\n"
+	"--remove deletes exactly those. --producer stands for Write, Describe and\n"
+	"Create on the topics, --consumer for Read and Describe on them and Read on\n"
+	"the --group (as in kafka-acls.sh).\n"
 	"FILTERS (--list, and --remove without principals): --principal User:NAME,\n"
 	"--host H, --operation OP, --permission Allow|Deny; without them everything\n"
 	"on the resource matches (--list without a resource lists every ACL).\n"
