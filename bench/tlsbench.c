@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/certs.h"
 #include "compat-tests/harness.h"
 
 #define RECSZ 1024
@@ -75,29 +76,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void sh(const char *cmd)
-{
-	char full[4096];
-	snprintf(full, sizeof(full), "cd '%s' && (%s) >/dev/null 2>&1", certs, cmd);
-	if (system(full) != 0)
-		die(cmd);
-}
-
 static void make_certs(void)
 {
 	snprintf(certs, sizeof(certs), "%s/certs", h_base_dir());
-	char cmd[1200];
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", certs);
-	if (system(cmd) != 0)
-		die("mkdir");
-	sh("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-	   "-keyout ca.key -out ca.pem -days 2 -subj '/CN=bench CA'");
-	sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key "
-	   "-out server.csr -subj '/CN=localhost'");
-	sh("printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext");
-	sh("openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-	   "-extfile san.ext -out server.pem");
-	sh("cat server.key server.pem > keystore.pem");
+	if (bench_make_certs(certs) < 0)
+		die("cannot make the certificates");
 }
 
 static h_broker *start_broker(int *ssl_port)

@@ -1063,10 +1063,12 @@ static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *w
 	return fail(err, errsize, "%s: cannot be set", key); /* a table entry without set */
 }
 
-/* Keys kept as given for the security modules (brk_config_security_get). */
+/* Keys kept as given for the security modules (brk_config_security_get);
+ * security.protocol is a client's key (samsa-admin's --command-config). */
 static bool is_security_key(const char *key)
 {
 	return strncmp(key, "ssl.", 4) == 0 || strncmp(key, "sasl.", 5) == 0 ||
+	       strcmp(key, "security.protocol") == 0 ||
 	       strncmp(key, "listener.name.", 14) == 0 ||
 	       strcmp(key, "listener.security.protocol.map") == 0 ||
 	       strcmp(key, "inter.broker.listener.name") == 0 ||

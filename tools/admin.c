@@ -149,7 +149,7 @@ static adm_conn *next_bootstrap(adm_ctx *ctx, int *next, char *why, size_t cap)
 			return c;
 		}
 		c = new_conn(ctx);
-		if (adm_conn_open(c, host, port, -1, ctx->timeout_ms) == 0) {
+		if (adm_conn_open(c, host, port, -1, ctx->timeout_ms, ctx->sec) == 0) {
 			(*next)++;
 			return c;
 		}
@@ -284,7 +284,7 @@ static adm_conn *broker_conn(adm_ctx *ctx, int32_t id, char *why, size_t cap)
 			return &k->c;
 		}
 	adm_conn *c = new_conn(ctx);
-	if (adm_conn_open(c, host, b->port, id, ctx->timeout_ms) < 0) {
+	if (adm_conn_open(c, host, b->port, id, ctx->timeout_ms, ctx->sec) < 0) {
 		snprintf(why, cap, "%s", c->err);
 		return NULL;
 	}

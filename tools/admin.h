@@ -51,6 +51,7 @@ typedef struct adm_ctx {
 	const char *cmd;          /* the command, for messages */
 	const char *bootstrap;    /* "host:port[,host:port...]" */
 	int timeout_ms;           /* per request; also the budget of controller retries */
+	const adm_security *sec;  /* how to connect (borrowed); NULL: plaintext */
 	proto_arena arena;
 	adm_ctx_conn *conns;      /* open (or failed) connections */
 	adm_conn *any;            /* the one adm_any returned, NULL before */

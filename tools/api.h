@@ -23,5 +23,12 @@ extern const adm_api adm_api_incremental_alter_configs; /* key 44 */
 extern const adm_api adm_api_alter_partition_reassignments; /* key 45 */
 extern const adm_api adm_api_list_partition_reassignments;  /* key 46 */
 extern const adm_api adm_api_describe_cluster;         /* key 60 */
+extern const adm_api adm_api_describe_acls;            /* key 29 */
+extern const adm_api adm_api_create_acls;              /* key 30 */
+extern const adm_api adm_api_delete_acls;              /* key 31 */
+extern const adm_api adm_api_describe_client_quotas;   /* key 48 */
+extern const adm_api adm_api_alter_client_quotas;      /* key 49 */
+extern const adm_api adm_api_describe_user_scram_credentials; /* key 50 */
+extern const adm_api adm_api_alter_user_scram_credentials;    /* key 51 */
 
 #endif

@@ -5,6 +5,9 @@
  *   cmd_config.c    config
  *   cmd_elect.c     elect-leaders
  *   cmd_reassign.c  reassign, reassignments, drain
+ *   cmd_scram.c     scram
+ *   cmd_acls.c      acls
+ *   cmd_quotas.c    quotas
  *
  * A command gets the run's context (admin.h; ctx->cmd is its name) and its
  * own arguments, argv[0] being its name; it parses them with getopt_long
@@ -33,6 +36,7 @@ extern const adm_command adm_cmd_brokers, adm_cmd_log_dirs;
 extern const adm_command adm_cmd_config;
 extern const adm_command adm_cmd_elect_leaders;
 extern const adm_command adm_cmd_reassign, adm_cmd_reassignments, adm_cmd_drain;
+extern const adm_command adm_cmd_scram, adm_cmd_acls, adm_cmd_quotas;
 
 /* getopt_long over a command's arguments, reset for each command: GNU
  * getopt is told to start over (optind 0) and print nothing (opterr 0);

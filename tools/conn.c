@@ -21,11 +21,18 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "broker/security/sasl.h"
+#include "broker/security/sasl_client.h"
+#include "broker/security/tls.h"
+
+#include <openssl/crypto.h>
 #include "protocol/err.h"
 #include "protocol/gen/messages.h"
 #include "protocol/header.h"
 
 #define API_VERSIONS_KEY 18
+#define SASL_HANDSHAKE_KEY 17
+#define SASL_AUTHENTICATE_KEY 36
 
 static int64_t mono_ms(void)
 {
@@ -51,6 +58,9 @@ static void set_err(adm_conn *c, const char *fmt, ...)
 
 void adm_conn_close(adm_conn *c)
 {
+	if (c->ssl)
+		SSL_free(c->ssl);
+	c->ssl = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -61,6 +71,13 @@ int16_t adm_conn_version(const adm_conn *c, int16_t api_key)
 	if (api_key < 0 || api_key >= ADM_API_KEYS)
 		return -1;
 	return c->version[api_key];
+}
+
+/* OpenSSL's reason from security/tls.h without its "TLS: " (ours says
+ * TLS already). */
+static const char *tls_why(const char *why)
+{
+	return strncmp(why, "TLS: ", 5) == 0 ? why + 5 : why;
 }
 
 /* Wait for events on the socket until deadline. 0, or -1 with c->err. */
@@ -86,6 +103,22 @@ static int wait_fd(adm_conn *c, short events, int64_t deadline, const char *what
 static int send_all(adm_conn *c, const uint8_t *p, size_t len, int64_t deadline, const char *what)
 {
 	while (len > 0) {
+		if (c->ssl) {
+			char why[256];
+			ssize_t n = brk_tls_write(c->ssl, p, len, why, sizeof(why));
+			if (n > 0) {
+				p += n;
+				len -= (size_t)n;
+			} else if (n == BRK_TLS_WANT_READ || n == BRK_TLS_WANT_WRITE) {
+				if (wait_fd(c, n == BRK_TLS_WANT_READ ? POLLIN : POLLOUT, deadline,
+					    what) < 0)
+					return -1;
+			} else {
+				set_err(c, "%s: TLS: %s", what, tls_why(why));
+				return -1;
+			}
+			continue;
+		}
 		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
 		if (n > 0) {
 			p += n;
@@ -108,6 +141,25 @@ static int send_all(adm_conn *c, const uint8_t *p, size_t len, int64_t deadline,
 static int recv_all(adm_conn *c, uint8_t *p, size_t len, int64_t deadline, const char *what)
 {
 	while (len > 0) {
+		if (c->ssl) {
+			char why[256];
+			ssize_t n = brk_tls_read(c->ssl, p, len, why, sizeof(why));
+			if (n > 0) {
+				p += n;
+				len -= (size_t)n;
+			} else if (n == 0) {
+				set_err(c, "%s: the broker closed the connection", what);
+				return -1;
+			} else if (n == BRK_TLS_WANT_READ || n == BRK_TLS_WANT_WRITE) {
+				if (wait_fd(c, n == BRK_TLS_WANT_READ ? POLLIN : POLLOUT, deadline,
+					    what) < 0)
+					return -1;
+			} else {
+				set_err(c, "%s: TLS: %s", what, tls_why(why));
+				return -1;
+			}
+			continue;
+		}
 		ssize_t n = recv(c->fd, p, len, 0);
 		if (n > 0) {
 			p += n;
@@ -328,7 +380,131 @@ out:
 	return rc;
 }
 
-int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int timeout_ms)
+/* The TLS handshake on the connected socket, until deadline. 0, or -1
+ * with c->err. */
+static int tls_start(adm_conn *c, int64_t deadline)
+{
+	c->ssl = brk_tls_connect(c->sec->ssl_ctx, c->fd, c->host, c->sec->verify_host);
+	if (!c->ssl) {
+		set_err(c, "TLS: out of memory");
+		return -1;
+	}
+	for (;;) {
+		char why[256];
+		int r = brk_tls_handshake(c->ssl, why, sizeof(why));
+		if (r == 1)
+			return 0;
+		if (r != BRK_TLS_WANT_READ && r != BRK_TLS_WANT_WRITE) {
+			set_err(c, "TLS handshake: %s", tls_why(why));
+			return -1;
+		}
+		if (wait_fd(c, r == BRK_TLS_WANT_READ ? POLLIN : POLLOUT, deadline,
+			    "TLS handshake") < 0)
+			return -1;
+	}
+}
+
+static int encode_sasl_handshake(proto_writer *w, int16_t version, const void *request)
+{
+	return SaslHandshakeRequest_encode(w, version, request);
+}
+
+static int encode_sasl_authenticate(proto_writer *w, int16_t version, const void *request)
+{
+	return SaslAuthenticateRequest_encode(w, version, request);
+}
+
+/* SaslHandshake v1 and the SaslAuthenticate rounds (conn.h). 0, or -1
+ * with c->err (the connection closed). */
+static int sasl_authenticate(adm_conn *c)
+{
+	const brk_sasl_credentials *cred = &c->sec->cred;
+	const char *mech = brk_sasl_mechanism_name(cred->mechanism);
+	int16_t hv = c->version[SASL_HANDSHAKE_KEY], av = c->version[SASL_AUTHENTICATE_KEY];
+	if (hv < 1 || av < 0) {
+		set_err(c, "the broker does not serve SaslHandshake v1 and SaslAuthenticate (is "
+			   "this a SASL listener?)");
+		adm_conn_close(c);
+		return -1;
+	}
+	proto_arena a;
+	proto_arena_init(&a, 0);
+	brk_sasl_client sc;
+	brk_sasl_client_start(&sc, cred);
+	int rc = -1;
+	SaslHandshakeRequest hreq;
+	SaslHandshakeRequest_init(&hreq);
+	hreq.mechanism = proto_cstr(mech);
+	proto_reader body;
+	if (roundtrip(c, SASL_HANDSHAKE_KEY, "SaslHandshake", hv, encode_sasl_handshake, &hreq, &a,
+		      &body) < 0)
+		goto out;
+	SaslHandshakeResponse hresp;
+	if (SaslHandshakeResponse_decode(&body, &a, hv, &hresp) != 0) {
+		set_err(c, "SaslHandshake v%d: a response that does not parse", (int)hv);
+		goto fail;
+	}
+	if (hresp.error_code != 0) {
+		char enabled[256] = "";
+		size_t at = 0;
+		for (int32_t i = 0; i < hresp.mechanisms_count && at < sizeof(enabled); i++)
+			at += (size_t)snprintf(enabled + at, sizeof(enabled) - at, "%s%.*s",
+					       i ? ", " : "", (int)hresp.mechanisms[i].len,
+					       hresp.mechanisms[i].ptr);
+		set_err(c, "SASL handshake for %s refused: %s (the listener enables: %s)", mech,
+			proto_err_name(hresp.error_code), at ? enabled : "none");
+		goto fail;
+	}
+	const uint8_t *in = NULL;
+	size_t inlen = 0;
+	for (;;) {
+		uint8_t out[BRK_SASL_CLIENT_TOKEN_MAX];
+		size_t outlen = 0;
+		char why[256];
+		int st = brk_sasl_client_step(&sc, in, inlen, out, &outlen, why, sizeof(why));
+		if (st == 0)
+			break;
+		if (st < 0) {
+			set_err(c, "SASL %s: %s", mech, why);
+			goto fail;
+		}
+		SaslAuthenticateRequest areq;
+		SaslAuthenticateRequest_init(&areq);
+		areq.auth_bytes.ptr = out;
+		areq.auth_bytes.len = (int32_t)outlen;
+		int r = roundtrip(c, SASL_AUTHENTICATE_KEY, "SaslAuthenticate", av,
+				  encode_sasl_authenticate, &areq, &a, &body);
+		OPENSSL_cleanse(out, sizeof(out));
+		if (r < 0)
+			goto out;
+		SaslAuthenticateResponse aresp;
+		if (SaslAuthenticateResponse_decode(&body, &a, av, &aresp) != 0) {
+			set_err(c, "SaslAuthenticate v%d: a response that does not parse", (int)av);
+			goto fail;
+		}
+		if (aresp.error_code != 0) {
+			set_err(c, "SASL authentication as %s (%s) failed: %s%s%.*s", cred->username,
+				mech, proto_err_name(aresp.error_code),
+				aresp.error_message.len > 0 ? ": " : "",
+				aresp.error_message.len > 0 ? (int)aresp.error_message.len : 0,
+				aresp.error_message.len > 0 ? aresp.error_message.ptr : "");
+			goto fail;
+		}
+		in = aresp.auth_bytes.ptr;
+		inlen = aresp.auth_bytes.len > 0 ? (size_t)aresp.auth_bytes.len : 0;
+	}
+	rc = 0;
+	goto out;
+fail:
+	adm_conn_close(c);
+out:
+	brk_sasl_client_end(&sc);
+	proto_arena_free(&a);
+	return rc;
+}
+
+int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int timeout_ms,
+		  const adm_security *sec)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -337,6 +513,7 @@ int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int 
 	c->port = port;
 	c->timeout_ms = timeout_ms;
 	c->next_correlation_id = 1;
+	c->sec = sec;
 	for (int k = 0; k < ADM_API_KEYS; k++)
 		c->version[k] = -1;
 
@@ -358,14 +535,22 @@ int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int 
 	freeaddrinfo(res);
 	if (rc < 0)
 		return -1;
+	if (sec && sec->tls && tls_start(c, deadline) < 0) {
+		adm_conn_close(c);
+		return -1;
+	}
 
 	const proto_api_desc *d = proto_api_desc_lookup(API_VERSIONS_KEY);
 	int16_t broker_max;
 	if (api_versions(c, d->max_version, &broker_max) == 0)
-		return 0;
+		goto versions_known;
 	if (c->fd >= 0 && broker_max >= d->min_version && broker_max < d->max_version &&
 	    api_versions(c, broker_max, &broker_max) == 0)
-		return 0;
+		goto versions_known;
 	adm_conn_close(c);
 	return -1;
+versions_known:
+	if (sec && sec->sasl && sasl_authenticate(c) < 0)
+		return -1;
+	return 0;
 }

@@ -11,6 +11,12 @@
  *    in a v0 body, and the request is made again at the highest version
  *    both know. From the answer, every API key gets the highest version
  *    that both this program's schema and the broker serve, or none.
+ *  - With security (security.h): TLS right after the TCP connect (within
+ *    the same deadline), and SASL right after ApiVersions, as Kafka's
+ *    clients do it: SaslHandshake v1 naming the mechanism, then one
+ *    SaslAuthenticate per token of broker/security/sasl_client.h. A
+ *    refusal is an error naming Kafka's code and the broker's message
+ *    ("SASL authentication failed: SASL_AUTHENTICATION_FAILED: ...").
  *  - adm_conn_call frames one request (int32 size, request header v1 or v2
  *    from proto_request_header_version, the body from the API's generated
  *    encoder), sends it, reads the response frame (its size checked against
@@ -39,6 +45,7 @@
 #include <stdint.h>
 
 #include "protocol/buf.h"
+#include "tools/security.h"
 
 /* API keys tracked (Kafka's keys are below 100). */
 #define ADM_API_KEYS 128
@@ -56,6 +63,8 @@ typedef struct adm_api {
 
 typedef struct adm_conn {
 	int fd;                          /* -1: closed */
+	SSL *ssl;                        /* the TLS session, NULL: none */
+	const adm_security *sec;         /* borrowed, NULL: plaintext */
 	int32_t node_id;                 /* broker id, -1 for a bootstrap address */
 	char host[256];
 	int port;
@@ -66,10 +75,13 @@ typedef struct adm_conn {
 } adm_conn;
 
 /*
- * Connect to host:port and negotiate versions (ApiVersions). node_id is
- * only recorded. Returns 0, or -1 with c->err set and c closed.
+ * Connect to host:port (TLS and SASL as sec says; sec NULL or
+ * adm_security_none: plaintext; sec must outlive c) and negotiate versions
+ * (ApiVersions). node_id is only recorded. Returns 0, or -1 with c->err
+ * set and c closed.
  */
-int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int timeout_ms);
+int adm_conn_open(adm_conn *c, const char *host, int port, int32_t node_id, int timeout_ms,
+		  const adm_security *sec);
 
 /* Close the socket (c->err kept); safe on a closed connection. */
 void adm_conn_close(adm_conn *c);

@@ -13,6 +13,7 @@
  * error.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,9 @@ static const adm_command *const commands[] = {
 	&adm_cmd_reassignments,
 	&adm_cmd_drain,
 	&adm_cmd_log_dirs,
+	&adm_cmd_scram,
+	&adm_cmd_acls,
+	&adm_cmd_quotas,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -52,7 +56,13 @@ int adm_bad_option(adm_ctx *ctx, char **argv)
 
 static void overview(FILE *f)
 {
-	fprintf(f, "usage: samsa-admin -b HOST:PORT[,HOST:PORT...] [--timeout MS] COMMAND [ARGS]\n"
+	fprintf(f, "usage: samsa-admin -b HOST:PORT[,HOST:PORT...] [--command-config FILE]\n"
+		   "                   [--timeout MS] COMMAND [ARGS]\n"
+		   "\n"
+		   "--command-config FILE: Kafka's client properties for a secured listener\n"
+		   "(security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*,\n"
+		   "ssl.keystore.*, ssl.endpoint.identification.algorithm), as Kafka's tools\n"
+		   "take them.\n"
 		   "\n"
 		   "Administer a Samsa (or Kafka) cluster through Kafka's admin requests.\n"
 		   "Commands:\n");
@@ -95,6 +105,7 @@ static const char *long_value(int argc, char **argv, int *i, const char *name, b
 int main(int argc, char **argv)
 {
 	const char *bootstrap = NULL;
+	const char *command_config = NULL;
 	long timeout_ms = 30000;
 	bool help = false;
 	const adm_command *cmd = NULL;
@@ -122,6 +133,8 @@ int main(int argc, char **argv)
 				missing = true;
 		} else if ((v = long_value(argc, argv, &i, "--bootstrap-server", &missing)) || missing) {
 			bootstrap = v;
+		} else if ((v = long_value(argc, argv, &i, "--command-config", &missing)) || missing) {
+			command_config = v;
 		} else if ((v = long_value(argc, argv, &i, "--timeout", &missing)) || missing) {
 			if (v && !adm_parse_int(v, 1, 3600000, &timeout_ms)) {
 				fprintf(stderr, "samsa-admin: --timeout '%s' is not a number of ms "
@@ -176,11 +189,26 @@ int main(int argc, char **argv)
 		free(cargv);
 		return 2;
 	}
+	adm_security sec;
+	adm_security_none(&sec);
+	/* OpenSSL writes to the socket with write(2), which has no
+	 * MSG_NOSIGNAL: a broker that closed must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	if (command_config) {
+		char err[768];
+		if (adm_security_load(&sec, command_config, err, sizeof(err)) < 0) {
+			fprintf(stderr, "samsa-admin: %s: --command-config %s\n", cmd->name, err);
+			free(cargv);
+			return 1;
+		}
+	}
 	adm_ctx ctx;
 	adm_init(&ctx, cmd->name, bootstrap, (int)timeout_ms);
+	ctx.sec = &sec;
 	int rc = cmd->run(&ctx, cargc, cargv);
 	fflush(stdout);
 	adm_fini(&ctx);
+	adm_security_free(&sec);
 	free(cargv);
 	return rc;
 }
