@@ -1068,11 +1068,37 @@ static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *w
 static bool is_security_key(const char *key)
 {
 	return strncmp(key, "ssl.", 4) == 0 || strncmp(key, "sasl.", 5) == 0 ||
+	       strncmp(key, "password.encoder.", 17) == 0 ||
 	       strcmp(key, "security.protocol") == 0 ||
 	       strncmp(key, "listener.name.", 14) == 0 ||
 	       strcmp(key, "listener.security.protocol.map") == 0 ||
 	       strcmp(key, "inter.broker.listener.name") == 0 ||
 	       strcmp(key, "security.inter.broker.protocol") == 0;
+}
+
+bool brk_config_is_password(const char *name)
+{
+	static const char *const passwords[] = {
+		"ssl.key.password",          "ssl.keystore.password",
+		"ssl.truststore.password",   "ssl.keystore.key",
+		"ssl.keystore.certificate.chain", "ssl.truststore.certificates",
+		"sasl.jaas.config",          "password.encoder.secret",
+		"password.encoder.old.secret",
+	};
+	if (strncmp(name, "listener.name.", 14) == 0) {
+		const char *dot = strchr(name + 14, '.');
+		if (!dot)
+			return false;
+		name = dot + 1;
+		/* listener.name.<l>.<mechanism>.sasl.jaas.config */
+		const char *jaas = strstr(name, ".sasl.jaas.config");
+		if (jaas && strcmp(jaas, ".sasl.jaas.config") == 0)
+			return true;
+	}
+	for (size_t i = 0; i < sizeof(passwords) / sizeof(passwords[0]); i++)
+		if (strcmp(name, passwords[i]) == 0)
+			return true;
+	return false;
 }
 
 static int security_put(brk_config *cfg, const char *key, const char *value, char *err,

@@ -296,6 +296,15 @@ const brk_config_key *brk_config_key_find(const char *name);
  */
 bool brk_config_format(const brk_config *cfg, const char *name, char *out, size_t outsize);
 
+/* Whether name is a key of Kafka's PASSWORD type (ssl.key.password,
+ * ssl.keystore.password, ssl.truststore.password, ssl.keystore.key,
+ * ssl.keystore.certificate.chain, ssl.truststore.certificates,
+ * sasl.jaas.config, password.encoder.secret, password.encoder.old.secret),
+ * also under a "listener.name.<l>." prefix (and "<mechanism>." before
+ * sasl.jaas.config): the keys Kafka never shows and stores only
+ * encrypted. */
+bool brk_config_is_password(const char *name);
+
 /* Whether key name was set in cfg (file, --override, or a dynamic config
  * applied with brk_config_set). */
 bool brk_config_was_given(const brk_config *cfg, const char *name);

@@ -73,6 +73,27 @@ int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker
 	return err;
 }
 
+int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const char *resource,
+					   const ctl_config_entry *configs, int32_t n, char *msg,
+					   size_t msgsize)
+{
+	const char *secret = brk_config_security_get(&d->static_cfg, NULL, "password.encoder.secret");
+	for (int32_t i = 0; i < n; i++) {
+		if (!brk_config_is_password(configs[i].name))
+			continue;
+		if (!secret || !*secret)
+			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
+				 "name='%s'): Password encoder secret not configured", resource);
+		else
+			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
+				 "name='%s'): %s is a password config, which this broker cannot store "
+				 "encrypted with password.encoder.secret yet; set it in server.properties",
+				 resource, configs[i].name);
+		return KERR_INVALID_REQUEST;
+	}
+	return KERR_NONE;
+}
+
 void brk_dynamic_config_set_hook(brk_dynamic_config *d, void (*fn)(void *arg), void *arg)
 {
 	d->changed = fn;

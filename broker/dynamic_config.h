@@ -83,6 +83,21 @@ void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *o
  * is refused as Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST,
  * "Validation of dynamic config update of SSLFactory failed: <why>".
  */
+/*
+ * Whether configs (a complete new set of dynamic broker configs of the
+ * broker resource named resource, "" for the default) may be stored: a
+ * password key (brk_config_is_password) is refused as Kafka (ZooKeeper
+ * mode, DynamicBrokerConfig) refuses it without password.encoder.secret:
+ * INVALID_REQUEST, "Invalid config value for resource
+ * ConfigResource(type=BROKER, name='0'): Password encoder secret not
+ * configured". With the secret set Kafka stores it encrypted
+ * (PasswordEncoder); this broker does not encrypt yet, so it refuses it
+ * too, saying so: a password is never stored in plain text.
+ */
+int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const char *resource,
+					   const ctl_config_entry *configs, int32_t n, char *msg,
+					   size_t msgsize);
+
 int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
 				     const ctl_config_entry *configs, int32_t n, char *msg,
 				     size_t msgsize);

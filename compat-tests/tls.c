@@ -32,7 +32,9 @@
  *    listener.name.ssl.ssl.keystore.location on the broker resource, after
  *    which new connections get the new certificate; a keystore that cannot
  *    be read is refused (INVALID_REQUEST, Kafka's message) and the one in
- *    use stays.
+ *    use stays; a dynamic password (listener.name.ssl.ssl.key.password)
+ *    is refused without password.encoder.secret (Kafka's message), and the
+ *    metadata file holding the dynamic configs has mode 0600.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -813,6 +815,19 @@ START_TEST(test_dynamic_keystore)
 			      strstr(msg, "/nonexistent/ks.pem"),
 		      "a bad keystore: %s %s", rd_kafka_err2name(err), msg);
 	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
+	/* a dynamic password is never stored in plain text: without
+	 * password.encoder.secret it is refused as Kafka refuses it */
+	err = alter_broker_err(b, "listener.name.ssl.ssl.key.password", "keypass", msg, sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Password encoder secret not configured"),
+		      "a dynamic password: %s %s", rd_kafka_err2name(err), msg);
+	/* the metadata file (dynamic configs, SCRAM credentials) is the
+	 * broker's alone */
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", b->dir);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_msg((st.st_mode & 0777) == 0600, "%s has mode %o", path, st.st_mode & 0777);
 	c_stop_broker(b);
 }
 END_TEST

@@ -221,7 +221,8 @@ static int save(const local *l)
 	if (fclose(f) != 0 && !rc)
 		rc = -ENOMEM;
 	if (!rc)
-		rc = log_io_write_atomic(l->dir, CTL_FILE, buf, len, true);
+		/* 0600: it holds SCRAM credentials and dynamic configs */
+		rc = log_io_write_atomic_mode(l->dir, CTL_FILE, buf, len, true, 0600);
 	free(buf);
 	return rc;
 }

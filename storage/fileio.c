@@ -107,16 +107,25 @@ int log_io_path(char *out, size_t cap, const char *fmt, ...)
 
 int log_io_write_atomic(const char *dir, const char *name, const void *data, size_t len, bool sync)
 {
+	return log_io_write_atomic_mode(dir, name, data, len, sync, 0644);
+}
+
+int log_io_write_atomic_mode(const char *dir, const char *name, const void *data, size_t len,
+			     bool sync, mode_t mode)
+{
 	char tmp[PATH_MAX], dst[PATH_MAX];
 	int rc = log_io_path(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
 	if (rc == 0)
 		rc = log_io_path(dst, sizeof dst, "%s/%s", dir, name);
 	if (rc < 0)
 		return rc;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
-	rc = log_io_pwrite(fd, data, len, 0);
+	/* a .tmp left by a crash keeps its old mode through O_CREAT */
+	rc = fchmod(fd, mode) < 0 ? -errno : 0;
+	if (rc == 0)
+		rc = log_io_pwrite(fd, data, len, 0);
 	if (rc == 0 && sync && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)

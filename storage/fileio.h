@@ -32,6 +32,10 @@ int log_io_fsync_file(const char *path);
 /* Replace dir/name with len bytes: write dir/name.tmp, fsync it when sync is
  * true, rename over dir/name, and fsync dir when sync is true. */
 int log_io_write_atomic(const char *dir, const char *name, const void *data, size_t len, bool sync);
+/* The same with the file's permission bits mode (log_io_write_atomic: 0644;
+ * 0600 for a file holding secrets), whatever the umask allows of them. */
+int log_io_write_atomic_mode(const char *dir, const char *name, const void *data, size_t len,
+			     bool sync, mode_t mode);
 /* Read a whole small file (at most max bytes, else -EFBIG) into a malloc'ed,
  * NUL-terminated buffer the caller frees. -ENOENT when absent. */
 int log_io_read_small(const char *path, size_t max, char **out, size_t *len);

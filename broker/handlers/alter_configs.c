@@ -89,6 +89,9 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 	}
 	if (q->resource_type == BRK_RESOURCE_BROKER) {
 		int32_t id = CTL_BROKER_DEFAULT;
+		char bname[64]; /* for messages */
+		snprintf(bname, sizeof(bname), "%.*s", (int)(q->resource_name.len > 0 ? q->resource_name.len : 0),
+			 q->resource_name.ptr ? q->resource_name.ptr : "");
 		if (q->resource_name.len > 0) {
 			err = brk_config_check_broker_name(q->resource_name.ptr, q->resource_name.len, server.cfg.broker_id, &id,
 							   msg, msgsize);
@@ -96,6 +99,9 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 				return err;
 		}
 		err = brk_dynamic_config_check_broker(id, cfg, nc, msg, msgsize);
+		if (!err)
+			err = brk_dynamic_config_check_passwords(&server.dynamic, bname, cfg, nc, msg,
+								 msgsize);
 		if (!err)
 			err = brk_dynamic_config_check_tls(&server.dynamic, id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
