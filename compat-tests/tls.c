@@ -34,7 +34,9 @@
  *    be read is refused (INVALID_REQUEST, Kafka's message) and the one in
  *    use stays; a dynamic password (listener.name.ssl.ssl.key.password)
  *    is refused without password.encoder.secret (Kafka's message), and the
- *    metadata file holding the dynamic configs has mode 0600.
+ *    metadata file holding the dynamic configs has mode 0600;
+ *    DescribeConfigs of the broker lists the ssl.* and listener.name.* keys
+ *    set, ssl.key.password sensitive with a null value.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -777,6 +779,43 @@ static void alter_broker(const h_broker *b, const char *name, const char *value)
 	ck_assert_msg(err == 0, "AlterConfigs %s: %s %s", name, rd_kafka_err2name(err), msg);
 }
 
+/* DescribeConfigs of broker "0": whether name is listed; its value (NULL
+ * when null), source and sensitive flag into the pointers. */
+static bool describe_broker_key(const h_broker *b, const char *name, char *value, size_t vsize,
+				bool *is_null, rd_kafka_ConfigSource_t *source, bool *sensitive)
+{
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, c_conf(b));
+	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, "0");
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_DescribeConfigs(rk, &r, 1, NULL, q);
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, h_scaled_ms(10000));
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_msg(rd_kafka_event_error(ev) == 0, "DescribeConfigs: %s",
+		      rd_kafka_event_error_string(ev));
+	const rd_kafka_DescribeConfigs_result_t *res = rd_kafka_event_DescribeConfigs_result(ev);
+	size_t n;
+	const rd_kafka_ConfigResource_t **rs = rd_kafka_DescribeConfigs_result_resources(res, &n);
+	ck_assert_int_eq((int)n, 1);
+	size_t cnt;
+	const rd_kafka_ConfigEntry_t **es = rd_kafka_ConfigResource_configs(rs[0], &cnt);
+	bool found = false;
+	for (size_t i = 0; i < cnt && !found; i++) {
+		if (strcmp(rd_kafka_ConfigEntry_name(es[i]), name) != 0)
+			continue;
+		found = true;
+		const char *v = rd_kafka_ConfigEntry_value(es[i]);
+		*is_null = v == NULL;
+		snprintf(value, vsize, "%s", v ? v : "");
+		*source = rd_kafka_ConfigEntry_source(es[i]);
+		*sensitive = rd_kafka_ConfigEntry_is_sensitive(es[i]);
+	}
+	rd_kafka_event_destroy(ev);
+	rd_kafka_ConfigResource_destroy(r);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return found;
+}
+
 /* Wait until the SSL port serves organisation want. */
 static bool wait_org(int port, const char *want)
 {
@@ -815,6 +854,27 @@ START_TEST(test_dynamic_keystore)
 			      strstr(msg, "/nonexistent/ks.pem"),
 		      "a bad keystore: %s %s", rd_kafka_err2name(err), msg);
 	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
+	/* DescribeConfigs lists the security keys set: the dynamic
+	 * keystore with its value, the static key password sensitive and
+	 * null */
+	char v[4200];
+	bool is_null, sensitive;
+	rd_kafka_ConfigSource_t src;
+	ck_assert_msg(describe_broker_key(b, "listener.name.ssl.ssl.keystore.location", v, sizeof(v),
+					  &is_null, &src, &sensitive),
+		      "listener.name.ssl.ssl.keystore.location not described");
+	ck_assert_msg(!is_null && strcmp(v, cert("keystore2.pem")) == 0 && !sensitive &&
+			      src == RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
+		      "listener.name.ssl.ssl.keystore.location: %s source %d", v, (int)src);
+	ck_assert_msg(describe_broker_key(b, "ssl.key.password", v, sizeof(v), &is_null, &src,
+					  &sensitive),
+		      "ssl.key.password not described");
+	ck_assert_msg(is_null && sensitive && src == RD_KAFKA_CONFIG_SOURCE_STATIC_BROKER_CONFIG,
+		      "ssl.key.password: %s (null %d) sensitive %d source %d", v, is_null, sensitive,
+		      (int)src);
+	ck_assert_msg(describe_broker_key(b, "ssl.keystore.type", v, sizeof(v), &is_null, &src,
+					  &sensitive) && strcmp(v, "PEM") == 0 && !sensitive,
+		      "ssl.keystore.type not described as PEM");
 	/* a dynamic password is never stored in plain text: without
 	 * password.encoder.secret it is refused as Kafka refuses it */
 	err = alter_broker_err(b, "listener.name.ssl.ssl.key.password", "keypass", msg, sizeof(msg));

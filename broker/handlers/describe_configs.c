@@ -10,7 +10,10 @@
  *  - BROKER "<broker.id>": every broker key this broker reads, with its
  *    value (null for a key Kafka has no default for and nobody set), its
  *    source among dynamic broker, dynamic default, static and default, and
- *    read_only for the keys that cannot change at runtime; BROKER "": the
+ *    read_only for the keys that cannot change at runtime; then the
+ *    security keys set (ssl.*, sasl.*, listener.name.*; static or
+ *    dynamic), a password (brk_config_is_password) sensitive with a null
+ *    value; BROKER "": the
  *    cluster-wide dynamic defaults only; any other name INVALID_REQUEST;
  *  - BROKER_LOGGER "<broker.id>": the root logger (samsa has no other);
  *  - any other type: INVALID_REQUEST.
@@ -186,7 +189,14 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 		return err;
 	}
 	int n = brk_config_key_count();
-	if (reserve(req, r, n))
+	const brk_config *eff = layers.effective;
+	int nsec = 0;
+	for (uint32_t pos = 0; pos < eff->security_props_len; nsec++) {
+		const char *k = eff->security_props + pos;
+		const char *v = k + strlen(k) + 1;
+		pos = (uint32_t)(v + strlen(v) + 1 - eff->security_props);
+	}
+	if (reserve(req, r, n + nsec))
 		return -1;
 	char value[BRK_CONFIG_VALUE_MAX];
 	for (int i = 0; i < n; i++) {
@@ -202,6 +212,38 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 			 !k->dynamic, ns ? syn[0].source : BRK_CONFIG_SOURCE_DEFAULT, k->type, k->doc,
 			 syn, ns))
 			return -1;
+		r->configs_count++;
+	}
+	/* The security keys set (ssl.*, sasl.*, listener.name.*, ...: kept
+	 * as given, not in the key table), each once with its last value, as
+	 * Kafka lists them; a PASSWORD type key is sensitive and its value
+	 * null (Kafka never shows one). */
+	for (uint32_t pos = 0; pos < eff->security_props_len;) {
+		const char *k = eff->security_props + pos;
+		const char *v = k + strlen(k) + 1;
+		pos = (uint32_t)(v + strlen(v) + 1 - eff->security_props);
+		bool later = false;
+		for (uint32_t p2 = pos; p2 < eff->security_props_len && !later;) {
+			const char *k2 = eff->security_props + p2;
+			const char *v2 = k2 + strlen(k2) + 1;
+			later = strcmp(k, k2) == 0;
+			p2 = (uint32_t)(v2 + strlen(v2) + 1 - eff->security_props);
+		}
+		if (later || strcmp(k, "security.protocol") == 0 || brk_config_key_find(k) ||
+		    !wanted(q, k))
+			continue;
+		int8_t source = BRK_CONFIG_SOURCE_STATIC_BROKER;
+		if (layers.dynamic_broker && dyn_value(layers.dynamic_broker, layers.ndynamic_broker, k))
+			source = BRK_CONFIG_SOURCE_DYNAMIC_BROKER;
+		else if (layers.dynamic_default &&
+			 dyn_value(layers.dynamic_default, layers.ndynamic_default, k))
+			source = BRK_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER;
+		bool password = brk_config_is_password(k);
+		entry_t *e = &r->configs[r->configs_count];
+		if (fill(req, m, e, k, password ? NULL : v, false, source,
+			 password ? BRK_CONFIG_TYPE_PASSWORD : BRK_CONFIG_TYPE_STRING, NULL, NULL, 0))
+			return -1;
+		e->is_sensitive = password;
 		r->configs_count++;
 	}
 	return KERR_NONE;
