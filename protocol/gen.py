@@ -1565,6 +1565,9 @@ def eq_expr(f, x, y, elem=False):
             return "str_eq(%s, %s)" % (x, y)
         if p in ("bytes", "records"):
             return "bytes_eq(%s.ptr, %s.len, %s.ptr, %s.len)" % (x, x, y, y)
+        if p == "float64":
+            # the same bits: a NaN read back is the NaN written
+            return "memcmp(&%s, &%s, sizeof(double)) == 0" % (x, y)
         return "%s == %s" % (x, y)
     if kind == "struct":
         return "%s_equal(&%s, &%s, v)" % (f.struct.cname, x, y)
