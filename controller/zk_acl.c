@@ -14,7 +14,6 @@
  *    notifications older than 15 minutes are purged;
  *  - what changed is told as CTL_EV_ACLS (the whole pattern).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,95 +128,29 @@ static int read_root(zkb *z, const char *root, int8_t pattern, ctl_acl_store *in
 	return rc;
 }
 
-typedef struct change {
-	int64_t seq;
-	const char *name;
-} change;
-
-static int cmp_change(const void *a, const void *b)
+/* One ACL change notification: re-read the pattern it names. */
+static int apply_change(zkb *z, const char *path, const char *data, int len, void *arg)
 {
-	const change *x = a, *y = b;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	bool extended = *(const bool *)arg;
+	int8_t type, pattern;
+	char *name;
+	if (!data || len <= 0 ||
+	    ctl_acl_change_decode(extended, data, (size_t)len, &type, &pattern, &name) != 0) {
+		fprintf(stderr, "samsa: ACL change notification %s does not parse; ignored\n", path);
+		return CTL_ZK_OK;
+	}
+	int rc = refresh_pattern(z, type, pattern, name);
+	free(name);
+	return rc;
 }
 
 /* New notifications under one change path (child watch armed); with skip
  * only the newest sequence is noted. */
 static int process_changes(zkb *z, bool extended, bool skip)
 {
-	const char *root = extended ? EXTENDED_CHANGES : LITERAL_CHANGES;
-	int64_t *last = extended ? &z->last_acl_ext_change : &z->last_acl_change;
-	ctl_zk_children ch;
-	int rc = ctl_zk_get_children(z->zk, root, true, &ch, NULL);
-	if (rc != CTL_ZK_OK)
-		return rc;
-	change *v = calloc((size_t)(ch.count > 0 ? ch.count : 1), sizeof(*v));
-	if (!v) {
-		ctl_zk_children_free(&ch);
-		return CTL_ZK_SYSTEMERROR;
-	}
-	int32_t n = 0;
-	size_t plen = strlen(CHANGE_PREFIX);
-	for (int32_t i = 0; i < ch.count; i++) {
-		const char *s = ch.names[i];
-		char *end;
-		if (strncmp(s, CHANGE_PREFIX, plen) != 0 || s[plen] < '0' || s[plen] > '9')
-			continue;
-		errno = 0;
-		long long seq = strtoll(s + plen, &end, 10);
-		if (errno || *end)
-			continue;
-		v[n].seq = seq;
-		v[n].name = s;
-		n++;
-	}
-	qsort(v, (size_t)n, sizeof(*v), cmp_change);
-	bool any = false;
-	for (int32_t i = 0; i < n && rc == CTL_ZK_OK; i++) {
-		if (v[i].seq <= *last)
-			continue;
-		if (skip) {
-			*last = v[i].seq;
-			continue;
-		}
-		char path[ZKB_PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", root, v[i].name);
-		char *data;
-		int len;
-		rc = ctl_zk_get(z->zk, path, false, &data, &len, NULL);
-		if (rc == CTL_ZK_NONODE) {
-			rc = CTL_ZK_OK; /* purged meanwhile */
-			continue;
-		}
-		if (rc != CTL_ZK_OK)
-			break;
-		int8_t type, pattern;
-		char *name;
-		if (data && len > 0 &&
-		    ctl_acl_change_decode(extended, data, (size_t)len, &type, &pattern, &name) == 0) {
-			rc = refresh_pattern(z, type, pattern, name);
-			free(name);
-		} else {
-			fprintf(stderr, "samsa: ACL change notification %s does not parse; ignored\n",
-				path);
-		}
-		free(data);
-		if (rc != CTL_ZK_OK)
-			break;
-		*last = v[i].seq;
-		any = true;
-	}
-	int64_t now = zkb_wall_ms();
-	for (int32_t i = 0; any && rc == CTL_ZK_OK && i < n; i++) {
-		char path[ZKB_PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", root, v[i].name);
-		ctl_zk_stat st;
-		if (ctl_zk_exists(z->zk, path, false, &st) == CTL_ZK_OK &&
-		    now - st.ctime > ZKB_NOTICE_MAX_AGE_MS)
-			ctl_zk_delete(z->zk, path, st.version);
-	}
-	free(v);
-	ctl_zk_children_free(&ch);
-	return rc;
+	return zkb_process_sequential(z, extended ? EXTENDED_CHANGES : LITERAL_CHANGES, CHANGE_PREFIX,
+				      extended ? &z->last_acl_ext_change : &z->last_acl_change, skip,
+				      apply_change, &extended);
 }
 
 int zkb_acl_refresh_all(zkb *z, bool emit_all)

@@ -239,6 +239,19 @@ int zkb_read_config(zkb *z, const char *path, ctl_config_entry **out, int32_t *n
  * purged; with skip only the newest sequence is noted (everything is read
  * anyway). */
 int zkb_view_process_notices(zkb *z, bool skip);
+/*
+ * Kafka's ZkNodeChangeNotificationListener, for any change path: list the
+ * sequential children "<prefix><sequence>" of root (child watch armed), and
+ * for each one above *last in sequence order read its data and give it to
+ * apply(z, path, data, len, arg) (data may be NULL; a child purged
+ * meanwhile is skipped), then note it in *last. With skip only the newest
+ * sequence is noted. Once any was processed, children older than
+ * ZKB_NOTICE_MAX_AGE_MS are deleted (every broker does, as Kafka's). Stops
+ * at the first error apply or ZooKeeper gives, which it returns.
+ */
+int zkb_process_sequential(zkb *z, const char *root, const char *prefix, int64_t *last, bool skip,
+			   int (*apply)(zkb *z, const char *path, const char *data, int len, void *arg),
+			   void *arg);
 
 /* ---- zk_acl.c ---- */
 

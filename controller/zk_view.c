@@ -587,14 +587,14 @@ int zkb_view_refresh_broker_configs(zkb *z, bool emit_all)
 
 /* ---- config change notices ---- */
 
-typedef struct notice {
+typedef struct seq_child {
 	int64_t seq;
 	const char *name;
-} notice;
+} seq_child;
 
-static int cmp_notice(const void *a, const void *b)
+static int cmp_seq_child(const void *a, const void *b)
 {
-	const notice *x = a, *y = b;
+	const seq_child *x = a, *y = b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -631,25 +631,25 @@ static int apply_notice(zkb *z, const char *data, int len)
 	return rc;
 }
 
-int zkb_view_process_notices(zkb *z, bool skip)
+int zkb_process_sequential(zkb *z, const char *root, const char *prefix, int64_t *last, bool skip,
+			   int (*apply)(zkb *z, const char *path, const char *data, int len, void *arg),
+			   void *arg)
 {
 	ctl_zk_children ch;
-	int rc = ctl_zk_get_children(z->zk, "/config/changes", true, &ch, NULL);
-	if (rc != CTL_ZK_OK) {
-		stale(z, rc);
+	int rc = ctl_zk_get_children(z->zk, root, true, &ch, NULL);
+	if (rc != CTL_ZK_OK)
 		return rc;
-	}
-	notice *v = calloc((size_t)(ch.count > 0 ? ch.count : 1), sizeof(*v));
+	seq_child *v = calloc((size_t)(ch.count > 0 ? ch.count : 1), sizeof(*v));
 	if (!v) {
 		ctl_zk_children_free(&ch);
 		return CTL_ZK_SYSTEMERROR;
 	}
 	int32_t n = 0;
-	size_t plen = strlen(NOTICE_PREFIX);
+	size_t plen = strlen(prefix);
 	for (int32_t i = 0; i < ch.count; i++) {
 		const char *s = ch.names[i];
 		char *end;
-		if (strncmp(s, NOTICE_PREFIX, plen) != 0 || s[plen] < '0' || s[plen] > '9')
+		if (strncmp(s, prefix, plen) != 0 || s[plen] < '0' || s[plen] > '9')
 			continue;
 		errno = 0;
 		long long seq = strtoll(s + plen, &end, 10);
@@ -659,18 +659,18 @@ int zkb_view_process_notices(zkb *z, bool skip)
 		v[n].name = s;
 		n++;
 	}
-	qsort(v, (size_t)n, sizeof(*v), cmp_notice);
+	qsort(v, (size_t)n, sizeof(*v), cmp_seq_child);
 	bool any = false;
 	int64_t now = zkb_wall_ms();
 	for (int32_t i = 0; i < n && rc == CTL_ZK_OK; i++) {
-		if (v[i].seq <= z->last_notice)
+		if (v[i].seq <= *last)
 			continue;
 		if (skip) {
-			z->last_notice = v[i].seq;
+			*last = v[i].seq;
 			continue;
 		}
 		char path[ZKB_PATH_MAX];
-		snprintf(path, sizeof(path), "/config/changes/%s", v[i].name);
+		snprintf(path, sizeof(path), "%s/%s", root, v[i].name);
 		char *data;
 		int len;
 		rc = ctl_zk_get(z->zk, path, false, &data, &len, NULL);
@@ -680,18 +680,18 @@ int zkb_view_process_notices(zkb *z, bool skip)
 		}
 		if (rc != CTL_ZK_OK)
 			break;
-		rc = apply_notice(z, data, len);
+		rc = apply(z, path, data, len, arg);
 		free(data);
 		if (rc != CTL_ZK_OK)
 			break;
-		z->last_notice = v[i].seq;
+		*last = v[i].seq;
 		any = true;
 	}
-	/* Purge old notices (Kafka: every broker does, after it processed
+	/* Purge old children (Kafka: every broker does, after it processed
 	 * some); a failure is of no consequence. */
 	for (int32_t i = 0; any && rc == CTL_ZK_OK && i < n; i++) {
 		char path[ZKB_PATH_MAX];
-		snprintf(path, sizeof(path), "/config/changes/%s", v[i].name);
+		snprintf(path, sizeof(path), "%s/%s", root, v[i].name);
 		ctl_zk_stat st;
 		if (ctl_zk_exists(z->zk, path, false, &st) == CTL_ZK_OK &&
 		    now - st.ctime > ZKB_NOTICE_MAX_AGE_MS)
@@ -699,6 +699,20 @@ int zkb_view_process_notices(zkb *z, bool skip)
 	}
 	free(v);
 	ctl_zk_children_free(&ch);
+	return rc;
+}
+
+static int apply_notice_cb(zkb *z, const char *path, const char *data, int len, void *arg)
+{
+	(void)path;
+	(void)arg;
+	return apply_notice(z, data, len);
+}
+
+int zkb_view_process_notices(zkb *z, bool skip)
+{
+	int rc = zkb_process_sequential(z, "/config/changes", NOTICE_PREFIX, &z->last_notice, skip,
+					apply_notice_cb, NULL);
 	stale(z, rc);
 	return rc;
 }
