@@ -528,8 +528,10 @@ START_TEST(test_queued_max_request_bytes)
 	long grow, hwm;
 	run_flood("1048576", &grow, &hwm);
 	/* 48 x 900 KB would be 43 MB held at once; the pool holds 1 MB
-	 * (plus at most one frame past it). */
-	ck_assert_msg(hwm < 24 * 1024, "broker peak RSS grew by %ld kB with "
+	 * (plus at most one frame past it), about 3.5 MB seen. Before the
+	 * grown buffers were freed whole, their shrunken starts pinned the
+	 * heap apart and it grew by 18-25 MB. */
+	ck_assert_msg(hwm < 10 * 1024, "broker peak RSS grew by %ld kB with "
 				       "queued.max.request.bytes=1048576", hwm);
 }
 END_TEST
