@@ -99,10 +99,14 @@ static void free_configs(ctl_config_entry *e, int32_t n)
 }
 
 /* Decrypt each password value of configs in place (Kafka's
- * fromPersistentProps); one that cannot be is dropped with a log line. */
-static int32_t decode_passwords(const brk_dynamic_config *d, ctl_config_entry *configs, int32_t n)
+ * fromPersistentProps); one that cannot be is dropped with a log line.
+ * *used_old: how many needed the old secret; *dropped: how many were
+ * dropped. */
+static int32_t decode_passwords(const brk_dynamic_config *d, ctl_config_entry *configs, int32_t n,
+				int *used_old, int *dropped)
 {
 	int32_t out = 0;
+	*used_old = *dropped = 0;
 	for (int32_t i = 0; i < n; i++) {
 		ctl_config_entry *c = &configs[i];
 		if (c->name && c->value && brk_config_is_password(c->name)) {
@@ -110,10 +114,13 @@ static int32_t decode_passwords(const brk_dynamic_config *d, ctl_config_entry *c
 			char *plain = NULL;
 			if (d->encoder.secret)
 				plain = brk_password_decode(d->encoder.secret, c->value, why, sizeof(why));
-			if (!plain && d->old_secret)
+			if (!plain && d->old_secret) {
 				plain = brk_password_decode(d->old_secret, c->value, why_old,
 							    sizeof(why_old));
+				*used_old += plain != NULL;
+			}
 			if (!plain) {
+				(*dropped)++;
 				fprintf(stderr, "samsa: Dynamic password config %s could not be decoded, "
 					"ignoring (%s%s%s)\n", c->name, why,
 					why_old[0] ? "; with password.encoder.old.secret: " : "", why_old);
@@ -252,14 +259,17 @@ const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32
 void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
 			      int32_t n)
 {
+	int used_old, dropped;
 	if (broker_id == CTL_BROKER_DEFAULT) {
 		free_configs(d->defaults, d->ndefaults);
 		d->defaults = configs;
-		d->ndefaults = decode_passwords(d, configs, n);
+		d->ndefaults = decode_passwords(d, configs, n, &used_old, &dropped);
 	} else if (broker_id == d->static_cfg.broker_id) {
 		free_configs(d->own, d->nown);
 		d->own = configs;
-		d->nown = decode_passwords(d, configs, n);
+		d->nown = decode_passwords(d, configs, n, &used_old, &dropped);
+		/* Kafka writes them back only when it can read them all */
+		d->reencode = used_old > 0 && dropped == 0 && d->encoder.secret;
 	} else {
 		ctl_configs_free(configs, n); /* another broker's */
 		return;
@@ -271,6 +281,34 @@ void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_conf
 		brk_partitions_reconfigure(d->partitions);
 	if (d->changed)
 		d->changed(d->changed_arg);
+}
+
+ctl_config_entry *brk_dynamic_config_reencoded(brk_dynamic_config *d, int32_t *n)
+{
+	*n = 0;
+	if (!d->reencode)
+		return NULL;
+	d->reencode = false;
+	ctl_config_entry *e = ctl_configs_copy(d->own, d->nown);
+	if (!e)
+		return NULL;
+	for (int32_t i = 0; i < d->nown; i++) {
+		if (!brk_config_is_password(e[i].name))
+			continue;
+		char why[256];
+		char *enc = brk_password_encode(&d->encoder, e[i].value, why, sizeof(why));
+		if (!enc) {
+			fprintf(stderr, "samsa: dynamic password config %s cannot be encrypted again "
+				"with password.encoder.secret: %s\n", e[i].name, why);
+			free_configs(e, d->nown);
+			return NULL;
+		}
+		OPENSSL_cleanse(e[i].value, strlen(e[i].value));
+		free(e[i].value);
+		e[i].value = enc;
+	}
+	*n = d->nown;
+	return e;
 }
 
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,

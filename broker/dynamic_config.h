@@ -44,6 +44,7 @@ typedef struct brk_dynamic_config {
 	 * static_cfg); encoder.secret NULL: not set. */
 	brk_password_encoder encoder;
 	const char *old_secret;      /* password.encoder.old.secret, or NULL */
+	bool reencode;               /* brk_dynamic_config_reencoded has work */
 } brk_dynamic_config;
 
 /*
@@ -82,6 +83,16 @@ void brk_dynamic_config_free(brk_dynamic_config *d);
  */
 void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
 			      int32_t n);
+
+/*
+ * Kafka's maybeReEncodePasswords: when the last apply of this broker's
+ * configs read a password with password.encoder.old.secret (and could read
+ * every one), those configs with each password encrypted with
+ * password.encoder.secret, malloc'd (*n entries, free with
+ * ctl_configs_free) for the caller to store, so the old secret can go;
+ * NULL otherwise (or out of memory). Either way the flag is cleared.
+ */
+ctl_config_entry *brk_dynamic_config_reencoded(brk_dynamic_config *d, int32_t *n);
 
 /* The current dynamic configs of broker_id (this broker or
  * CTL_BROKER_DEFAULT): *n entries, NULL when none. Valid until the next

@@ -48,7 +48,9 @@
  *    password.encoder.secret refused; after a restart the keystore is
  *    loaded again; with a wrong secret the stored password is ignored with
  *    Kafka's log line (the static keystore is served);
- *    password.encoder.old.secret decodes it; no password is ever logged.
+ *    password.encoder.old.secret decodes it and the broker stores it again
+ *    with the new secret, read after a restart without the old one; no
+ *    password is ever logged.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1097,6 +1099,26 @@ START_TEST(test_dynamic_password)
 	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret=first secret"), 0);
 	ck_assert_msg(h_broker_restart(b) == 0, "restart with the old secret");
 	ck_assert_msg(wait_org(port, "second"), "password.encoder.old.secret did not decode it");
+	/* and it is stored again with the new secret (Kafka's
+	 * maybeReEncodePasswords): the old secret can go */
+	ck_assert_msg(log_has(b, "read with password.encoder.old.secret: storing them encrypted"),
+		      "no log line of the re-encoding");
+	for (int t = 0; t < 50; t++) {
+		char *sv = stored_value(b, PW_KEY);
+		char perr[128];
+		char *pw = sv ? brk_password_decode("new secret", sv, perr, sizeof(perr)) : NULL;
+		free(sv);
+		bool done = pw != NULL;
+		brk_password_free(pw);
+		if (done)
+			break;
+		usleep(100 * 1000);
+	}
+	expect_stored(b, "new secret", "storepass2");
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
+	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret="), 0);
+	ck_assert_msg(h_broker_restart(b) == 0, "restart without the old secret");
+	ck_assert_msg(wait_org(port, "second"), "the re-encoded password is not read");
 	/* no password in the log, ever */
 	char *log = h_broker_read_log(b);
 	ck_assert_ptr_nonnull(log);
