@@ -603,6 +603,12 @@ static const key_def key_defs[] = {
 	{ KEY("controlled.shutdown.retry.backoff.ms", T_LONG, false, "5000",
 	      "The wait between two controlled shutdown attempts."),
 	  FIELD(K_I64, controlled_shutdown_retry_backoff_ms), ATLEAST64(0) },
+	{ KEY("controller.quota.window.num", T_INT, false, "11",
+	      "The number of samples kept for controller mutation quotas (KIP-599)."),
+	  FIELD(K_I32, controller_quota_window_num), ATLEAST32(1) },
+	{ KEY("controller.quota.window.size.seconds", T_INT, false, "1",
+	      "The time span of each sample for controller mutation quotas."),
+	  FIELD(K_I32, controller_quota_window_size_seconds), ATLEAST32(1) },
 	{ KEY("controller.socket.timeout.ms", T_INT, false, "30000",
 	      "How long the controller waits for a broker's answer to its requests."),
 	  FIELD(K_I32, controller_socket_timeout_ms), ATLEAST32(0) },
@@ -783,6 +789,11 @@ static const key_def key_defs[] = {
 	      "Default file.delete.delay.ms of topics: how long a deleted segment's files stay "
 	      "on disk."),
 	  FIELD(K_I64, log_segment_delete_delay_ms), ATLEAST64(0) },
+	{ KEY("max.connection.creation.rate", T_INT, false, "2147483647",
+	      "The most new connections accepted per second on the broker (KIP-612); faster "
+	      "ones wait to be accepted. listener.name.<l>.max.connection.creation.rate sets a "
+	      "listener's own bound (this one when not set)."),
+	  FIELD(K_I32, max_connection_creation_rate), ATLEAST32(0) },
 	{ KEY("max.connections", T_INT, false, "2147483647",
 	      "The most client connections open at once; above it accepting pauses until one "
 	      "closes."),

@@ -151,6 +151,8 @@ typedef struct brk_config {
 	/* Connection limits (Kafka's SocketServerConfigs; enforced in conn.c
 	 * and listener.c). */
 	int32_t max_connections;        /* max.connections (2147483647, >= 0) */
+	/* max.connection.creation.rate (2147483647, >= 0; KIP-612: quota/conn_rate.h) */
+	int32_t max_connection_creation_rate;
 	int32_t max_connections_per_ip; /* max.connections.per.ip (2147483647, >= 0) */
 	/* max.connections.per.ip.overrides ("host:count,..."; hosts resolved
 	 * once when parsed, kept as numeric addresses, IPv4 as dotted quads). */
@@ -166,6 +168,8 @@ typedef struct brk_config {
 	int64_t queued_max_request_bytes;
 	int32_t quota_window_num;          /* quota.window.num (11): samples of a client quota */
 	int32_t quota_window_size_seconds; /* quota.window.size.seconds (1): span of a sample */
+	int32_t controller_quota_window_num;          /* controller.quota.window.num (11; KIP-599) */
+	int32_t controller_quota_window_size_seconds; /* controller.quota.window.size.seconds (1) */
 	/* Fetch sessions (KIP-227; broker/fetch_session.c). Kafka's
 	 * min.incremental.fetch.session.eviction.ms is no config but a constant
 	 * (KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 120000). */

@@ -28,6 +28,13 @@
  * At max.connections open connections accepting pauses too, until the
  * connection set's slot hook says one closed (Kafka's acceptor waits for a
  * connection slot the same way; here nothing is accepted meanwhile).
+ *
+ * Connection creation rates (quota/conn_rate.h, KIP-612): a connection over
+ * the broker's or its listener's rate is held, and the listener accepts
+ * nothing, for the throttle time (Kafka's acceptor thread waits in
+ * ConnectionQuotas.inc); then the per-IP quota: a connection over its IP's
+ * rate is kept unserved (nothing read) and closed when its throttle time
+ * has passed (the acceptor's throttledSockets).
  */
 #include "broker/listener.h"
 
@@ -43,6 +50,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
+#include "broker/quota/conn_rate.h"
 #include "broker/ratelog.h"
 
 #define LISTEN_BACKLOG 1024
@@ -58,7 +68,20 @@ typedef struct brk_listen_sock {
 	bool full; /* paused at max.connections */
 	char name[32];
 	const brk_listener *listener; /* in the config, which outlives us */
+	int rate_index;               /* its listener in the connection rates, -1 none */
+	int held_fd;                  /* accepted, waiting out a rate's throttle; -1 none */
+	struct sockaddr_storage held_peer;
+	socklen_t held_len;
+	uint64_t hold_timer;
 } brk_listen_sock;
+
+/* A connection over its IP's rate, closed unserved when its time comes. */
+typedef struct delayed_close {
+	brk_listeners *owner;
+	int fd;
+	uint64_t timer;
+	struct delayed_close *prev, *next;
+} delayed_close;
 
 struct brk_listeners {
 	brk_loop *loop;
@@ -68,6 +91,8 @@ struct brk_listeners {
 	bool short_fds;        /* in a descriptor shortage */
 	int64_t short_since;   /* monotonic ms it began */
 	long shed;             /* connections closed unserved during it */
+	brk_conn_rate *rates;  /* connection creation rates, NULL: none */
+	delayed_close *closing; /* connections throttled by their IP */
 	brk_listen_sock socks[BRK_MAX_LISTENERS];
 };
 
@@ -82,7 +107,7 @@ static void on_slot(brk_loop *loop, void *arg)
 		if (!s->full)
 			continue;
 		s->full = false;
-		if (!s->pause_timer)
+		if (!s->pause_timer && !s->hold_timer)
 			brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
 	}
 }
@@ -91,7 +116,98 @@ static void on_resume_accept(brk_loop *loop, void *arg)
 {
 	brk_listen_sock *s = arg;
 	s->pause_timer = 0;
-	brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
+	if (!s->hold_timer)
+		brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
+}
+
+static void on_delayed_close(brk_loop *loop, void *arg)
+{
+	(void)loop;
+	delayed_close *d = arg;
+	brk_listeners *ls = d->owner;
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		ls->closing = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	close(d->fd);
+	free(d);
+}
+
+/* Serve connection c from peer: the per-IP rate first (Kafka's
+ * recordIpConnectionMaybeThrottle). */
+static void serve(brk_listen_sock *s, int c, const struct sockaddr *peer, socklen_t len)
+{
+	brk_listeners *ls = s->owner;
+	if (ls->rates) {
+		char ip[INET6_ADDRSTRLEN] = "";
+		if (peer->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)peer)->sin_addr, ip, sizeof(ip));
+		} else if (peer->sa_family == AF_INET6 &&
+			   len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+			const struct in6_addr *a = &((const struct sockaddr_in6 *)peer)->sin6_addr;
+			if (IN6_IS_ADDR_V4MAPPED(a))
+				inet_ntop(AF_INET, a->s6_addr + 12, ip, sizeof(ip));
+			else
+				inet_ntop(AF_INET6, a, ip, sizeof(ip));
+		}
+		int32_t ms = ip[0] ? brk_conn_rate_ip(ls->rates, s->rate_index, ip, brk_mono_ms()) : 0;
+		if (ms > 0) {
+			delayed_close *d = calloc(1, sizeof(*d));
+			if (d) {
+				d->owner = ls;
+				d->fd = c;
+				d->timer = brk_timer_add(ls->loop, ms, on_delayed_close, d);
+			}
+			if (!d || !d->timer) {
+				free(d);
+				close(c);
+				return;
+			}
+			d->next = ls->closing;
+			if (d->next)
+				d->next->prev = d;
+			ls->closing = d;
+			return;
+		}
+	}
+	brk_conn_add(ls->conns, c, peer, len, s->listener);
+}
+
+/* The broker's or the listener's rate has been waited out: the held
+ * connection goes on and the listener accepts again. */
+static void on_hold_end(brk_loop *loop, void *arg)
+{
+	brk_listen_sock *s = arg;
+	s->hold_timer = 0;
+	int c = s->held_fd;
+	s->held_fd = -1;
+	if (c >= 0)
+		serve(s, c, (const struct sockaddr *)&s->held_peer, s->held_len);
+	if (!s->pause_timer && !s->full)
+		brk_loop_watch(loop, s->fd, BRK_READABLE, on_accept, s);
+}
+
+/* A new connection c: recorded on the broker's and the listener's rates;
+ * over them it is held for the throttle time (false: the listener waits),
+ * else served (true). */
+static bool hand_on(brk_listen_sock *s, int c, const struct sockaddr *peer, socklen_t len)
+{
+	brk_listeners *ls = s->owner;
+	int32_t ms = ls->rates ? brk_conn_rate_accept(ls->rates, s->rate_index, brk_mono_ms()) : 0;
+	if (ms > 0) {
+		s->hold_timer = brk_timer_add(ls->loop, ms, on_hold_end, s);
+		if (s->hold_timer) {
+			s->held_fd = c;
+			memcpy(&s->held_peer, peer, (size_t)len);
+			s->held_len = len;
+			brk_loop_watch(ls->loop, s->fd, 0, on_accept, s);
+			return false;
+		}
+	}
+	serve(s, c, peer, len);
+	return true;
 }
 
 static void pause_accepting(brk_listen_sock *s)
@@ -213,7 +329,8 @@ static void on_accept(brk_loop *loop, int fd, int events, void *arg)
 			}
 			if (ls->short_fds)
 				shortage_over(s);
-			brk_conn_add(ls->conns, c, (struct sockaddr *)&peer, len, s->listener);
+			if (!hand_on(s, c, (struct sockaddr *)&peer, len))
+				return;
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -284,8 +401,8 @@ static int bind_one(brk_listener *l, char *err, size_t errsize)
 	return rc;
 }
 
-int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_listeners **out,
-		       char *err, size_t errsize)
+int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_conn_rate *rates,
+		       brk_listeners **out, char *err, size_t errsize)
 {
 	brk_listeners *ls = calloc(1, sizeof(*ls));
 	if (!ls) {
@@ -294,6 +411,7 @@ int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_li
 	}
 	ls->loop = loop;
 	ls->conns = conns;
+	ls->rates = rates;
 	ls->spare_fd = -1;
 	open_spare(ls);
 	brk_conns_set_slot_hook(conns, on_slot, ls);
@@ -310,6 +428,8 @@ int brk_listeners_open(brk_loop *loop, brk_config *cfg, brk_conns *conns, brk_li
 		s->fd = fd;
 		snprintf(s->name, sizeof(s->name), "%s", l->name);
 		s->listener = l;
+		s->held_fd = -1;
+		s->rate_index = rates ? brk_conn_rate_listener_index(rates, l->name) : -1;
 		int rc = brk_loop_watch(loop, fd, BRK_READABLE, on_accept, s);
 		if (rc < 0) {
 			snprintf(err, errsize, "listener %s: %s", l->name, strerror(-rc));
@@ -335,8 +455,19 @@ void brk_listeners_close(brk_listeners *ls)
 		brk_listen_sock *s = &ls->socks[i];
 		if (s->pause_timer)
 			brk_timer_cancel(ls->loop, s->pause_timer);
+		if (s->hold_timer)
+			brk_timer_cancel(ls->loop, s->hold_timer);
+		if (s->held_fd >= 0)
+			close(s->held_fd);
 		brk_loop_unwatch(ls->loop, s->fd);
 		close(s->fd);
+	}
+	while (ls->closing) {
+		delayed_close *d = ls->closing;
+		ls->closing = d->next;
+		brk_timer_cancel(ls->loop, d->timer);
+		close(d->fd);
+		free(d);
 	}
 	if (ls->spare_fd >= 0)
 		close(ls->spare_fd);

@@ -595,6 +595,8 @@ int main(int argc, char **argv)
 	if (brk_quotas_init(&server.quotas, cfg->quota_window_num, cfg->quota_window_size_seconds,
 			    &server.cluster.client_configs) != 0)
 		fprintf(stderr, "samsa: client quotas cannot follow their configs\n");
+	brk_quotas_set_controller_window(&server.quotas, cfg->controller_quota_window_num,
+					 cfg->controller_quota_window_size_seconds);
 	/* Connections to the other brokers: a fetcher's requests wait at most
 	 * replica.socket.timeout.ms and its answers hold up to
 	 * replica.fetch.response.max.bytes (plus the response's own fields);
@@ -689,8 +691,14 @@ int main(int argc, char **argv)
 		brk_conns_set_sasl(rs.conns, &server.sasl);
 		brk_conns_set_request_hook(rs.conns, brk_quota_request_done);
 	}
-	rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &rs.listeners, err, sizeof(err))
-		      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
+	/* Connection creation rates (KIP-612): the configured ones and the
+	 * ip entities' quotas, followed as they change. */
+	rc = brk_conn_rate_init(&server.conn_rate, cfg, &server.cluster.client_configs, err,
+				sizeof(err));
+	if (rc == 0)
+		rc = rs.conns ? brk_listeners_open(server.loop, cfg, rs.conns, &server.conn_rate,
+						   &rs.listeners, err, sizeof(err))
+			      : (snprintf(err, sizeof(err), "out of memory"), -ENOMEM);
 	if (rc == 0)
 		rc = brk_loop_watch(server.loop, rs.sigfd, BRK_READABLE, on_signal, &rs);
 	int status = 0;
@@ -727,6 +735,7 @@ int main(int argc, char **argv)
 	brk_producer_ids_close(&server.producer_ids);
 	brk_cluster_close(&server.cluster); /* no event after this */
 	brk_quotas_free(&server.quotas);
+	brk_conn_rate_free(&server.conn_rate);
 	rc = brk_partitions_shutdown(&server.partitions);
 	if (rc < 0) {
 		fprintf(stderr, "samsa: shutdown: flushing the partition logs failed: %s\n",

@@ -21,6 +21,7 @@
 #include "broker/partitions.h"
 #include "broker/peers.h"
 #include "broker/producer_ids.h"
+#include "broker/quota/conn_rate.h"
 #include "broker/quota/quota.h"
 #include "broker/retention.h"
 #include "broker/security/sasl.h"
@@ -52,6 +53,7 @@ typedef struct brk_server {
 	grp_coordinator groups;      /* the group coordinator (group/group.h) */
 	txn_coordinator txns;        /* the transaction coordinator (txn/txn.h) */
 	brk_quotas quotas;           /* client quotas (quota/quota.h) */
+	brk_conn_rate conn_rate;     /* connection creation rates (quota/conn_rate.h) */
 	brk_authorizer acl;          /* ACLs (authorizer.class.name; disabled by default) */
 	char cluster_id[64];         /* from meta.properties */
 	int lock_fd;                 /* holds the log dir's .lock */

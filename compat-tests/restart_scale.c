@@ -110,6 +110,27 @@ static void stop_clean(h_broker *b)
 	ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "clean stop failed (0x%x)", st);
 }
 
+/* The recovery point of topic-partition in the broker's
+ * recovery-point-offset-checkpoint (storage/logdir.h's format), -1 when it
+ * is not there. */
+static long long recovery_point(const h_broker *b, const char *topic, int partition)
+{
+	char path[PATH_MAX + 40];
+	snprintf(path, sizeof(path), "%s/recovery-point-offset-checkpoint", b->dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[512], t[256];
+	int part;
+	long long off, r = -1;
+	while (r < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s %d %lld", t, &part, &off) == 3 && strcmp(t, topic) == 0 &&
+		    part == partition)
+			r = off;
+	fclose(f);
+	return r;
+}
+
 static void produce_big(rd_kafka_t *p, int n)
 {
 	char *v = malloc(BIG_VALUE);
@@ -199,8 +220,17 @@ START_TEST(test_restart_scale)
 	produce_big(p, 3); /* rolls to segments 4, 5, 6 */
 	produce_many(p, 0, 50, 3);
 	rd_kafka_destroy(p);
-	usleep((useconds_t)h_scaled_ms(1500) * 1000); /* the flushes after the rolls, then a
-						       * recovery point checkpoint */
+	/* the flushes after the rolls, then a recovery point checkpoint that
+	 * has big-0's at its active segment (6): waited for, not slept on */
+	long long t0 = h_now_ms();
+	while (recovery_point(b, "big", 0) < 6) {
+		ck_assert_msg(h_now_ms() - t0 < h_scaled_ms(30000),
+			      "big-0's checkpointed recovery point is %lld after 30 s, not 6",
+			      recovery_point(b, "big", 0));
+		usleep(20 * 1000);
+	}
+	fprintf(stderr, "restart_scale: big-0's recovery point checkpointed at 6 after %lld ms\n",
+		h_now_ms() - t0);
 	mark = log_len(b);
 	ck_assert_int_eq(h_broker_kill(b), 0);
 	ck_assert_int_eq(h_broker_restart(b), 0);

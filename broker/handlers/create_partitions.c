@@ -21,14 +21,21 @@
  *  - ValidateOnly: every check, nothing changes.
  * Internal topics can be grown as in Kafka (which does not refuse it either;
  * growing __consumer_offsets moves groups to other partitions). One result
- * per distinct name, in the order of the request. No quota
- * (THROTTLING_QUOTA_EXCEEDED, v3) and no authorization on this broker.
+ * per distinct name, in the order of the request.
+ * The controller mutation quota (KIP-599, ZkAdminManager.createPartitions):
+ * the partitions a growth adds are counted before it is submitted; from v3
+ * a topic arriving while the quota is exhausted gets
+ * THROTTLING_QUOTA_EXCEEDED and is not grown, before v3 it is grown; the
+ * answer carries the throttle time and the connection is muted that long.
+ * Here the count is taken when the topic exists and the new count is an
+ * increase (the controller checks the assignments after it).
  */
 #include <string.h>
 
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
 #include "broker/acl/check.h"
+#include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -98,7 +105,7 @@ static int set_message(brk_request *req, CreatePartitionsResponse_CreatePartitio
 static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 		    const CreatePartitionsRequest_CreatePartitionsTopic *q,
 		    CreatePartitionsResponse_CreatePartitionsTopicResult *r, brk_ctl_wait *w,
-		    int32_t k, int32_t *prepared)
+		    int32_t k, int32_t *prepared, brk_mutation_quota *mq)
 {
 	r->name = q->name;
 	if (ctl_validate_topic_name(q->name.ptr, q->name.len)) {
@@ -132,6 +139,11 @@ static int grow_one(brk_request *req, const CreatePartitionsRequest *m,
 	ctl_op op = { .type = CTL_OP_CREATE_PARTITIONS, .partitions = q->count, .assignments = as,
 		      .nassignments = nas, .validate_only = m->validate_only };
 	memcpy(op.topic, q->name.ptr, (size_t)q->name.len);
+	if (!m->validate_only && t && q->count > t->npartitions &&
+	    brk_quota_mutation_take(req, mq, q->count - t->npartitions) != KERR_NONE) {
+		r->error_code = KERR_THROTTLING_QUOTA_EXCEEDED;
+		return set_message(req, r, "The throttling quota has been exceeded.");
+	}
 	if (server.cluster.local && !m->validate_only && t && q->count > t->npartitions &&
 	    q->count <= CTL_MAX_PARTITIONS && (!as || nas == q->count - t->npartitions)) {
 		/* One node: the new logs first, so a log that cannot be made
@@ -152,6 +164,7 @@ typedef struct grow_state {
 	CreatePartitionsResponse resp;
 	int32_t *prepared; /* per result: the first new partition whose log was made, -1 none */
 	int32_t *counts;   /* per result: the count asked for */
+	brk_mutation_quota mq; /* KIP-599 */
 } grow_state;
 
 /* The controller's results are in (or the timeout passed). */
@@ -174,6 +187,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (set_message(req, r, res->error ? res->msg : NULL))
 			return BRK_CLOSE;
 	}
+	resp->throttle_time_ms = brk_quota_mutation_respond(req, &st->mq);
 	return CreatePartitionsResponse_encode(req->out, req->api_version, resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
@@ -197,6 +211,7 @@ int brk_handle_create_partitions(brk_request *req)
 		return BRK_CLOSE;
 	for (int32_t i = 0; i < n; i++)
 		st->prepared[i] = -1;
+	brk_quota_mutation_begin(req, &st->mq, 3);
 	CreatePartitionsResponse resp;
 	CreatePartitionsResponse_init(&resp);
 	resp.throttle_time_ms = 0;
@@ -231,7 +246,7 @@ int brk_handle_create_partitions(brk_request *req)
 				continue;
 			}
 			st->counts[k - 1] = m.topics[i].count;
-			if (grow_one(req, &m, &m.topics[i], r, w, k - 1, st->prepared))
+			if (grow_one(req, &m, &m.topics[i], r, w, k - 1, st->prepared, &st->mq))
 				return BRK_CLOSE;
 		}
 		resp.results_count = k;

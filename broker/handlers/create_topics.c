@@ -20,7 +20,13 @@
  *    back end) the logs are made first: a log that cannot be made is
  *    KAFKA_STORAGE_ERROR and nothing of the topic stays; a topic the
  *    controller refuses loses the logs made for it;
- *  - validate_only: all checks, nothing created.
+ *  - the controller mutation quota (KIP-599, ZkAdminManager.createTopics):
+ *    the partitions of a topic about to be created are counted; from v6 a
+ *    topic arriving while the quota is exhausted gets
+ *    THROTTLING_QUOTA_EXCEEDED and is not created, before v6 it is
+ *    created; the answer carries the throttle time and the connection is
+ *    muted that long;
+ *  - validate_only: all checks, nothing created (nothing counted).
  * v5+ answers the partition count, replication factor and every topic
  * config with its effective value; v7+ the topic id.
  */
@@ -31,6 +37,7 @@
 #include "broker/dynamic_config.h"
 #include "broker/partitions.h"
 #include "broker/acl/check.h"
+#include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "broker/topic_config.h"
@@ -177,6 +184,7 @@ typedef struct create_state {
 	ctl_config_entry **cfg; /* per topic, the overrides given (for the answer) */
 	int32_t *ncfg;
 	int32_t *prepared;      /* per topic, the logs made before the controller was asked */
+	brk_mutation_quota mq;  /* KIP-599 */
 } create_state;
 
 /* A topic whose name collides with name (Kafka's Topic.hasCollision). */
@@ -316,6 +324,11 @@ static int create_one(brk_request *req, const CreateTopicsRequest *m, int32_t id
 		      .nassignments = as ? q->assignments_count : 0, .configs = cfg, .nconfigs = nc,
 		      .validate_only = m->validate_only };
 	memcpy(op.topic, name, strlen(name) + 1);
+	if (!m->validate_only && brk_quota_mutation_take(req, &st->mq, partitions) != KERR_NONE) {
+		err = KERR_THROTTLING_QUOTA_EXCEEDED;
+		snprintf(msg, sizeof(msg), "The throttling quota has been exceeded.");
+		goto out;
+	}
 	if (server.cluster.local && !m->validate_only) {
 		/* One node: the logs first, so a log that cannot be made
 		 * refuses the topic before the controller records it. */
@@ -380,6 +393,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (fill_configs(req, r, st->cfg[i], st->ncfg[i]))
 			return BRK_CLOSE;
 	}
+	st->resp.throttle_time_ms = brk_quota_mutation_respond(req, &st->mq);
 	return CreateTopicsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
@@ -408,6 +422,7 @@ int brk_handle_create_topics(brk_request *req)
 	st->prepared = proto_arena_alloc(req->arena, (size_t)(n ? n : 1) * sizeof(*st->prepared));
 	if (!st->cfg || !st->ncfg || !st->prepared)
 		return BRK_CLOSE;
+	brk_quota_mutation_begin(req, &st->mq, 6);
 	for (int32_t i = 0; i < n; i++) {
 		CreateTopicsResponse_CreatableTopicResult_init(&resp.topics[i]);
 		if (create_one(req, &m, i, dup[i], &resp.topics[i], st, w))

@@ -9,6 +9,11 @@
  *  - unknown: UNKNOWN_TOPIC_OR_PARTITION by name, UNKNOWN_TOPIC_ID by id.
  *  - this broker not the controller: NOT_CONTROLLER (Kafka's ZooKeeper-mode
  *    KafkaApis answers DeleteTopics only on the controller).
+ * The controller mutation quota (KIP-599, ZkAdminManager.deleteTopics): the
+ * partitions of a topic about to be deleted are counted; from v5 a topic
+ * arriving while the quota is exhausted gets THROTTLING_QUOTA_EXCEEDED and
+ * stays, before v5 it is deleted; the answer carries the throttle time and
+ * the connection is muted that long.
  * The deletions go to the controller; the answer waits for its results up
  * to TimeoutMs. The data is removed and fetches waiting on the topic are
  * answered (when the controller's event reaches the partition registry)
@@ -19,6 +24,7 @@
 #include "broker/ctl_wait.h"
 #include "broker/partitions.h"
 #include "broker/acl/check.h"
+#include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
 #include "protocol/err.h"
@@ -64,6 +70,7 @@ static void result_error(DeleteTopicsResponse_DeletableTopicResult *r, int err, 
 
 typedef struct delete_state {
 	DeleteTopicsResponse resp;
+	brk_mutation_quota mq; /* KIP-599 */
 } delete_state;
 
 /* The results are in (or the timeout passed): the data of a deleted topic
@@ -86,6 +93,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 			strcpy(msg, res->msg);
 		result_error(r, res->error, msg ? msg : "The topic could not be deleted.");
 	}
+	st->resp.throttle_time_ms = brk_quota_mutation_respond(req, &st->mq);
 	return DeleteTopicsResponse_encode(req->out, req->api_version, &st->resp) == 0 ? BRK_RESPOND : BRK_CLOSE;
 }
 
@@ -116,6 +124,7 @@ int brk_handle_delete_topics(brk_request *req)
 	brk_ctl_wait *w = brk_ctl_wait_new(req, &server.cluster, n);
 	if (!st || !w)
 		return BRK_CLOSE;
+	brk_quota_mutation_begin(req, &st->mq, 5);
 
 	for (int32_t i = 0; i < n; i++) {
 		if (v >= 6) {
@@ -195,6 +204,11 @@ int brk_handle_delete_topics(brk_request *req)
 					     "This server does not host this topic-partition.");
 			else
 				result_error(r, KERR_UNKNOWN_TOPIC_ID, "This server does not host this topic ID.");
+			continue;
+		}
+		if (brk_quota_mutation_take(req, &st->mq, (int32_t)t->npartitions) != KERR_NONE) {
+			result_error(r, KERR_THROTTLING_QUOTA_EXCEEDED,
+				     "The throttling quota has been exceeded.");
 			continue;
 		}
 		/* The name and id outlive the topic: copy them first. */

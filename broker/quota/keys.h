@@ -27,6 +27,8 @@ typedef struct brk_quota_key {
 #define BRK_QUOTA_PRODUCER_BYTE_RATE "producer_byte_rate"
 #define BRK_QUOTA_CONSUMER_BYTE_RATE "consumer_byte_rate"
 #define BRK_QUOTA_REQUEST_PERCENTAGE "request_percentage"
+#define BRK_QUOTA_CONTROLLER_MUTATION_RATE "controller_mutation_rate"
+#define BRK_QUOTA_CONNECTION_CREATION_RATE "connection_creation_rate"
 
 /* The key named name (len bytes) for an IP entity (ip) or a user / client
  * id entity; NULL when it is not one. */

@@ -10,6 +10,7 @@
 
 #include "broker/quota/keys.h"
 #include "controller/entity.h"
+#include "protocol/err.h"
 
 /* Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds. */
 #define SENSOR_EXPIRY_MS (3600 * 1000)
@@ -19,7 +20,8 @@
 #define NAME_MAX_S 768
 
 static const char *const type_keys[BRK_QUOTA_NTYPES] = {
-	BRK_QUOTA_PRODUCER_BYTE_RATE, BRK_QUOTA_CONSUMER_BYTE_RATE, BRK_QUOTA_REQUEST_PERCENTAGE
+	BRK_QUOTA_PRODUCER_BYTE_RATE, BRK_QUOTA_CONSUMER_BYTE_RATE, BRK_QUOTA_REQUEST_PERCENTAGE,
+	BRK_QUOTA_CONTROLLER_MUTATION_RATE
 };
 
 typedef struct entity_bounds {
@@ -31,6 +33,7 @@ typedef struct sensor {
 	char *key; /* owned */
 	int64_t last_ms;
 	brk_quota_rate *rate;
+	brk_quota_bucket bucket; /* BRK_QUOTA_CONTROLLER_MUTATION */
 } sensor;
 
 /* ---- the rate (Kafka's SampledStat and Rate) ---- */
@@ -111,6 +114,29 @@ int32_t brk_quota_throttle_ms(double rate, double bound, int64_t window_ms)
 	return (int32_t)(t + 0.5);
 }
 
+/* ---- the token bucket (Kafka's TokenBucket, KIP-599) ---- */
+
+static void refill(brk_quota_bucket *b, double bound, double burst, int64_t now_ms)
+{
+	double t = b->tokens + bound * (double)(now_ms - b->last_ms) / 1000.0;
+	b->tokens = t < burst ? t : burst;
+	b->last_ms = now_ms;
+}
+
+void brk_quota_bucket_record(brk_quota_bucket *b, double bound, double burst, double value,
+			     int64_t now_ms)
+{
+	refill(b, bound, burst, now_ms);
+	double t = b->tokens - value;
+	b->tokens = t < burst ? t : burst;
+}
+
+double brk_quota_bucket_measure(brk_quota_bucket *b, double bound, double burst, int64_t now_ms)
+{
+	refill(b, bound, burst, now_ms);
+	return b->tokens;
+}
+
 /* ---- bounds from the client configs ---- */
 
 static void bounds_free(entity_bounds *b)
@@ -167,6 +193,7 @@ int brk_quotas_init(brk_quotas *q, int32_t window_num, int32_t window_seconds,
 	memset(q, 0, sizeof(*q));
 	q->window_num = window_num > 0 ? window_num : 11;
 	q->window_ms = (int64_t)(window_seconds > 0 ? window_seconds : 1) * 1000;
+	brk_quotas_set_controller_window(q, 11, 1);
 	brk_strmap_init(&q->bounds);
 	brk_strmap_init(&q->sensors);
 	if (!reg)
@@ -179,6 +206,12 @@ int brk_quotas_init(brk_quotas *q, int32_t window_num, int32_t window_seconds,
 		brk_quotas_on_config(q, cc->entity, cc);
 	}
 	return 0;
+}
+
+void brk_quotas_set_controller_window(brk_quotas *q, int32_t window_num, int32_t window_seconds)
+{
+	q->ctl_window_num = window_num > 0 ? window_num : 11;
+	q->ctl_window_ms = (int64_t)(window_seconds > 0 ? window_seconds : 1) * 1000;
 }
 
 void brk_quotas_free(brk_quotas *q)
@@ -295,6 +328,12 @@ static void sweep(brk_quotas *q, int64_t now_ms)
 	}
 }
 
+/* The burst of a mutation bucket with bound (TokenBucket.burst). */
+static double burst_of(const brk_quotas *q, double bound)
+{
+	return (double)q->ctl_window_num * (double)q->ctl_window_ms / 1000.0 * bound;
+}
+
 /* The sensor of (t, tags), created when absent (and create); NULL when
  * out of memory or absent. */
 static sensor *sensor_of(brk_quotas *q, brk_quota_type t, const resolved *r, const char *u,
@@ -315,6 +354,10 @@ static sensor *sensor_of(brk_quotas *q, brk_quota_type t, const resolved *r, con
 		return NULL;
 	s->key = strdup(key);
 	s->rate = brk_quota_rate_new(q->window_num, now_ms);
+	/* Kafka's bucket starts empty at time 0, so its first use finds it
+	 * full: the same as starting full now */
+	s->bucket.tokens = burst_of(q, r->bound);
+	s->bucket.last_ms = now_ms;
 	if (!s->key || !s->rate || brk_strmap_put(&q->sensors, s->key, n, s) != 0) {
 		free(s->key);
 		free(s->rate);
@@ -366,4 +409,53 @@ void brk_quota_unrecord(brk_quotas *q, brk_quota_type t, const char *principal,
 	sensor *s = sensor_of(q, t, &r, u, c, now_ms, false);
 	if (s)
 		brk_quota_rate_record(s->rate, q->window_num, q->window_ms, -value, now_ms);
+}
+
+/* ---- controller mutations (KIP-599) ---- */
+
+int brk_quota_mutation_record(brk_quotas *q, brk_mutation_quota *mq, const char *principal,
+			      proto_str client_id, double permits, int64_t now_ms)
+{
+	const brk_quota_type t = BRK_QUOTA_CONTROLLER_MUTATION;
+	if (!brk_quotas_enabled(q, t))
+		return KERR_NONE;
+	char u[NAME_MAX_S], c[NAME_MAX_S];
+	if (!names(principal, client_id, u, c))
+		return KERR_NONE;
+	resolved r = resolve(q, t, u, c);
+	if (r.bound <= 0)
+		return KERR_NONE;
+	sensor *s = sensor_of(q, t, &r, u, c, now_ms, true);
+	if (!s)
+		return KERR_NONE;
+	s->last_ms = now_ms;
+	double burst = burst_of(q, r.bound);
+	if (mq->strict) {
+		/* StrictControllerMutationQuota: Sensor.checkQuotas, then the
+		 * record without a check */
+		double tokens = brk_quota_bucket_measure(&s->bucket, r.bound, burst, now_ms);
+		if (tokens < 0) {
+			double ms = -tokens / r.bound * 1000.0 + 0.5;
+			mq->throttle_ms = ms >= INT32_MAX ? INT32_MAX : (int32_t)ms;
+			mq->recorded_ms = now_ms;
+			return KERR_THROTTLING_QUOTA_EXCEEDED;
+		}
+		brk_quota_bucket_record(&s->bucket, r.bound, burst, permits, now_ms);
+		return KERR_NONE;
+	}
+	/* PermissiveControllerMutationQuota: record with the check */
+	brk_quota_bucket_record(&s->bucket, r.bound, burst, permits, now_ms);
+	double tokens = brk_quota_bucket_measure(&s->bucket, r.bound, burst, now_ms);
+	if (tokens < 0) {
+		double ms = -tokens / r.bound * 1000.0 + 0.5;
+		mq->throttle_ms = ms >= INT32_MAX ? INT32_MAX : (int32_t)ms;
+		mq->recorded_ms = now_ms;
+	}
+	return KERR_NONE;
+}
+
+int32_t brk_quota_mutation_throttle(const brk_mutation_quota *mq, int64_t now_ms)
+{
+	int64_t left = (int64_t)mq->throttle_ms - (now_ms - mq->recorded_ms);
+	return left > 0 ? (int32_t)left : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * throttle.c - the quotas as handlers apply them (quota.h, "for
- * handlers"): the request's size, and the request quota of a request
- * answered now, on the server's quotas.
+ * handlers"): the request's size, the request quota of a request
+ * answered now and the controller mutation quota, on the server's quotas.
  */
 #include <time.h>
 
@@ -74,4 +74,32 @@ void brk_quota_request_done(brk_request *req)
 				(uint32_t)p[2] << 8 | (uint32_t)p[3]);
 	if (ms > had)
 		proto_writer_patch_int32(w, (size_t)at, ms);
+}
+
+/* ---- controller mutations (KIP-599) ---- */
+
+void brk_quota_mutation_begin(brk_request *req, brk_mutation_quota *mq, int16_t strict_since)
+{
+	mq->strict = req->api_version >= strict_since;
+	mq->throttle_ms = 0;
+	mq->recorded_ms = 0;
+}
+
+int brk_quota_mutation_take(brk_request *req, brk_mutation_quota *mq, int32_t partitions)
+{
+	return brk_quota_mutation_record(&server.quotas, mq, brk_conn_principal(req->conn),
+					 req->client_id, (double)partitions, brk_mono_ms());
+}
+
+int32_t brk_quota_mutation_respond(brk_request *req, const brk_mutation_quota *mq)
+{
+	int32_t mutation = brk_quota_mutation_throttle(mq, brk_mono_ms());
+	/* the request quota, counted here so the answer carries it; it mutes
+	 * the connection for its own time */
+	int32_t request = brk_quota_request_throttle(req);
+	if (mutation > request) {
+		brk_conn_throttle(req->conn, mutation);
+		return mutation;
+	}
+	return request;
 }
