@@ -8,10 +8,18 @@
  * computes it, and the connection is muted for that long (KIP-219: the
  * next request on it is answered only after the throttle). Removing the
  * quota removes the znode and, on broker 2, the throttling.
+ * Also KIP-599 and KIP-612 in the cluster: controller_mutation_rate set
+ * through the broker that is not the controller is enforced by the
+ * controller, which alone answers CreateTopics (THROTTLING_QUOTA_EXCEEDED
+ * once the bucket is spent; the other broker says NOT_CONTROLLER), and an
+ * ip entity's connection_creation_rate set through one broker makes the
+ * other close connections over it, until it is removed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "compat-tests/cluster_common.h"
@@ -23,14 +31,15 @@
 #define KEY_PRODUCE 0
 #define KEY_API_VERSIONS 18
 
-/* AlterClientQuotas v1 of clients/<client>: key = value, or removed. */
-static int16_t alter_client(int fd, const char *client, const char *key, double value, int remove)
+/* AlterClientQuotas v1 of <type>/<name>: key = value, or removed. */
+static int16_t alter_entity(int fd, const char *type, const char *name, const char *key,
+			    double value, int remove)
 {
 	k_wbuf w = { .len = 0 };
 	kw_uvarint(&w, 2); /* one entry */
 	kw_uvarint(&w, 2); /* one entity pair */
-	kw_cstr(&w, "client-id");
-	kw_cstr(&w, client);
+	kw_cstr(&w, type);
+	kw_cstr(&w, name);
 	kw_tags0(&w);
 	kw_uvarint(&w, 2); /* one op */
 	kw_cstr(&w, key);
@@ -49,6 +58,11 @@ static int16_t alter_client(int fd, const char *client, const char *key, double 
 	int16_t err = kr_i16(&r, "error");
 	free(frame);
 	return err;
+}
+
+static int16_t alter_client(int fd, const char *client, const char *key, double value, int remove)
+{
+	return alter_entity(fd, "client-id", client, key, value, remove);
 }
 
 /* The value of key for clients/<client> in DescribeClientQuotas v1 (EXACT
@@ -164,12 +178,113 @@ START_TEST(test_quota_across_brokers)
 }
 END_TEST
 
+/* CreateTopics v6 of topic (partitions, rf 1) on fd, client "compat";
+ * the topic's error, *throttle the answer's throttle_time_ms. */
+static int16_t create_v6(int fd, const char *topic, int32_t partitions, int32_t *throttle)
+{
+	k_wbuf w = { .len = 0 };
+	kw_uvarint(&w, 2);
+	kw_cstr(&w, topic);
+	kw_i32(&w, partitions);
+	kw_i16(&w, 1);
+	kw_uvarint(&w, 1);
+	kw_uvarint(&w, 1);
+	kw_tags0(&w);
+	kw_i32(&w, 30000);
+	kw_u8(&w, 0);
+	kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 19, 6, &w, &r);
+	*throttle = kr_i32(&r, "throttle");
+	ck_assert_int_eq(kr_carray(&r, "topics"), 1);
+	kr_cstr(&r, NULL, 0, "name");
+	int16_t err = kr_i16(&r, "error");
+	free(frame);
+	return err;
+}
+
+/* A new connection to port sends ApiVersions: 1 answered, 0 closed
+ * without an answer. */
+static int served(int port)
+{
+	int fd = w_connect(port, 5000);
+	ck_assert_int_ge(fd, 0);
+	uint8_t req[64];
+	int n = w_build_request(req, sizeof(req), 18, 0, 9, "storm", NULL, 0);
+	ck_assert_int_eq(w_send_all(fd, req, (size_t)n, 5000), 0);
+	uint8_t *body;
+	int32_t len;
+	int rc = w_recv_frame(fd, &body, &len, 1 << 20, h_scaled_ms(10000));
+	if (rc == 0)
+		free(body);
+	close(fd);
+	return rc == 0;
+}
+
+START_TEST(test_rates_across_brokers)
+{
+	hc_cluster c;
+	hc_options o = { .brokers = 2 };
+	cc_start(&c, &o, false);
+	int ctl = hc_controller(&c);
+	ck_assert_msg(ctl == 1 || ctl == 2, "controller %d", ctl);
+	int other = 3 - ctl;
+	int fdc = cc_connect(&c, ctl), fdo = cc_connect(&c, other);
+
+	/* controller_mutation_rate 1/s for client id "compat", set through the
+	 * broker that is not the controller */
+	ck_assert_int_eq(alter_client(fdo, "compat", "controller_mutation_rate", 1, 0), 0);
+	long long deadline = h_now_ms() + h_scaled_ms(15000);
+	while (describe_client(fdc, "compat", "controller_mutation_rate") != 1) {
+		ck_assert_msg(h_now_ms() < deadline, "the controller never saw the quota");
+		usleep(50 * 1000);
+	}
+	int32_t t;
+	ck_assert_int_eq(create_v6(fdo, "cm-x", 1, &t), 41); /* NOT_CONTROLLER */
+	/* bucket of 11: 30 partitions pass and leave 19 to pay back at 1/s */
+	ck_assert_int_eq(create_v6(fdc, "cm-a", 30, &t), 0);
+	ck_assert_int_eq(t, 0);
+	ck_assert_int_eq(create_v6(fdc, "cm-b", 1, &t), 89);
+	cc_log("CreateTopics v6 on the controller after 30 partitions at 1/s: 89, throttle %d ms",
+	       (int)t);
+	ck_assert_msg(t > 9000 && t <= 19000, "throttle_time_ms %d", (int)t);
+	close(fdc); /* muted for the throttle time */
+	fdc = cc_connect(&c, ctl);
+
+	/* connection_creation_rate 2/s of 127.0.0.1 set through the
+	 * controller: the other broker closes connections over it (after the
+	 * first windows' allowance, about 20 with quota.window.num 11) */
+	ck_assert_int_eq(alter_entity(fdc, "ip", "127.0.0.1", "connection_creation_rate", 2, 0), 0);
+	int port = c.b[other]->port;
+	int tries = 0, closed = 0;
+	deadline = h_now_ms() + h_scaled_ms(20000);
+	while (!closed && h_now_ms() < deadline) {
+		tries++;
+		closed = !served(port);
+	}
+	cc_log("broker %d closed connection %d unserved (ip quota 2/s)", other, tries);
+	ck_assert_msg(closed, "%d connections, none closed", tries);
+	/* removed: served again once the change reached the broker */
+	ck_assert_int_eq(alter_entity(fdc, "ip", "127.0.0.1", "connection_creation_rate", 0, 1),
+			 0);
+	int in_a_row = 0;
+	deadline = h_now_ms() + h_scaled_ms(20000);
+	while (in_a_row < 30 && h_now_ms() < deadline)
+		in_a_row = served(port) ? in_a_row + 1 : 0;
+	ck_assert_int_eq(in_a_row, 30);
+	close(fdc);
+	close(fdo);
+	cc_finish(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster_quotas");
 	TCase *tc = tcase_create("quotas");
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_quota_across_brokers);
+	tcase_add_test(tc, test_rates_across_brokers);
 	suite_add_tcase(s, tc);
 	return cc_run_suite(s);
 }
