@@ -991,14 +991,23 @@ START_TEST(test_scram_admin)
 }
 END_TEST
 
-/* KIP-368: connections.max.reauth.ms. */
+/* KIP-368: connections.max.reauth.ms. The steps are timed by sleeps
+ * against a session of LIFETIME_MS: the re-authentication half of it in,
+ * and the request that must fall inside the second session two thirds of
+ * it after that, so each has LIFETIME_MS / 3 or more to spare for a test
+ * process held up on a loaded machine (with 1500 ms it was 500 ms). */
+#define LIFETIME_MS 3000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 START_TEST(test_reauthentication)
 {
 	h_broker *b = c_start_broker((const char *const[]){SASL_OVERRIDES,
-							    "connections.max.reauth.ms=1500", NULL});
+							    "connections.max.reauth.ms=" STR(LIFETIME_MS),
+							    NULL});
 	char tok[128];
 	auth_result r;
-	int64_t lifetime = 1500;
+	int64_t lifetime = LIFETIME_MS;
 
 	/* the lifetime is told; past it, any request but a handshake closes */
 	int fd = connect_or_fail(b);
@@ -1007,7 +1016,7 @@ START_TEST(test_reauthentication)
 	ck_assert_int_eq(r.error, 0);
 	ck_assert_int_eq(r.session_lifetime_ms, lifetime);
 	expect_metadata_answered(fd);
-	usleep(1700 * 1000);
+	usleep((LIFETIME_MS + 200) * 1000);
 	uint8_t body[4];
 	w_put32(body, 0);
 	send_request(fd, 3, 1, 3, body, sizeof(body));
@@ -1018,12 +1027,13 @@ START_TEST(test_reauthentication)
 	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
 	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
 	ck_assert_int_eq(r.error, 0);
-	usleep(1000 * 1000);
+	usleep(LIFETIME_MS / 2 * 1000);
 	ck_assert_int_eq(handshake(fd, 1, "PLAIN", NULL, 0), 0);
 	ck_assert_int_eq(authenticate(fd, tok, plain_token(tok, "alice", "alice-secret"), &r), WIRE_OK);
 	ck_assert_int_eq(r.error, 0);
 	ck_assert_int_eq(r.session_lifetime_ms, lifetime);
-	usleep(1000 * 1000); /* past the first session's end, inside the second */
+	usleep(LIFETIME_MS * 2 / 3 * 1000); /* past the first session's end, inside the
+					     * second */
 	expect_metadata_answered(fd);
 	/* a second after the last re-authentication began, another may
 	 * begin; one less than a second after that is no re-authentication
@@ -1073,7 +1083,7 @@ START_TEST(test_reauthentication)
 		c_flush(p, h_scaled_ms(20000));
 		ck_assert_msg(d.done && d.err == 0, "record %d: %s", i, rd_kafka_err2str(d.err));
 		ck_assert_int_eq(d.offset, i);
-		usleep(500 * 1000);
+		usleep(LIFETIME_MS / 3 * 1000);
 	}
 	rd_kafka_destroy(p);
 	c_stop_broker(b);
