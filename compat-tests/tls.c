@@ -749,28 +749,6 @@ START_TEST(test_principal_in_acls)
 }
 END_TEST
 
-/* The organisation of the certificate the SSL port serves ("" if none),
- * read with the openssl command. */
-static void served_org(int port, char *out, size_t size)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd),
-		 "openssl s_client -connect 127.0.0.1:%d </dev/null 2>/dev/null | "
-		 "openssl x509 -noout -subject 2>/dev/null", port);
-	out[0] = '\0';
-	FILE *f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	char line[512] = "";
-	if (fgets(line, sizeof(line), f)) {
-		const char *o = strstr(line, "O = ");
-		if (o) {
-			size_t n = strcspn(o + 4, ",\n");
-			snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), o + 4);
-		}
-	}
-	pclose(f);
-}
-
 /* AlterConfigs of BROKER resource `resource` with the name, value pairs
  * of kv (NULL-terminated): its error, the message into msg (may be
  * NULL). */
@@ -854,19 +832,6 @@ static bool describe_broker_key(const h_broker *b, const char *name, char *value
 	return found;
 }
 
-/* Wait until the SSL port serves organisation want. */
-static bool wait_org(int port, const char *want)
-{
-	char org[64];
-	for (int t = 0; t < 100; t++) {
-		served_org(port, org, sizeof(org));
-		if (strcmp(org, want) == 0)
-			return true;
-		usleep(100 * 1000);
-	}
-	return false;
-}
-
 START_TEST(test_dynamic_keystore)
 {
 	make_certs();
@@ -875,9 +840,9 @@ START_TEST(test_dynamic_keystore)
 	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("keystore.pem"));
 	h_broker *b = start_tls_broker(&port, (const char *const[]){
 		"ssl.keystore.type=PEM", loc, "ssl.key.password=keypass", NULL });
-	ck_assert_msg(wait_org(port, "first"), "the first certificate is not served");
+	ck_assert_msg(tls_wait_org(port, "first"), "the first certificate is not served");
 	alter_broker(b, "listener.name.ssl.ssl.keystore.location", cert("keystore2.pem"));
-	ck_assert_msg(wait_org(port, "second"), "the replaced certificate is not served");
+	ck_assert_msg(tls_wait_org(port, "second"), "the replaced certificate is not served");
 	ck_assert_msg(log_has(b, "listener SSL: a new TLS context"), "no log line of the change");
 	/* clients still connect (the new certificate is signed by the same CA) */
 	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
@@ -891,7 +856,7 @@ START_TEST(test_dynamic_keystore)
 			      strstr(msg, "Validation of dynamic config update of SSLFactory failed") &&
 			      strstr(msg, "/nonexistent/ks.pem"),
 		      "a bad keystore: %s %s", rd_kafka_err2name(err), msg);
-	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
+	ck_assert_msg(tls_wait_org(port, "second"), "the certificate in use was dropped");
 	/* DescribeConfigs lists the security keys set: the dynamic
 	 * keystore with its value, the static key password sensitive and
 	 * null */
@@ -1022,7 +987,7 @@ START_TEST(test_dynamic_password)
 	h_broker *b = start_tls_broker(&port, (const char *const[]){
 		"ssl.keystore.type=PKCS12", loc, "ssl.keystore.password=storepass",
 		"password.encoder.secret=first secret", NULL });
-	ck_assert_msg(wait_org(port, "first"), "the first certificate is not served");
+	ck_assert_msg(tls_wait_org(port, "first"), "the first certificate is not served");
 	char msg[512];
 	/* the new keystore with a wrong password: refused, nothing changes */
 	rd_kafka_resp_err_t err = alter_broker_kv(b, "0", (const char *const[]){
@@ -1046,7 +1011,7 @@ START_TEST(test_dynamic_password)
 	err = alter_broker_kv(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
 							     "storepass2", NULL }, msg, sizeof(msg));
 	ck_assert_msg(err == 0, "the swap: %s %s", rd_kafka_err2name(err), msg);
-	ck_assert_msg(wait_org(port, "second"), "the second keystore is not served");
+	ck_assert_msg(tls_wait_org(port, "second"), "the second keystore is not served");
 	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
 	ck_assert_int_eq(try_metadata(b, port, kv), 0);
 	expect_stored(b, "first secret", "storepass2");
@@ -1075,22 +1040,22 @@ START_TEST(test_dynamic_password)
 	ierr = incremental_set(b, "0", (const char *const[]){ LOC_KEY, cert("server.p12"), PW_KEY,
 							  "storepass", NULL }, msg, sizeof(msg));
 	ck_assert_msg(ierr == 0, "IncrementalAlterConfigs: %d %s", ierr, msg);
-	ck_assert_msg(wait_org(port, "first"), "the first keystore is not served again");
+	ck_assert_msg(tls_wait_org(port, "first"), "the first keystore is not served again");
 	expect_stored(b, "first secret", "storepass");
 	ierr = incremental_set(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
 							  "storepass2", NULL }, msg, sizeof(msg));
 	ck_assert_msg(ierr == 0, "IncrementalAlterConfigs: %d %s", ierr, msg);
-	ck_assert_msg(wait_org(port, "second"), "the second keystore is not served again");
+	ck_assert_msg(tls_wait_org(port, "second"), "the second keystore is not served again");
 	/* after a restart the stored password is read */
 	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
 	ck_assert_msg(h_broker_restart(b) == 0, "restart");
-	ck_assert_msg(wait_org(port, "second"), "after a restart the second keystore is not served");
+	ck_assert_msg(tls_wait_org(port, "second"), "after a restart the second keystore is not served");
 	/* a wrong secret: the stored password is ignored with a log line;
 	 * the listener keeps the static keystore */
 	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
 	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.secret=wrong secret"), 0);
 	ck_assert_msg(h_broker_restart(b) == 0, "restart with a wrong secret");
-	ck_assert_msg(wait_org(port, "first"), "with a wrong secret the static keystore is not served");
+	ck_assert_msg(tls_wait_org(port, "first"), "with a wrong secret the static keystore is not served");
 	ck_assert_msg(log_has(b, "Dynamic password config " PW_KEY " could not be decoded, ignoring"),
 		      "no log line of the ignored password");
 	/* the old secret reads it (rotation): the second keystore again */
@@ -1098,7 +1063,7 @@ START_TEST(test_dynamic_password)
 	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.secret=new secret"), 0);
 	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret=first secret"), 0);
 	ck_assert_msg(h_broker_restart(b) == 0, "restart with the old secret");
-	ck_assert_msg(wait_org(port, "second"), "password.encoder.old.secret did not decode it");
+	ck_assert_msg(tls_wait_org(port, "second"), "password.encoder.old.secret did not decode it");
 	/* and it is stored again with the new secret (Kafka's
 	 * maybeReEncodePasswords): the old secret can go */
 	ck_assert_msg(log_has(b, "read with password.encoder.old.secret: storing them encrypted"),
@@ -1118,7 +1083,7 @@ START_TEST(test_dynamic_password)
 	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
 	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret="), 0);
 	ck_assert_msg(h_broker_restart(b) == 0, "restart without the old secret");
-	ck_assert_msg(wait_org(port, "second"), "the re-encoded password is not read");
+	ck_assert_msg(tls_wait_org(port, "second"), "the re-encoded password is not read");
 	/* no password in the log, ever */
 	char *log = h_broker_read_log(b);
 	ck_assert_ptr_nonnull(log);

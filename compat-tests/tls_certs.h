@@ -13,10 +13,20 @@
 #ifndef SAMSA_COMPAT_TLS_CERTS_H
 #define SAMSA_COMPAT_TLS_CERTS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Make them unless an earlier test of the program did. */
 void make_certs(void);
 
 /* The path of certificate file name (one of a few rotating buffers). */
 const char *cert(const char *name);
+
+/* The organisation (O=) of the certificate TLS port serves ("" if none),
+ * read with the openssl command. */
+void tls_served_org(int port, char *out, size_t size);
+
+/* Wait up to 10 s until port serves organisation want. */
+bool tls_wait_org(int port, const char *want);
 
 #endif
