@@ -5,6 +5,7 @@
  */
 #include "broker/dynamic_config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,20 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 	brk_config scratch;
 	brk_config_defaults(&scratch);
 	for (int32_t i = 0; i < n; i++) {
+		if (brk_config_is_listener_rate_key(configs[i].name)) {
+			/* ListenerConnectionQuota.validateReconfiguration: a rate
+			 * above 0 */
+			const char *v = configs[i].value ? configs[i].value : "";
+			char *end;
+			errno = 0;
+			long long r = strtoll(v, &end, 10);
+			if (errno || end == v || *end || r <= 0 || r > INT32_MAX) {
+				snprintf(msg, msgsize, "Invalid value %s for configuration %s: Invalid "
+					 "max.connection.creation.rate %s", v, configs[i].name, v);
+				return KERR_INVALID_REQUEST;
+			}
+			continue;
+		}
 		if (!brk_config_key_find(configs[i].name))
 			continue;
 		char err[512];

@@ -106,6 +106,14 @@ static void refresh_tls(void *arg)
 	}
 }
 
+/* The effective config was rebuilt (a dynamic config changed): the TLS
+ * contexts and the connection creation rates follow it. */
+static void on_config_changed(void *arg)
+{
+	refresh_tls(arg);
+	brk_conn_rate_reconfigure(&server.conn_rate, &server.cfg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -684,7 +692,7 @@ int main(int argc, char **argv)
 	}
 	/* Dynamic configs read since start-up may name other keystores. */
 	refresh_tls(&rs);
-	brk_dynamic_config_set_hook(&server.dynamic, refresh_tls, &rs);
+	brk_dynamic_config_set_hook(&server.dynamic, on_config_changed, &rs);
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns) {
