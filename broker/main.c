@@ -461,6 +461,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* password.encoder.*: bad settings stop start-up (Kafka's config
+	 * checks), not the first dynamic password change. */
+	{
+		char perr[256];
+		if (brk_dynamic_config_check_encoder(cfg, perr, sizeof(perr)) < 0) {
+			fprintf(stderr, "samsa: %s\n", perr);
+			return 1;
+		}
+	}
+
 	/* The TLS of the SSL listeners first: a bad keystore stops start-up
 	 * before anything else is touched. Then the client side of the
 	 * inter-broker listener when it is SSL or SASL_SSL. */

@@ -60,6 +60,8 @@ void make_certs(void)
 	sh("openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
 	   "-extfile san.ext -out server2.pem");
 	sh("cat server2.key server2.pem > keystore2.pem");
+	sh("openssl pkcs12 -export -in server2.pem -inkey server2.key -certfile ca.pem "
+	   "-passout pass:storepass2 -out server2.p12");
 	/* clients: Alice from our CA, Mallory from the rogue one */
 	sh("openssl req " EC " -keyout alice.key -out alice.csr -subj '/O=acme/OU=Eng/CN=Alice'");
 	sh("openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "

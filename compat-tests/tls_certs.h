@@ -5,7 +5,8 @@
  * localhost and 127.0.0.1) as server.key/server.pem, keystore.pem (key
  * encrypted with "keypass" + certificate), server.p12 (password
  * "storepass"); trust.p12 (the CA, "trustpass"); a second server
- * certificate (O=second) as keystore2.pem; clients alice (O=acme, OU=Eng,
+ * certificate (O=second) as keystore2.pem and server2.p12 (password
+ * "storepass2"); clients alice (O=acme, OU=Eng,
  * CN=Alice, from the CA) and mallory (from the rogue CA). Every step that
  * fails fails the running check test.
  */
