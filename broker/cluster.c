@@ -53,6 +53,31 @@ static void result(brk_cluster *cl, const ctl_result *r)
 	/* forgotten: its requester went away */
 }
 
+static void reencoded(void *arg, const ctl_result *r)
+{
+	(void)arg;
+	if (r->error)
+		fprintf(stderr, "samsa: dynamic password configs not stored again with "
+			"password.encoder.secret: error %d %s\n", r->error, r->msg);
+}
+
+/* Passwords read with password.encoder.old.secret are stored again
+ * encrypted with password.encoder.secret (Kafka's maybeReEncodePasswords). */
+static void reencode_passwords(brk_cluster *cl, int32_t broker_id)
+{
+	int32_t n;
+	ctl_config_entry *e = brk_dynamic_config_reencoded(cl->dynamic, &n);
+	if (!e)
+		return;
+	ctl_op op = { .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = broker_id, .configs = e,
+		      .nconfigs = n };
+	if (brk_ctl_call(cl, &op, reencoded, NULL))
+		fprintf(stderr, "samsa: dynamic password configs read with "
+			"password.encoder.old.secret: storing them encrypted with "
+			"password.encoder.secret\n");
+	ctl_configs_free(e, n);
+}
+
 static void apply(brk_cluster *cl, ctl_event *e, int64_t now)
 {
 	switch (e->type) {
@@ -81,6 +106,7 @@ static void apply(brk_cluster *cl, ctl_event *e, int64_t now)
 					 e->u.broker_configs.configs, e->u.broker_configs.nconfigs);
 		e->u.broker_configs.configs = NULL; /* taken over */
 		e->u.broker_configs.nconfigs = 0;
+		reencode_passwords(cl, e->u.broker_configs.broker_id);
 		break;
 	case CTL_EV_CLIENT_CONFIGS:
 		if (brk_client_configs_apply(&cl->client_configs, e->u.client_configs.entity,

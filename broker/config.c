@@ -789,7 +789,7 @@ static const key_def key_defs[] = {
 	      "Default file.delete.delay.ms of topics: how long a deleted segment's files stay "
 	      "on disk."),
 	  FIELD(K_I64, log_segment_delete_delay_ms), ATLEAST64(0) },
-	{ KEY("max.connection.creation.rate", T_INT, false, "2147483647",
+	{ KEY("max.connection.creation.rate", T_INT, true, "2147483647",
 	      "The most new connections accepted per second on the broker (KIP-612); faster "
 	      "ones wait to be accepted. listener.name.<l>.max.connection.creation.rate sets a "
 	      "listener's own bound (this one when not set)."),
@@ -1724,10 +1724,14 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
 /*
  * Whether name is one of the SSL keys Kafka changes at runtime (its
  * SslConfigs.RECONFIGURABLE_CONFIGS, KIP-226), bare or with a
- * "listener.name.<l>." prefix: the keystore and truststore keys.
+ * "listener.name.<l>." prefix: the keystore and truststore keys; or a
+ * listener's connection creation rate (SocketServer's
+ * ListenerReconfigurableConfigs, listener.name.<l>. only).
  */
 static bool is_dynamic_ssl_key(const char *name)
 {
+	if (brk_config_is_listener_rate_key(name))
+		return true;
 	static const char *const keys[] = {
 		"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
 		"ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key",
@@ -1744,6 +1748,14 @@ static bool is_dynamic_ssl_key(const char *name)
 		if (strcmp(name, keys[i]) == 0)
 			return true;
 	return false;
+}
+
+bool brk_config_is_listener_rate_key(const char *name)
+{
+	if (strncmp(name, "listener.name.", 14) != 0)
+		return false;
+	const char *dot = strchr(name + 14, '.');
+	return dot && dot > name + 14 && strcmp(dot + 1, "max.connection.creation.rate") == 0;
 }
 
 void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn)

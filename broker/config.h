@@ -361,6 +361,10 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
  */
 void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn);
 
+/* Whether name is listener.name.<l>.max.connection.creation.rate (a
+ * dynamic listener key, kept with the security keys). */
+bool brk_config_is_listener_rate_key(const char *name);
+
 /* The listener this broker advertises to clients (Metadata,
  * DescribeCluster): the first of advertised.listeners, else the first of
  * listeners; NULL when neither has one. Points into cfg. */

@@ -5,6 +5,8 @@
  */
 #include "broker/dynamic_config.h"
 
+#include <errno.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,56 @@ void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *o
 	out->ndynamic_default = d->ndefaults;
 }
 
+/* A whole int of key k (NULL or "": 0, the encoder's default); -1 with
+ * err when it is not one. */
+static int encoder_int(const brk_config *cfg, const char *k, int *out, char *err, size_t errsize)
+{
+	const char *v = brk_config_security_get(cfg, NULL, k);
+	*out = 0;
+	if (!v || !*v)
+		return 0;
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || *end || x < 1 || x > 1 << 30) {
+		snprintf(err, errsize, "%s=%s: not a positive integer", k, v);
+		return -1;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+/* The password.encoder.* keys of cfg into e (strings point into cfg). */
+static int encoder_of(const brk_config *cfg, brk_password_encoder *e, const char **old_secret,
+		      char *err, size_t errsize)
+{
+	memset(e, 0, sizeof(*e));
+	e->secret = brk_config_security_get(cfg, NULL, "password.encoder.secret");
+	if (e->secret && !*e->secret)
+		e->secret = NULL;
+	*old_secret = brk_config_security_get(cfg, NULL, "password.encoder.old.secret");
+	if (*old_secret && !**old_secret)
+		*old_secret = NULL;
+	e->keyfactory_algorithm = brk_config_security_get(cfg, NULL,
+							  "password.encoder.keyfactory.algorithm");
+	e->cipher_algorithm = brk_config_security_get(cfg, NULL, "password.encoder.cipher.algorithm");
+	if (encoder_int(cfg, "password.encoder.key.length", &e->key_length, err, errsize) < 0 ||
+	    encoder_int(cfg, "password.encoder.iterations", &e->iterations, err, errsize) < 0)
+		return -1;
+	return 0;
+}
+
+int brk_dynamic_config_check_encoder(const brk_config *cfg, char *err, size_t errsize)
+{
+	brk_password_encoder e;
+	const char *old;
+	if (encoder_of(cfg, &e, &old, err, errsize) < 0)
+		return -1;
+	if (!e.secret)
+		return 0; /* nothing is encoded: the other keys are not used */
+	return brk_password_encoder_check(&e, err, errsize);
+}
+
 void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
 			     struct brk_partitions *partitions)
 {
@@ -32,6 +84,56 @@ void brk_dynamic_config_init(brk_dynamic_config *d, brk_config *cfg,
 	d->cfg = cfg;
 	d->static_cfg = *cfg;
 	d->partitions = partitions;
+	char err[256];
+	if (encoder_of(&d->static_cfg, &d->encoder, &d->old_secret, err, sizeof(err)) < 0)
+		d->encoder.secret = NULL; /* checked at start-up (brk_dynamic_config_check_encoder) */
+}
+
+/* ctl_configs_free, password values wiped first. */
+static void free_configs(ctl_config_entry *e, int32_t n)
+{
+	for (int32_t i = 0; i < n && e; i++)
+		if (e[i].name && e[i].value && brk_config_is_password(e[i].name))
+			OPENSSL_cleanse(e[i].value, strlen(e[i].value));
+	ctl_configs_free(e, n);
+}
+
+/* Decrypt each password value of configs in place (Kafka's
+ * fromPersistentProps); one that cannot be is dropped with a log line.
+ * *used_old: how many needed the old secret; *dropped: how many were
+ * dropped. */
+static int32_t decode_passwords(const brk_dynamic_config *d, ctl_config_entry *configs, int32_t n,
+				int *used_old, int *dropped)
+{
+	int32_t out = 0;
+	*used_old = *dropped = 0;
+	for (int32_t i = 0; i < n; i++) {
+		ctl_config_entry *c = &configs[i];
+		if (c->name && c->value && brk_config_is_password(c->name)) {
+			char why[256] = "Password encoder secret not configured", why_old[256] = "";
+			char *plain = NULL;
+			if (d->encoder.secret)
+				plain = brk_password_decode(d->encoder.secret, c->value, why, sizeof(why));
+			if (!plain && d->old_secret) {
+				plain = brk_password_decode(d->old_secret, c->value, why_old,
+							    sizeof(why_old));
+				*used_old += plain != NULL;
+			}
+			if (!plain) {
+				(*dropped)++;
+				fprintf(stderr, "samsa: Dynamic password config %s could not be decoded, "
+					"ignoring (%s%s%s)\n", c->name, why,
+					why_old[0] ? "; with password.encoder.old.secret: " : "", why_old);
+				free(c->name);
+				free(c->value);
+				continue;
+			}
+			free(c->value);
+			c->value = plain;
+		}
+		configs[out++] = *c;
+	}
+	return out;
 }
 
 int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
@@ -77,19 +179,50 @@ int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const ch
 					   const ctl_config_entry *configs, int32_t n, char *msg,
 					   size_t msgsize)
 {
-	const char *secret = brk_config_security_get(&d->static_cfg, NULL, "password.encoder.secret");
+	for (int32_t i = 0; i < n; i++) {
+		if (strncmp(configs[i].name, "password.encoder.", 17) == 0) {
+			snprintf(msg, msgsize, "Cannot update these configs dynamically: [%s]",
+				 configs[i].name);
+			return KERR_INVALID_REQUEST;
+		}
+	}
 	for (int32_t i = 0; i < n; i++) {
 		if (!brk_config_is_password(configs[i].name))
 			continue;
-		if (!secret || !*secret)
-			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
-				 "name='%s'): Password encoder secret not configured", resource);
-		else
-			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
-				 "name='%s'): %s is a password config, which this broker cannot store "
-				 "encrypted with password.encoder.secret yet; set it in server.properties",
-				 resource, configs[i].name);
+		/* Kafka's toPersistentProps: the level first, then the encoder. */
+		const char *why = !resource[0] ? "Password config can be defined only at broker level"
+				 : !d->encoder.secret ? "Password encoder secret not configured"
+						      : NULL;
+		if (!why)
+			continue;
+		snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
+			 "name='%s'): %s", resource, why);
 		return KERR_INVALID_REQUEST;
+	}
+	return KERR_NONE;
+}
+
+int brk_dynamic_config_encode_passwords(const brk_dynamic_config *d, proto_arena *a,
+					ctl_config_entry *configs, int32_t n, char *msg,
+					size_t msgsize)
+{
+	for (int32_t i = 0; i < n; i++) {
+		if (!configs[i].value || !brk_config_is_password(configs[i].name))
+			continue;
+		char why[256];
+		char *enc = d->encoder.secret ? brk_password_encode(&d->encoder, configs[i].value, why,
+								    sizeof(why))
+					      : NULL;
+		if (!enc) {
+			snprintf(msg, msgsize, "Invalid config value for %s: %s", configs[i].name,
+				 d->encoder.secret ? why : "Password encoder secret not configured");
+			return KERR_INVALID_REQUEST;
+		}
+		char *v = brk_config_strndup(a, enc, (int32_t)strlen(enc));
+		free(enc);
+		if (!v)
+			return -1;
+		configs[i].value = v;
 	}
 	return KERR_NONE;
 }
@@ -102,8 +235,8 @@ void brk_dynamic_config_set_hook(brk_dynamic_config *d, void (*fn)(void *arg), v
 
 void brk_dynamic_config_free(brk_dynamic_config *d)
 {
-	ctl_configs_free(d->defaults, d->ndefaults);
-	ctl_configs_free(d->own, d->nown);
+	free_configs(d->defaults, d->ndefaults);
+	free_configs(d->own, d->nown);
 	d->defaults = d->own = NULL;
 	d->ndefaults = d->nown = 0;
 }
@@ -126,14 +259,17 @@ const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32
 void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
 			      int32_t n)
 {
+	int used_old, dropped;
 	if (broker_id == CTL_BROKER_DEFAULT) {
-		ctl_configs_free(d->defaults, d->ndefaults);
+		free_configs(d->defaults, d->ndefaults);
 		d->defaults = configs;
-		d->ndefaults = n;
+		d->ndefaults = decode_passwords(d, configs, n, &used_old, &dropped);
 	} else if (broker_id == d->static_cfg.broker_id) {
-		ctl_configs_free(d->own, d->nown);
+		free_configs(d->own, d->nown);
 		d->own = configs;
-		d->nown = n;
+		d->nown = decode_passwords(d, configs, n, &used_old, &dropped);
+		/* Kafka writes them back only when it can read them all */
+		d->reencode = used_old > 0 && dropped == 0 && d->encoder.secret;
 	} else {
 		ctl_configs_free(configs, n); /* another broker's */
 		return;
@@ -145,6 +281,34 @@ void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_conf
 		brk_partitions_reconfigure(d->partitions);
 	if (d->changed)
 		d->changed(d->changed_arg);
+}
+
+ctl_config_entry *brk_dynamic_config_reencoded(brk_dynamic_config *d, int32_t *n)
+{
+	*n = 0;
+	if (!d->reencode)
+		return NULL;
+	d->reencode = false;
+	ctl_config_entry *e = ctl_configs_copy(d->own, d->nown);
+	if (!e)
+		return NULL;
+	for (int32_t i = 0; i < d->nown; i++) {
+		if (!brk_config_is_password(e[i].name))
+			continue;
+		char why[256];
+		char *enc = brk_password_encode(&d->encoder, e[i].value, why, sizeof(why));
+		if (!enc) {
+			fprintf(stderr, "samsa: dynamic password config %s cannot be encrypted again "
+				"with password.encoder.secret: %s\n", e[i].name, why);
+			free_configs(e, d->nown);
+			return NULL;
+		}
+		OPENSSL_cleanse(e[i].value, strlen(e[i].value));
+		free(e[i].value);
+		e[i].value = enc;
+	}
+	*n = d->nown;
+	return e;
 }
 
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
@@ -179,6 +343,20 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 	brk_config scratch;
 	brk_config_defaults(&scratch);
 	for (int32_t i = 0; i < n; i++) {
+		if (brk_config_is_listener_rate_key(configs[i].name)) {
+			/* ListenerConnectionQuota.validateReconfiguration: a rate
+			 * above 0 */
+			const char *v = configs[i].value ? configs[i].value : "";
+			char *end;
+			errno = 0;
+			long long r = strtoll(v, &end, 10);
+			if (errno || end == v || *end || r <= 0 || r > INT32_MAX) {
+				snprintf(msg, msgsize, "Invalid value %s for configuration %s: Invalid "
+					 "max.connection.creation.rate %s", v, configs[i].name, v);
+				return KERR_INVALID_REQUEST;
+			}
+			continue;
+		}
 		if (!brk_config_key_find(configs[i].name))
 			continue;
 		char err[512];

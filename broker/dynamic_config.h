@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "broker/config.h"
+#include "broker/security/password_encoder.h"
 #include "controller/ctl.h"
 #include "protocol/buf.h"
 
@@ -39,7 +40,20 @@ typedef struct brk_dynamic_config {
 	struct brk_partitions *partitions; /* their topics follow a change */
 	void (*changed)(void *arg);  /* after each rebuild (brk_dynamic_config_set_hook) */
 	void *changed_arg;
+	/* password.encoder.* of the static config (strings point into
+	 * static_cfg); encoder.secret NULL: not set. */
+	brk_password_encoder encoder;
+	const char *old_secret;      /* password.encoder.old.secret, or NULL */
+	bool reencode;               /* brk_dynamic_config_reencoded has work */
 } brk_dynamic_config;
+
+/*
+ * The password.encoder.* keys of a static config checked at start-up:
+ * when password.encoder.secret is set, its cipher, key factory, key length
+ * and iterations must be ones brk_password_encoder_check takes (Kafka
+ * refuses iterations below 1024 at start-up). 0, or -1 with the reason.
+ */
+int brk_dynamic_config_check_encoder(const brk_config *cfg, char *err, size_t errsize);
 
 /* Call fn(arg) on the loop after each rebuild of the effective config
  * (e.g. a listener's TLS context follows its ssl.* keys); NULL: none. */
@@ -57,6 +71,11 @@ void brk_dynamic_config_free(brk_dynamic_config *d);
 /*
  * The dynamic configs of broker_id (or CTL_BROKER_DEFAULT) changed, as the
  * controller reports them (configs taken over; another broker's are freed):
+ * each password value is decrypted first (password.encoder.secret, then
+ * password.encoder.old.secret); one that cannot be (no secret, a wrong
+ * one, not Kafka's form) is dropped with a line on stderr naming the key,
+ * as Kafka's DynamicBrokerConfig.fromPersistentProps logs and ignores it.
+ * The layers then hold plain passwords (never logged, wiped when freed);
  * the effective config is rebuilt (a bad value is warned about on stderr
  * and skipped, as Kafka skips an invalid dynamic config) and every topic's
  * config with it (Kafka's DynamicLogConfig.reconfigure: topics without an
@@ -64,6 +83,16 @@ void brk_dynamic_config_free(brk_dynamic_config *d);
  */
 void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_config_entry *configs,
 			      int32_t n);
+
+/*
+ * Kafka's maybeReEncodePasswords: when the last apply of this broker's
+ * configs read a password with password.encoder.old.secret (and could read
+ * every one), those configs with each password encrypted with
+ * password.encoder.secret, malloc'd (*n entries, free with
+ * ctl_configs_free) for the caller to store, so the old secret can go;
+ * NULL otherwise (or out of memory). Either way the flag is cleared.
+ */
+ctl_config_entry *brk_dynamic_config_reencoded(brk_dynamic_config *d, int32_t *n);
 
 /* The current dynamic configs of broker_id (this broker or
  * CTL_BROKER_DEFAULT): *n entries, NULL when none. Valid until the next
@@ -85,18 +114,33 @@ void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *o
  */
 /*
  * Whether configs (a complete new set of dynamic broker configs of the
- * broker resource named resource, "" for the default) may be stored: a
- * password key (brk_config_is_password) is refused as Kafka (ZooKeeper
- * mode, DynamicBrokerConfig) refuses it without password.encoder.secret:
- * INVALID_REQUEST, "Invalid config value for resource
- * ConfigResource(type=BROKER, name='0'): Password encoder secret not
- * configured". With the secret set Kafka stores it encrypted
- * (PasswordEncoder); this broker does not encrypt yet, so it refuses it
- * too, saying so: a password is never stored in plain text.
+ * broker resource named resource, "" for the default) may be stored, as
+ * Kafka (ZooKeeper mode, DynamicBrokerConfig.toPersistentProps) decides
+ * for a password key (brk_config_is_password): without
+ * password.encoder.secret INVALID_REQUEST "Invalid config value for
+ * resource ConfigResource(type=BROKER, name='0'): Password encoder secret
+ * not configured"; at the default resource "...: Password config can be
+ * defined only at broker level"; password.encoder.* itself is never
+ * dynamic ("Cannot update these configs dynamically: [...]"). Otherwise
+ * KERR_NONE: brk_dynamic_config_encode_passwords then encrypts them.
  */
 int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const char *resource,
 					   const ctl_config_entry *configs, int32_t n, char *msg,
 					   size_t msgsize);
+
+/*
+ * Each password value of configs (n entries, checked by
+ * brk_dynamic_config_check_passwords) replaced by Kafka's encrypted form
+ * (security/password_encoder.h, a fresh salt and IV each time), allocated
+ * in arena a; the entries' other values are left alone. The handlers call
+ * it on the set handed to the controller, so ZooKeeper and the local
+ * metadata file only ever hold encrypted passwords. Returns KERR_NONE,
+ * INVALID_REQUEST with msg when one cannot be encrypted, -1 when the arena
+ * is exhausted.
+ */
+int brk_dynamic_config_encode_passwords(const brk_dynamic_config *d, proto_arena *a,
+					ctl_config_entry *configs, int32_t n, char *msg,
+					size_t msgsize);
 
 int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
 				     const ctl_config_entry *configs, int32_t n, char *msg,

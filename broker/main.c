@@ -106,6 +106,14 @@ static void refresh_tls(void *arg)
 	}
 }
 
+/* The effective config was rebuilt (a dynamic config changed): the TLS
+ * contexts and the connection creation rates follow it. */
+static void on_config_changed(void *arg)
+{
+	refresh_tls(arg);
+	brk_conn_rate_reconfigure(&server.conn_rate, &server.cfg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -453,6 +461,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* password.encoder.*: bad settings stop start-up (Kafka's config
+	 * checks), not the first dynamic password change. */
+	{
+		char perr[256];
+		if (brk_dynamic_config_check_encoder(cfg, perr, sizeof(perr)) < 0) {
+			fprintf(stderr, "samsa: %s\n", perr);
+			return 1;
+		}
+	}
+
 	/* The TLS of the SSL listeners first: a bad keystore stops start-up
 	 * before anything else is touched. Then the client side of the
 	 * inter-broker listener when it is SSL or SASL_SSL. */
@@ -684,7 +702,7 @@ int main(int argc, char **argv)
 	}
 	/* Dynamic configs read since start-up may name other keystores. */
 	refresh_tls(&rs);
-	brk_dynamic_config_set_hook(&server.dynamic, refresh_tls, &rs);
+	brk_dynamic_config_set_hook(&server.dynamic, on_config_changed, &rs);
 	/* SCRAM credentials: the users' client entity configs. */
 	brk_sasl_set_scram_lookup(&server.sasl, brk_scram_store_lookup, &server.cluster.client_configs);
 	if (rs.conns) {

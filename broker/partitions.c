@@ -56,7 +56,7 @@ static int reindex(brk_partitions *reg)
 	}
 	for (int32_t i = 0; i < reg->ntopics; i++) {
 		const brk_topic *t = reg->topics[i];
-		uint32_t h = hash_bytes(t->name, strlen(t->name)) & (cap - 1);
+		uint32_t h = hash_bytes(t->name, (size_t)t->name_len) & (cap - 1);
 		while (bn[h])
 			h = (h + 1) & (cap - 1);
 		bn[h] = i + 1;
@@ -569,6 +569,7 @@ int brk_partitions_apply_topic(brk_partitions *reg, ctl_topic *ct, int64_t now_m
 			return -ENOMEM;
 		}
 		memcpy(t->name, ct->name, sizeof(t->name));
+		t->name_len = (int32_t)strlen(t->name);
 		memcpy(t->id, ct->id, 16);
 		t->internal = ct->internal;
 		created = true;

@@ -36,6 +36,7 @@
 
 struct brk_topic {
 	char name[CTL_TOPIC_NAME_MAX + 1];
+	int32_t name_len;           /* strlen(name), kept so no caller counts it */
 	uint8_t id[16];
 	bool internal;              /* __consumer_offsets, __transaction_state */
 	int32_t replication_factor;

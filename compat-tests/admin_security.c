@@ -18,7 +18,8 @@
  *  - mutual TLS: the client certificate of the command config
  *    (ssl.keystore.*) is the super user;
  *  - quotas: set, describe, delete for a user, a user and client id, and
- *    the defaults;
+ *    the defaults; values printed as kafka-configs.sh prints them (1024.0,
+ *    Infinity, 1.2345678E7);
  *  - bad input: a wrong password (SASL_AUTHENTICATION_FAILED, exit 1, one
  *    line), a mechanism the listener does not enable, GSSAPI, a missing
  *    command config, a truststore that does not trust the broker, SCRAM
@@ -492,22 +493,31 @@ START_TEST(test_quotas)
 	assert_ok(&r);
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user", "alice");
 	assert_ok(&r);
-	ck_assert_str_eq(r.out, "Entity: user=alice\tproducer_byte_rate=1048576"
-				"\tconsumer_byte_rate=2097152\n");
+	ck_assert_str_eq(r.out, "Entity: user=alice\tproducer_byte_rate=1048576.0"
+				"\tconsumer_byte_rate=2097152.0\n");
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user-default");
 	assert_ok(&r);
-	ck_assert_str_eq(r.out, "Entity: user=<default>\tproducer_byte_rate=1024\n");
+	ck_assert_str_eq(r.out, "Entity: user=<default>\tproducer_byte_rate=1024.0\n");
 	ADMIN(&r, s.sasl_port, s.admin, "quotas");
 	assert_ok(&r);
 	ck_assert_int_eq(lines(r.out), 3);
-	ck_assert_msg(strstr(r.out, "client-id=app") && strstr(r.out, "request_percentage=50"),
+	ck_assert_msg(strstr(r.out, "client-id=app") && strstr(r.out, "request_percentage=50.0\n"),
 		      "%s", r.out);
+	/* values as kafka-configs.sh prints them (Java's Double.toString) */
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--client-id", "big", "--set",
+	      "request_percentage=Infinity", "--set", "consumer_byte_rate=12345678", "--set",
+	      "controller_mutation_rate=0.00001");
+	assert_ok(&r);
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--client-id", "big");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "Entity: client-id=big\trequest_percentage=Infinity"
+				"\tconsumer_byte_rate=1.2345678E7\tcontroller_mutation_rate=1.0E-5\n");
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user", "alice", "--delete",
 	      "producer_byte_rate");
 	assert_ok(&r);
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user", "alice");
 	assert_ok(&r);
-	ck_assert_str_eq(r.out, "Entity: user=alice\tconsumer_byte_rate=2097152\n");
+	ck_assert_str_eq(r.out, "Entity: user=alice\tconsumer_byte_rate=2097152.0\n");
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user", "alice", "--set", "no_such_quota=1");
 	assert_fails(&r, "INVALID_REQUEST");
 	c_stop_broker(s.b);

@@ -11,7 +11,9 @@
  *    served; the accepted rate is measured (FIGURE) and held to Kafka's
  *    Rate bounds; removed, every connection is served; <default> applies;
  *  - listener.name.plaintext.max.connection.creation.rate: a burst of
- *    connections is accepted slowly, none closed (FIGURE).
+ *    connections is accepted slowly, none closed (FIGURE);
+ *  - max.connection.creation.rate set at runtime (IncrementalAlterConfigs,
+ *    the cluster-wide default): the same; a listener's rate of 0 refused.
  * Raw requests with a client id of the test's choosing (kmsg.h's k_send
  * always says "compat").
  */
@@ -429,6 +431,59 @@ START_TEST(test_listener_connection_rate)
 }
 END_TEST
 
+/* IncrementalAlterConfigs v1 of the brokers' default (""): SET key value;
+ * the error code. */
+static int16_t set_broker_default(int port, const char *key, const char *value)
+{
+	int fd = w_connect(port, 5000);
+	ck_assert_int_ge(fd, 0);
+	k_wbuf w = { .len = 0 };
+	kw_uvarint(&w, 2);
+	kw_u8(&w, 4); /* BROKER */
+	kw_cstr(&w, "");
+	kw_uvarint(&w, 2);
+	kw_cstr(&w, key);
+	kw_u8(&w, 0); /* SET */
+	kw_cstr(&w, value);
+	kw_tags0(&w);
+	kw_tags0(&w);
+	kw_u8(&w, 0);
+	kw_tags0(&w);
+	k_rbuf r;
+	uint8_t *f = roundtrip(fd, "admin", 44, 1, &w, &r);
+	kr_i32(&r, "throttle");
+	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
+	int16_t err = kr_i16(&r, "error");
+	free(f);
+	close(fd);
+	return err;
+}
+
+START_TEST(test_dynamic_broker_rate)
+{
+	h_broker *b = c_start_broker(window2);
+	storm s = connect_storm(b->port, 40, 0, 60000, h_scaled_ms(20000));
+	printf("FIGURE broker connection rate: none, a burst of 40: %d served, the last after "
+	       "%lld ms\n", s.served, s.last_served_ms);
+	ck_assert_int_eq(s.served, 40);
+	ck_assert_int_eq(set_broker_default(b->port, "max.connection.creation.rate", "10"), 0);
+	/* applied on the loop right after the answer: give it a moment, then
+	 * wait out the window the burst above filled */
+	usleep(2500 * 1000);
+	s = connect_storm(b->port, 40, 0, 60000, h_scaled_ms(20000));
+	printf("FIGURE broker connection rate: 10/s set at runtime, a burst of 40: %d served, "
+	       "%d closed, the last after %lld ms\n", s.served, s.closed, s.last_served_ms);
+	ck_assert_int_eq(s.served, 40);
+	ck_assert_int_eq(s.closed, 0);
+	ck_assert_msg(s.last_served_ms >= 1500, "last served after %lld ms", s.last_served_ms);
+	/* Kafka refuses a listener rate below 1 at runtime */
+	ck_assert_int_eq(set_broker_default(b->port,
+					    "listener.name.plaintext.max.connection.creation.rate",
+					    "0"), 42);
+	c_stop_broker(b);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("quota_rates");
@@ -437,6 +492,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_controller_mutation_rate);
 	tcase_add_test(tc, test_ip_connection_rate);
 	tcase_add_test(tc, test_listener_connection_rate);
+	tcase_add_test(tc, test_dynamic_broker_rate);
 	suite_add_tcase(s, tc);
 	return s;
 }

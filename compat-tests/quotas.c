@@ -9,7 +9,10 @@
  *  - a librdkafka producer whose client id has producer_byte_rate is held
  *    to that rate within 10 % (over whole periods of Kafka's window, see
  *    RUN_MS);
- *  - a librdkafka consumer with consumer_byte_rate likewise.
+ *  - a librdkafka consumer with consumer_byte_rate likewise;
+ *  - request_percentage (KIP-124): the connection is muted and every
+ *    answer with a throttle_time_ms (Metadata, ListOffsets, groups,
+ *    DescribeCluster, OffsetDelete, ApiVersions ...) says for how long.
  * The rates print FIGURE lines.
  */
 #ifndef _GNU_SOURCE
@@ -638,8 +641,9 @@ END_TEST
 
 /* request_percentage (KIP-124): a client over its share of the request
  * threads is muted (for at most one window, as Kafka bounds it), whatever
- * the API: ApiVersions too, whose answer has no throttle field; the quota
- * APIs' answers carry the throttle time. */
+ * the API (ApiVersions v0 too, whose answer has no throttle field), and
+ * every answer that has a throttle_time_ms carries the throttle time
+ * (KIP-219). */
 START_TEST(test_request_quota)
 {
 	h_broker *b = c_start_broker(NULL);
@@ -671,6 +675,93 @@ START_TEST(test_request_quota)
 	int32_t throttle = kr_i32(&r, "throttle");
 	free(frame);
 	ck_assert_msg(throttle > 0 && throttle <= 1000, "throttle_time_ms %d", (int)throttle);
+
+	/* Every other answer with a throttle_time_ms carries it too (Kafka's
+	 * sendResponseMaybeThrottle), classic and flexible, the field first
+	 * or after an error code (OffsetDelete) or after the key list
+	 * (ApiVersions); and the connection is muted that long: the next
+	 * answer comes no sooner. */
+	struct {
+		const char *name;
+		int16_t key, ver;
+		int classic;
+	} apis[] = {
+		{ "Metadata v12", 3, 12, 0 },
+		{ "Metadata v4", 3, 4, 1 },
+		{ "ListOffsets v7", 2, 7, 0 },
+		{ "ListGroups v4", 16, 4, 0 },
+		{ "DescribeGroups v5", 15, 5, 0 },
+		{ "DescribeCluster v0", 60, 0, 0 },
+		{ "OffsetDelete v0", 47, 0, 1 },
+		{ "ApiVersions v2", 18, 2, 1 },
+	};
+	int32_t last = throttle;
+	for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++) {
+		k_wbuf q = { .len = 0 };
+		switch (apis[i].key) {
+		case 3:
+			if (apis[i].classic) {
+				kw_i32(&q, 0); /* no topics */
+				kw_u8(&q, 0);  /* no auto-creation */
+			} else {
+				kw_uvarint(&q, 1);
+				kw_u8(&q, 0);
+				kw_u8(&q, 0);
+				kw_tags0(&q);
+			}
+			break;
+		case 2:
+			kw_i32(&q, -1); /* replica id */
+			kw_u8(&q, 0);   /* isolation level */
+			kw_uvarint(&q, 1);
+			kw_tags0(&q);
+			break;
+		case 16:
+			kw_uvarint(&q, 1); /* no state filter */
+			kw_tags0(&q);
+			break;
+		case 15:
+			kw_uvarint(&q, 2);
+			kw_cstr(&q, "no-such-group");
+			kw_u8(&q, 0);
+			kw_tags0(&q);
+			break;
+		case 60:
+			kw_u8(&q, 0);
+			kw_tags0(&q);
+			break;
+		case 47:
+			kw_str(&q, "no-such-group");
+			kw_i32(&q, 0);
+			break;
+		default:
+			break; /* ApiVersions v2: an empty body */
+		}
+		long long t0 = h_now_ms();
+		uint8_t *f = apis[i].classic ? k_roundtrip_classic(fd, apis[i].key, apis[i].ver, &q, &r)
+					     : k_roundtrip(fd, apis[i].key, apis[i].ver, &q, &r);
+		long long waited = h_now_ms() - t0;
+		if (apis[i].key == 47) {
+			kr_i16(&r, "error code");
+		} else if (apis[i].key == 18) {
+			ck_assert_int_eq(kr_i16(&r, "error code"), 0);
+			int32_t n = kr_i32(&r, "api keys");
+			ck_assert_int_gt(n, 10);
+			for (int32_t k = 0; k < n; k++)
+				kr_i32(&r, "key, min"), kr_i16(&r, "max");
+		}
+		int32_t t = kr_i32(&r, "throttle");
+		free(f);
+		printf("request quota: %s answered after %lld ms, throttle_time_ms %d\n",
+		       apis[i].name, waited, (int)t);
+		ck_assert_msg(t > 0 && t <= 1000, "%s: throttle_time_ms %d", apis[i].name, (int)t);
+		/* muted for the previous answer's throttle time (it began before
+		 * that answer was sent) */
+		ck_assert_msg(waited >= last - 200 && waited <= last + h_scaled_ms(1500),
+			      "%s answered after %lld ms, the previous throttle %d ms",
+			      apis[i].name, waited, (int)last);
+		last = t;
+	}
 	close(fd);
 	c_stop_broker(b);
 }

@@ -12,7 +12,8 @@
  *  - a PKCS12 keystore; KIP-651's inline PEM keystore, also written in
  *    server.properties with continuation lines as Kafka's documentation
  *    shows it (spaces inside the base64), with an inline truststore;
- *  - bad keystores stop start-up with a message naming the key;
+ *  - bad keystores stop start-up with a message naming the key; so do
+ *    bad password.encoder.* settings;
  *  - ssl.client.auth=required: a client without a certificate, and one
  *    signed by an unknown CA, are refused; one with a good certificate gets
  *    the principal ssl.principal.mapping.rules makes of its subject (the
@@ -36,7 +37,20 @@
  *    is refused without password.encoder.secret (Kafka's message), and the
  *    metadata file holding the dynamic configs has mode 0600;
  *    DescribeConfigs of the broker lists the ssl.* and listener.name.* keys
- *    set, ssl.key.password sensitive with a null value.
+ *    set, ssl.key.password sensitive with a null value;
+ *  - with password.encoder.secret a dynamic password is accepted (Kafka's
+ *    PasswordEncoder): a PKCS12 keystore swapped (AlterConfigs and
+ *    IncrementalAlterConfigs) for one with another password, served to a
+ *    TLS client without a restart; a wrong password for it refused; the
+ *    metadata file holds Kafka's encrypted form, never the password
+ *    (decoded with the secret it gives it back); DescribeConfigs says
+ *    sensitive, null; a password at the cluster default and a dynamic
+ *    password.encoder.secret refused; after a restart the keystore is
+ *    loaded again; with a wrong secret the stored password is ignored with
+ *    Kafka's log line (the static keystore is served);
+ *    password.encoder.old.secret decodes it and the broker stores it again
+ *    with the new secret, read after a restart without the old one; no
+ *    password is ever logged.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,8 +68,11 @@
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
 
+#include "broker/security/password_encoder.h"
 #include "compat-tests/compat.h"
+#include "compat-tests/kmsg.h"
 #include "compat-tests/tls_certs.h"
+#include "compat-tests/wire.h"
 
 static char *slurp(const char *path)
 {
@@ -356,6 +373,17 @@ START_TEST(test_bad_keystores)
 						    "ssl.keystore.location=/nonexistent/ks.pem", NULL },
 			     "/nonexistent/ks.pem");
 	expect_start_failure((const char *const[]){ NULL }, "no keystore");
+	/* password.encoder.* settings are checked at start-up */
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "password.encoder.secret=s",
+						    "password.encoder.iterations=100", NULL },
+			     "password.encoder.iterations=100: must be at least 1024");
+	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
+						    "ssl.keystore.password=storepass",
+						    "password.encoder.secret=s",
+						    "password.encoder.cipher.algorithm=DES", NULL },
+			     "password.encoder.cipher.algorithm=DES: not supported");
 	expect_start_failure((const char *const[]){ p12, "ssl.keystore.password=storepass", NULL },
 			     "ssl.keystore.type JKS");
 	expect_start_failure((const char *const[]){ "ssl.keystore.type=PKCS12", p12,
@@ -721,36 +749,16 @@ START_TEST(test_principal_in_acls)
 }
 END_TEST
 
-/* The organisation of the certificate the SSL port serves ("" if none),
- * read with the openssl command. */
-static void served_org(int port, char *out, size_t size)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd),
-		 "openssl s_client -connect 127.0.0.1:%d </dev/null 2>/dev/null | "
-		 "openssl x509 -noout -subject 2>/dev/null", port);
-	out[0] = '\0';
-	FILE *f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	char line[512] = "";
-	if (fgets(line, sizeof(line), f)) {
-		const char *o = strstr(line, "O = ");
-		if (o) {
-			size_t n = strcspn(o + 4, ",\n");
-			snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), o + 4);
-		}
-	}
-	pclose(f);
-}
-
-/* AlterConfigs of the broker resource "0" with one config: its error, the
- * message into msg (may be NULL). */
-static rd_kafka_resp_err_t alter_broker_err(const h_broker *b, const char *name, const char *value,
-					    char *msg, size_t msgsize)
+/* AlterConfigs of BROKER resource `resource` with the name, value pairs
+ * of kv (NULL-terminated): its error, the message into msg (may be
+ * NULL). */
+static rd_kafka_resp_err_t alter_broker_kv(const h_broker *b, const char *resource,
+					   const char *const *kv, char *msg, size_t msgsize)
 {
 	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, c_conf(b));
-	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, "0");
-	ck_assert_int_eq(rd_kafka_ConfigResource_set_config(r, name, value), 0);
+	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, resource);
+	for (int i = 0; kv[i]; i += 2)
+		ck_assert_int_eq(rd_kafka_ConfigResource_set_config(r, kv[i], kv[i + 1]), 0);
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
 	rd_kafka_AlterConfigs(rk, &r, 1, NULL, q);
 	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, h_scaled_ms(10000));
@@ -770,6 +778,14 @@ static rd_kafka_resp_err_t alter_broker_err(const h_broker *b, const char *name,
 	rd_kafka_queue_destroy(q);
 	rd_kafka_destroy(rk);
 	return err;
+}
+
+/* AlterConfigs of the broker resource "0" with one config: its error, the
+ * message into msg (may be NULL). */
+static rd_kafka_resp_err_t alter_broker_err(const h_broker *b, const char *name, const char *value,
+					    char *msg, size_t msgsize)
+{
+	return alter_broker_kv(b, "0", (const char *const[]){ name, value, NULL }, msg, msgsize);
 }
 
 static void alter_broker(const h_broker *b, const char *name, const char *value)
@@ -816,19 +832,6 @@ static bool describe_broker_key(const h_broker *b, const char *name, char *value
 	return found;
 }
 
-/* Wait until the SSL port serves organisation want. */
-static bool wait_org(int port, const char *want)
-{
-	char org[64];
-	for (int t = 0; t < 100; t++) {
-		served_org(port, org, sizeof(org));
-		if (strcmp(org, want) == 0)
-			return true;
-		usleep(100 * 1000);
-	}
-	return false;
-}
-
 START_TEST(test_dynamic_keystore)
 {
 	make_certs();
@@ -837,9 +840,9 @@ START_TEST(test_dynamic_keystore)
 	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("keystore.pem"));
 	h_broker *b = start_tls_broker(&port, (const char *const[]){
 		"ssl.keystore.type=PEM", loc, "ssl.key.password=keypass", NULL });
-	ck_assert_msg(wait_org(port, "first"), "the first certificate is not served");
+	ck_assert_msg(tls_wait_org(port, "first"), "the first certificate is not served");
 	alter_broker(b, "listener.name.ssl.ssl.keystore.location", cert("keystore2.pem"));
-	ck_assert_msg(wait_org(port, "second"), "the replaced certificate is not served");
+	ck_assert_msg(tls_wait_org(port, "second"), "the replaced certificate is not served");
 	ck_assert_msg(log_has(b, "listener SSL: a new TLS context"), "no log line of the change");
 	/* clients still connect (the new certificate is signed by the same CA) */
 	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
@@ -853,7 +856,7 @@ START_TEST(test_dynamic_keystore)
 			      strstr(msg, "Validation of dynamic config update of SSLFactory failed") &&
 			      strstr(msg, "/nonexistent/ks.pem"),
 		      "a bad keystore: %s %s", rd_kafka_err2name(err), msg);
-	ck_assert_msg(wait_org(port, "second"), "the certificate in use was dropped");
+	ck_assert_msg(tls_wait_org(port, "second"), "the certificate in use was dropped");
 	/* DescribeConfigs lists the security keys set: the dynamic
 	 * keystore with its value, the static key password sensitive and
 	 * null */
@@ -892,6 +895,205 @@ START_TEST(test_dynamic_keystore)
 }
 END_TEST
 
+/* IncrementalAlterConfigs v1 (librdkafka 2.0.2 has none) of BROKER
+ * resource `resource` ("" the cluster default, which librdkafka's
+ * AlterConfigs cannot name): SET each name, value pair of kv; the error,
+ * message into msg. */
+static int16_t incremental_set(const h_broker *b, const char *resource, const char *const *kv,
+			       char *msg, size_t msgsize)
+{
+	int fd = w_connect(b->port, h_scaled_ms(5000));
+	ck_assert_msg(fd >= 0, "connect");
+	static k_wbuf body;
+	body.len = 0;
+	int n = 0;
+	while (kv[2 * n])
+		n++;
+	kw_uvarint(&body, 2); /* one resource */
+	kw_u8(&body, 4);      /* BROKER */
+	kw_cstr(&body, resource);
+	kw_uvarint(&body, (uint64_t)n + 1);
+	for (int i = 0; i < n; i++) {
+		kw_cstr(&body, kv[2 * i]);
+		kw_u8(&body, 0); /* SET */
+		kw_cstr(&body, kv[2 * i + 1]);
+		kw_tags0(&body);
+	}
+	kw_tags0(&body);
+	kw_u8(&body, 0); /* validate_only */
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 44, 1, &body, &r);
+	kr_i32(&r, "throttle");
+	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
+	int16_t err = kr_i16(&r, "error");
+	if (kr_cstr(&r, msg, msgsize, "message") < 0)
+		msg[0] = '\0';
+	free(frame);
+	close(fd);
+	return err;
+}
+
+/* The value stored for broker 0's key name in the metadata file (its
+ * dynamic configs), malloc'd; NULL when none. */
+static char *stored_value(const h_broker *b, const char *name)
+{
+	char path[4200], head[512];
+	snprintf(path, sizeof(path), "%s/__samsa_metadata", b->dir);
+	if (access(path, F_OK) != 0)
+		return NULL; /* nothing stored yet */
+	char *file = slurp(path);
+	snprintf(head, sizeof(head), "\nbroker-config 0 %s ", name);
+	char *p = strstr(file, head), *v = NULL;
+	if (p) {
+		p += strlen(head);
+		v = strndup(p, strcspn(p, "\n"));
+	}
+	free(file);
+	return v;
+}
+
+#define PW_KEY "listener.name.ssl.ssl.keystore.password"
+#define LOC_KEY "listener.name.ssl.ssl.keystore.location"
+
+/* The stored password of the SSL listener's keystore is Kafka's encoded
+ * form, not the password, and decodes with secret to want. */
+static void expect_stored(const h_broker *b, const char *secret, const char *want)
+{
+	char *v = stored_value(b, PW_KEY);
+	ck_assert_msg(v != NULL, "%s is not stored", PW_KEY);
+	ck_assert_msg(!strstr(v, want), "the stored value holds the password: %s", v);
+	ck_assert_msg(strstr(v, "encryptedPassword:") && strstr(v, "keyFactoryAlgorithm:PBKDF2WithHmacSHA512") &&
+			      strstr(v, "cipherAlgorithm:AES/CBC/PKCS5Padding") && strstr(v, "iterations:4096"),
+		      "not Kafka's encoded form: %s", v);
+	char err[256];
+	char *pw = brk_password_decode(secret, v, err, sizeof(err));
+	ck_assert_msg(pw && strcmp(pw, want) == 0, "the stored value decodes to %s (%s)",
+		      pw ? pw : "nothing", err);
+	brk_password_free(pw);
+	free(v);
+}
+
+/* Dynamic password configs with password.encoder.secret (Kafka's
+ * PasswordEncoder): a PKCS12 keystore swapped for one with another
+ * password, stored encrypted, kept over a restart, ignored with a wrong
+ * secret, read with password.encoder.old.secret. */
+START_TEST(test_dynamic_password)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("server.p12"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PKCS12", loc, "ssl.keystore.password=storepass",
+		"password.encoder.secret=first secret", NULL });
+	ck_assert_msg(tls_wait_org(port, "first"), "the first certificate is not served");
+	char msg[512];
+	/* the new keystore with a wrong password: refused, nothing changes */
+	rd_kafka_resp_err_t err = alter_broker_kv(b, "0", (const char *const[]){
+		LOC_KEY, cert("server2.p12"), PW_KEY, "not-the-password", NULL }, msg, sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Validation of dynamic config update of SSLFactory failed"),
+		      "a wrong keystore password: %s %s", rd_kafka_err2name(err), msg);
+	ck_assert_ptr_null(stored_value(b, PW_KEY));
+	/* a password at the cluster default: refused as Kafka refuses it */
+	int16_t ierr = incremental_set(b, "", (const char *const[]){ PW_KEY, "storepass2", NULL },
+				       msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Password config can be defined only at broker level"),
+		      "a default password: %d %s", ierr, msg);
+	/* password.encoder.* is not dynamic */
+	err = alter_broker_err(b, "password.encoder.secret", "x", msg, sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Cannot update these configs dynamically: [password.encoder.secret]"),
+		      "password.encoder.secret: %s %s", rd_kafka_err2name(err), msg);
+	/* the swap (AlterConfigs): the second keystore, with its password */
+	err = alter_broker_kv(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
+							     "storepass2", NULL }, msg, sizeof(msg));
+	ck_assert_msg(err == 0, "the swap: %s %s", rd_kafka_err2name(err), msg);
+	ck_assert_msg(tls_wait_org(port, "second"), "the second keystore is not served");
+	const char *kv[] = { "security.protocol", "ssl", "ssl.ca.location", cert("ca.pem"), NULL };
+	ck_assert_int_eq(try_metadata(b, port, kv), 0);
+	expect_stored(b, "first secret", "storepass2");
+	/* never returned: DescribeConfigs says sensitive, null */
+	char v[4200];
+	bool is_null, sensitive;
+	rd_kafka_ConfigSource_t src;
+	ck_assert_msg(describe_broker_key(b, PW_KEY, v, sizeof(v), &is_null, &src, &sensitive),
+		      "%s not described", PW_KEY);
+	ck_assert_msg(is_null && sensitive && src == RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
+		      "%s: %s (null %d) sensitive %d source %d", PW_KEY, v, is_null, sensitive,
+		      (int)src);
+	/* IncrementalAlterConfigs of another key keeps the stored password
+	 * (decoded, then encoded again with a new salt: not twice encoded) */
+	char *before = stored_value(b, PW_KEY);
+	ierr = incremental_set(b, "0", (const char *const[]){ "listener.name.ssl.ssl.keystore.type",
+								  "PKCS12", NULL }, msg, sizeof(msg));
+	ck_assert_msg(ierr == 0, "IncrementalAlterConfigs: %d %s", ierr, msg);
+	char *after = stored_value(b, PW_KEY);
+	ck_assert_msg(before && after && strcmp(before, after) != 0, "not encoded again");
+	free(before);
+	free(after);
+	expect_stored(b, "first secret", "storepass2");
+	/* IncrementalAlterConfigs of a password: back to the first keystore
+	 * and again to the second */
+	ierr = incremental_set(b, "0", (const char *const[]){ LOC_KEY, cert("server.p12"), PW_KEY,
+							  "storepass", NULL }, msg, sizeof(msg));
+	ck_assert_msg(ierr == 0, "IncrementalAlterConfigs: %d %s", ierr, msg);
+	ck_assert_msg(tls_wait_org(port, "first"), "the first keystore is not served again");
+	expect_stored(b, "first secret", "storepass");
+	ierr = incremental_set(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
+							  "storepass2", NULL }, msg, sizeof(msg));
+	ck_assert_msg(ierr == 0, "IncrementalAlterConfigs: %d %s", ierr, msg);
+	ck_assert_msg(tls_wait_org(port, "second"), "the second keystore is not served again");
+	/* after a restart the stored password is read */
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
+	ck_assert_msg(h_broker_restart(b) == 0, "restart");
+	ck_assert_msg(tls_wait_org(port, "second"), "after a restart the second keystore is not served");
+	/* a wrong secret: the stored password is ignored with a log line;
+	 * the listener keeps the static keystore */
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
+	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.secret=wrong secret"), 0);
+	ck_assert_msg(h_broker_restart(b) == 0, "restart with a wrong secret");
+	ck_assert_msg(tls_wait_org(port, "first"), "with a wrong secret the static keystore is not served");
+	ck_assert_msg(log_has(b, "Dynamic password config " PW_KEY " could not be decoded, ignoring"),
+		      "no log line of the ignored password");
+	/* the old secret reads it (rotation): the second keystore again */
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
+	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.secret=new secret"), 0);
+	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret=first secret"), 0);
+	ck_assert_msg(h_broker_restart(b) == 0, "restart with the old secret");
+	ck_assert_msg(tls_wait_org(port, "second"), "password.encoder.old.secret did not decode it");
+	/* and it is stored again with the new secret (Kafka's
+	 * maybeReEncodePasswords): the old secret can go */
+	ck_assert_msg(log_has(b, "read with password.encoder.old.secret: storing them encrypted"),
+		      "no log line of the re-encoding");
+	for (int t = 0; t < 50; t++) {
+		char *sv = stored_value(b, PW_KEY);
+		char perr[128];
+		char *pw = sv ? brk_password_decode("new secret", sv, perr, sizeof(perr)) : NULL;
+		free(sv);
+		bool done = pw != NULL;
+		brk_password_free(pw);
+		if (done)
+			break;
+		usleep(100 * 1000);
+	}
+	expect_stored(b, "new secret", "storepass2");
+	ck_assert_int_eq(h_broker_stop(b, h_scaled_ms(20000)), 0);
+	ck_assert_int_eq(h_broker_add_override(b, "password.encoder.old.secret="), 0);
+	ck_assert_msg(h_broker_restart(b) == 0, "restart without the old secret");
+	ck_assert_msg(tls_wait_org(port, "second"), "the re-encoded password is not read");
+	/* no password in the log, ever */
+	char *log = h_broker_read_log(b);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_msg(!strstr(log, "storepass2") && !strstr(log, "not-the-password"),
+		      "a password is in the log");
+	free(log);
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls");
@@ -908,6 +1110,7 @@ int main(void)
 	tcase_add_test(tc, test_stalled_handshake);
 	tcase_add_test(tc, test_sasl_ssl);
 	tcase_add_test(tc, test_dynamic_keystore);
+	tcase_add_test(tc, test_dynamic_password);
 	tcase_add_test(tc, test_principal_in_acls);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);

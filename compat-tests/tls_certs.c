@@ -60,6 +60,8 @@ void make_certs(void)
 	sh("openssl x509 -req -in server2.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
 	   "-extfile san.ext -out server2.pem");
 	sh("cat server2.key server2.pem > keystore2.pem");
+	sh("openssl pkcs12 -export -in server2.pem -inkey server2.key -certfile ca.pem "
+	   "-passout pass:storepass2 -out server2.p12");
 	/* clients: Alice from our CA, Mallory from the rogue one */
 	sh("openssl req " EC " -keyout alice.key -out alice.csr -subj '/O=acme/OU=Eng/CN=Alice'");
 	sh("openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
@@ -82,3 +84,35 @@ const char *cert(const char *name)
 	return p;
 }
 
+
+void tls_served_org(int port, char *out, size_t size)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd),
+		 "openssl s_client -connect 127.0.0.1:%d </dev/null 2>/dev/null | "
+		 "openssl x509 -noout -subject 2>/dev/null", port);
+	out[0] = '\0';
+	FILE *f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[512] = "";
+	if (fgets(line, sizeof(line), f)) {
+		const char *o = strstr(line, "O = ");
+		if (o) {
+			size_t n = strcspn(o + 4, ",\n");
+			snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), o + 4);
+		}
+	}
+	pclose(f);
+}
+
+bool tls_wait_org(int port, const char *want)
+{
+	char org[64];
+	for (int t = 0; t < 100; t++) {
+		tls_served_org(port, org, sizeof(org));
+		if (strcmp(org, want) == 0)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}

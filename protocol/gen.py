@@ -707,6 +707,11 @@ def gen_header(apis):
     o(0, "const proto_api_desc *proto_api_desc_lookup(int16_t api_key);")
     o(0, "/* Every known API, ascending by key; *n receives the count. Static storage. */")
     o(0, "const proto_api_desc *proto_api_desc_all(int *n);")
+    o(0, "/* Where the response body of api_key at version holds ThrottleTimeMs, in")
+    o(0, " * bytes from its start, when every field before it has a fixed size (the")
+    o(0, " * request quota patches it in after the handler: KIP-219); -1 when the")
+    o(0, " * version has no such field or it follows a field of variable size. */")
+    o(0, "int32_t proto_response_throttle_at(int16_t api_key, int16_t version);")
     for api in apis:
         o(0)
         flex = "flexible %d+" % api.flex if api.flex is not None else "never flexible"
@@ -1281,6 +1286,56 @@ def gen_enc(o, api, st):
     o(0)
 
 
+def throttle_at(api, v):
+    """Byte offset of the response's ThrottleTimeMs in version v, or -1 when it
+    is absent or follows a field of variable size."""
+    at = 0
+    for f in api.response.root.untagged():
+        lo, hi = present(f, api)
+        if not lo <= v <= hi:
+            continue
+        if f.name == "ThrottleTimeMs":
+            return at if f.kind == "prim" and f.prim == "int32" else -1
+        if f.kind != "prim" or PRIMS[f.prim][1] is None:
+            return -1
+        at += PRIMS[f.prim][1]
+    return -1
+
+
+def gen_throttle_at(o, apis):
+    o(0)
+    o(0, "int32_t proto_response_throttle_at(int16_t api_key, int16_t version)")
+    o(0, "{")
+    if not any(throttle_at(api, v) >= 0 for api in apis
+               for v in range(api.vmin, api.vmax + 1)):
+        o(1, "(void)version;")
+    o(1, "switch (api_key) {")
+    for api in apis:
+        ranges = []  # [lo, hi, at] over the versions with an offset
+        for v in range(api.vmin, api.vmax + 1):
+            at = throttle_at(api, v)
+            if at < 0:
+                continue
+            if ranges and ranges[-1][1] == v - 1 and ranges[-1][2] == at:
+                ranges[-1][1] = v
+            else:
+                ranges.append([v, v, at])
+        if not ranges:
+            continue
+        o(1, "case %d: /* %s */" % (api.key, api.name))
+        for lo, hi, at in ranges:
+            if lo == hi:
+                o(2, "if (version == %d)" % lo)
+            else:
+                o(2, "if (version >= %d && version <= %d)" % (lo, hi))
+            o(3, "return %d;" % at)
+        o(2, "return -1;")
+    o(1, "default:")
+    o(2, "return -1;")
+    o(1, "}")
+    o(0, "}")
+
+
 def gen_source(apis):
     o = Out()
     o(0, "/*")
@@ -1318,6 +1373,7 @@ def gen_source(apis):
     o(1, "*n = (int)(sizeof(api_descs) / sizeof(api_descs[0]));")
     o(1, "return api_descs;")
     o(0, "}")
+    gen_throttle_at(o, apis)
     # Structs needing an is_default function (tagged struct fields).
     for api in apis:
         for msg in (api.request, api.response):

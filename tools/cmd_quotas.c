@@ -12,8 +12,9 @@
  * ENTITY: --user U or --user-default, and/or --client-id C or
  * --client-id-default (Kafka's entity types "user" and "client-id"; a
  * default is a null name). Each entry is one line: "Entity: user=U,
- * client-id=C<TAB>K=V<TAB>..." (<default> for a default). Requests go to
- * any broker.
+ * client-id=C<TAB>K=V<TAB>..." (<default> for a default), each value as
+ * kafka-configs.sh prints it (Java's Double.toString: 1024.0, Infinity).
+ * Requests go to any broker.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -46,9 +47,10 @@ static void print_entity(const DescribeClientQuotasResponse_DescribeClientQuotas
 			printf("%s%.*s=%.*s", i ? ", " : "", (int)x->entity_type.len,
 			       x->entity_type.ptr, (int)x->entity_name.len, x->entity_name.ptr);
 	}
+	char num[ADM_DOUBLE_MAX];
 	for (int32_t i = 0; i < e->values_count; i++)
-		printf("\t%.*s=%.15g", (int)e->values[i].key.len, e->values[i].key.ptr,
-		       e->values[i].value);
+		printf("\t%.*s=%s", (int)e->values[i].key.len, e->values[i].key.ptr,
+		       adm_fmt_double(e->values[i].value, num, sizeof(num)));
 	printf("\n");
 }
 

@@ -6,6 +6,7 @@
 #include "broker/acl/check.h"
 #include "broker/config.h"
 #include "broker/conn.h"
+#include "broker/partitions.h"
 #include "broker/server.h"
 #include "protocol/err.h"
 
@@ -29,6 +30,16 @@ bool brk_acl_permits(const brk_request *req, int8_t type, const char *name, int3
 		return true;
 	return brk_authorize(&server.acl, brk_conn_principal(req->conn), host_of(req), type, name,
 			     len, op);
+}
+
+bool brk_acl_permits_topic(const brk_request *req, const brk_topic *t, proto_str name,
+			   int8_t op)
+{
+	if (!server.acl.enabled || !req->conn)
+		return true;
+	if (t)
+		return brk_acl_permits(req, CTL_ACL_RES_TOPIC, t->name, t->name_len, op);
+	return brk_acl_permits_str(req, CTL_ACL_RES_TOPIC, name, op);
 }
 
 bool brk_acl_permits_cluster(const brk_request *req, int8_t op)

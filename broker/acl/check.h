@@ -26,6 +26,13 @@ static inline bool brk_acl_permits_str(const brk_request *req, int8_t type, prot
 	return brk_acl_permits(req, type, name.len > 0 ? name.ptr : "", name.len > 0 ? name.len : 0,
 			       op);
 }
+/* The same on a topic: the broker's topic t when it knows it (its name,
+ * with the length kept beside it: no strlen per topic per request), else
+ * name as the request carries it (a null name is ""). Produce, Fetch,
+ * OffsetCommit, Metadata, DeleteTopics ask this way. */
+struct brk_topic;
+bool brk_acl_permits_topic(const brk_request *req, const struct brk_topic *t, proto_str name,
+			   int8_t op);
 /* The same on the cluster resource ("kafka-cluster"). */
 bool brk_acl_permits_cluster(const brk_request *req, int8_t op);
 /* For DescribeConfigs / AlterConfigs / IncrementalAlterConfigs: op

@@ -106,6 +106,11 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 			err = brk_dynamic_config_check_tls(&server.dynamic, id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
+		/* stored encrypted (ZooKeeper, the metadata file), never plain */
+		err = brk_dynamic_config_encode_passwords(&server.dynamic, req->arena, cfg, nc, msg,
+							  msgsize);
+		if (err)
+			return err;
 		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = cfg,
 				.nconfigs = nc };
 		return BRK_CONFIG_PENDING;

@@ -191,10 +191,8 @@ int brk_handle_delete_topics(brk_request *req)
 		brk_topic *t = by_name ? brk_topic_find(&server.partitions, e[i].name.ptr, e[i].name.len)
 				       : brk_topic_find_by_id(&server.partitions, e[i].id.b);
 		if (t && !by_name &&
-		    !(brk_acl_permits(req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
-				      CTL_ACL_OP_DESCRIBE) &&
-		      brk_acl_permits(req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
-				      CTL_ACL_OP_DELETE))) {
+		    !(brk_acl_permits_topic(req, t, e[i].name, CTL_ACL_OP_DESCRIBE) &&
+		      brk_acl_permits_topic(req, t, e[i].name, CTL_ACL_OP_DELETE))) {
 			result_error(r, KERR_TOPIC_AUTHORIZATION_FAILED, "Authorization failed.");
 			continue;
 		}
@@ -212,7 +210,7 @@ int brk_handle_delete_topics(brk_request *req)
 			continue;
 		}
 		/* The name and id outlive the topic: copy them first. */
-		int32_t len = (int32_t)strlen(t->name);
+		int32_t len = t->name_len;
 		char *name = proto_arena_alloc(req->arena, (size_t)len + 1);
 		if (!name)
 			return BRK_CLOSE;

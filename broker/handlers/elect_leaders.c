@@ -161,7 +161,7 @@ static int from_metadata(brk_request *req, elect_state *st)
 	brk_topic *t;
 	for (int32_t i = 0; (t = brk_partitions_topic_at(&server.partitions, i)) && i < ntopics; i++) {
 		/* the name outlives the topic: copy it */
-		size_t len = strlen(t->name);
+		size_t len = (size_t)t->name_len;
 		char *name = proto_arena_alloc(req->arena, len + 1);
 		if (!name)
 			return -1;

@@ -244,11 +244,8 @@ static bool read_all(int16_t v, fetch_state *st, int64_t *bytes)
 		bool denied = st->replica >= 0
 				      ? !brk_acl_permits_cluster(st->req, CTL_ACL_OP_CLUSTER_ACTION)
 				      : (t || v < 13) &&
-						!brk_acl_permits(st->req, CTL_ACL_RES_TOPIC,
-								 t ? t->name : ft->topic.ptr,
-								 t ? (int32_t)strlen(t->name)
-								   : ft->topic.len,
-								 CTL_ACL_OP_READ);
+						!brk_acl_permits_topic(st->req, t, ft->topic,
+								       CTL_ACL_OP_READ);
 		for (int32_t j = 0; j < tr->partitions_count; j++) {
 			const FetchRequest_FetchPartition *fp = &ft->partitions[j];
 			FetchResponse_PartitionData *pd = &tr->partitions[j];

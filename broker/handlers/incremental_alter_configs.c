@@ -300,6 +300,11 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 			err = brk_dynamic_config_check_tls(&server.dynamic, id, w.e, w.n, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
+		/* stored encrypted (ZooKeeper, the metadata file), never plain */
+		err = brk_dynamic_config_encode_passwords(&server.dynamic, req->arena, w.e, w.n, msg,
+							  msgsize);
+		if (err)
+			return err;
 		*op = (ctl_op){ .type = CTL_OP_SET_BROKER_CONFIGS, .broker_id = id, .configs = w.e,
 				.nconfigs = w.n };
 		return BRK_CONFIG_PENDING;

@@ -69,7 +69,7 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 	rt->is_internal = t->internal;
 	if (m->include_topic_authorized_operations)
 		rt->topic_authorized_operations = brk_acl_operations(
-			req, CTL_ACL_RES_TOPIC, t->name, (int32_t)strlen(t->name),
+			req, CTL_ACL_RES_TOPIC, t->name, t->name_len,
 			BRK_TOPIC_ALL_OPERATIONS);
 	rt->partitions_count = t->npartitions;
 	rt->partitions = proto_arena_alloc(req->arena, (size_t)(t->npartitions ? t->npartitions : 1) *
@@ -179,7 +179,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (st->all) {
 			/* Topics the principal may not describe are left out. */
 			brk_topic *t = brk_partitions_topic_at(reg, i);
-			if (!may_describe(req, t->name, (int32_t)strlen(t->name))) {
+			if (!may_describe(req, t->name, t->name_len)) {
 				resp.topics_count--;
 				continue;
 			}
@@ -193,7 +193,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		if (q->name.len < 0) {
 			/* v10+: by topic id */
 			brk_topic *t = brk_topic_find_by_id(reg, q->topic_id.b);
-			if (!t || !may_describe(req, t->name, (int32_t)strlen(t->name))) {
+			if (!t || !may_describe(req, t->name, t->name_len)) {
 				rt->error_code = KERR_UNKNOWN_TOPIC_ID;
 				if (v < 12)
 					rt->name = proto_cstr(""); /* name not nullable before v12 */

@@ -133,11 +133,7 @@ int brk_handle_offset_commit(brk_request *req)
 		if (!tr->partitions)
 			return BRK_CLOSE;
 		bool topic_denied = !group_denied && (t || v < 10) &&
-				    !brk_acl_permits(req, CTL_ACL_RES_TOPIC,
-						     t ? t->name : (rt->name.len > 0 ? rt->name.ptr : ""),
-						     t ? (int32_t)strlen(t->name)
-						       : (rt->name.len > 0 ? rt->name.len : 0),
-						     CTL_ACL_OP_READ);
+				    !brk_acl_permits_topic(req, t, rt->name, CTL_ACL_OP_READ);
 		for (int32_t j = 0; j < np; j++) {
 			const OffsetCommitRequest_OffsetCommitRequestPartition *rp = &rt->partitions[j];
 			OffsetCommitResponse_OffsetCommitResponsePartition *pr = &tr->partitions[j];

@@ -411,9 +411,7 @@ int brk_handle_produce(brk_request *req)
 		/* WRITE on the topic, checked before whether it exists (a topic
 		 * id not known here stays UNKNOWN_TOPIC_ID). */
 		bool denied = (t || v < 13) &&
-			      !brk_acl_permits(req, CTL_ACL_RES_TOPIC, t ? t->name : td->name.ptr,
-					       t ? (int32_t)strlen(t->name) : td->name.len,
-					       CTL_ACL_OP_WRITE);
+			      !brk_acl_permits_topic(req, t, td->name, CTL_ACL_OP_WRITE);
 		int32_t np = td->partition_data_count > 0 ? td->partition_data_count : 0;
 		tr->partition_responses_count = np;
 		tr->partition_responses = proto_arena_alloc(

@@ -62,22 +62,28 @@ static int parse_rate(const char *s, int64_t *out)
 	return 0;
 }
 
-int brk_conn_rate_init(brk_conn_rate *cr, const brk_config *cfg, brk_client_configs *reg,
-		       char *err, size_t errsize)
+/* Bound and sensor of one rate: the sensor made when a bound appears
+ * (it keeps what it counted while the bound changes), freed when it goes. */
+static int set_bound(const brk_conn_rate *cr, double *bound, brk_quota_rate **rate, double b)
 {
-	memset(cr, 0, sizeof(*cr));
-	cr->window_num = cfg->quota_window_num > 0 ? cfg->quota_window_num : 11;
-	cr->window_ms = (int64_t)(cfg->quota_window_size_seconds > 0 ? cfg->quota_window_size_seconds : 1) * 1000;
-	cr->ip_default = -1;
-	brk_strmap_init(&cr->ip_bounds);
-	brk_strmap_init(&cr->ip_sensors);
-	cr->broker_bound = bound_of_rate(cfg->max_connection_creation_rate);
-	if (cr->broker_bound >= 0 && !(cr->broker_rate = brk_quota_rate_new(cr->window_num, 0)))
+	*bound = b;
+	if (b < 0) {
+		free(*rate);
+		*rate = NULL;
+	} else if (!*rate && !(*rate = brk_quota_rate_new(cr->window_num, 0))) {
+		*bound = -1;
 		return -ENOMEM;
-	for (int i = 0; i < cfg->nlisteners && i < BRK_MAX_LISTENERS; i++) {
-		brk_conn_rate_listener *l = &cr->listeners[cr->nlisteners++];
-		snprintf(l->name, sizeof(l->name), "%s", cfg->listeners[i].name);
-		l->protected_ = cfg->nlisteners > 1 && strcmp(l->name, cfg->inter_broker_listener) == 0;
+	}
+	return 0;
+}
+
+/* The bounds of cfg: max.connection.creation.rate and each listener's. */
+static int configure(brk_conn_rate *cr, const brk_config *cfg, char *err, size_t errsize)
+{
+	int rc = set_bound(cr, &cr->broker_bound, &cr->broker_rate,
+			   bound_of_rate(cfg->max_connection_creation_rate));
+	for (int i = 0; i < cr->nlisteners && rc == 0; i++) {
+		brk_conn_rate_listener *l = &cr->listeners[i];
 		int64_t v = cfg->max_connection_creation_rate;
 		const char *s = brk_config_security_get(cfg, l->name, "max.connection.creation.rate");
 		/* security_get falls back to the key alone, which is no
@@ -85,27 +91,53 @@ int brk_conn_rate_init(brk_conn_rate *cr, const brk_config *cfg, brk_client_conf
 		if (s && parse_rate(s, &v) != 0) {
 			snprintf(err, errsize, "listener %s: max.connection.creation.rate \"%s\" is "
 				 "not an integer from 0 to 2147483647", l->name, s);
-			brk_conn_rate_free(cr);
 			return -EINVAL;
 		}
-		l->bound = bound_of_rate(v);
-		if (l->bound >= 0 && !(l->rate = brk_quota_rate_new(cr->window_num, 0))) {
-			brk_conn_rate_free(cr);
-			return -ENOMEM;
-		}
+		rc = set_bound(cr, &l->bound, &l->rate, bound_of_rate(v));
 	}
-	if (!reg)
-		return 0;
-	int rc = brk_client_configs_listen(reg, brk_conn_rate_on_config, cr);
+	if (rc == -ENOMEM)
+		snprintf(err, errsize, "out of memory");
+	return rc;
+}
+
+int brk_conn_rate_init(brk_conn_rate *cr, const brk_config *cfg, brk_client_configs *reg,
+		       char *err, size_t errsize)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->window_num = cfg->quota_window_num > 0 ? cfg->quota_window_num : 11;
+	cr->window_ms = (int64_t)(cfg->quota_window_size_seconds > 0 ? cfg->quota_window_size_seconds : 1) * 1000;
+	cr->ip_default = -1;
+	cr->broker_bound = -1;
+	brk_strmap_init(&cr->ip_bounds);
+	brk_strmap_init(&cr->ip_sensors);
+	for (int i = 0; i < cfg->nlisteners && i < BRK_MAX_LISTENERS; i++) {
+		brk_conn_rate_listener *l = &cr->listeners[cr->nlisteners++];
+		snprintf(l->name, sizeof(l->name), "%s", cfg->listeners[i].name);
+		l->protected_ = cfg->nlisteners > 1 && strcmp(l->name, cfg->inter_broker_listener) == 0;
+		l->bound = -1;
+	}
+	int rc = configure(cr, cfg, err, errsize);
+	if (rc == 0 && reg)
+		rc = brk_client_configs_listen(reg, brk_conn_rate_on_config, cr);
 	if (rc) {
+		if (rc == -ENOMEM)
+			snprintf(err, errsize, "out of memory");
 		brk_conn_rate_free(cr);
 		return rc;
 	}
-	for (int32_t i = 0; i < brk_client_configs_count(reg); i++) {
+	for (int32_t i = 0; reg && i < brk_client_configs_count(reg); i++) {
 		const brk_client_config *cc = brk_client_configs_at(reg, i);
 		brk_conn_rate_on_config(cr, cc->entity, cc);
 	}
 	return 0;
+}
+
+void brk_conn_rate_reconfigure(brk_conn_rate *cr, const brk_config *cfg)
+{
+	char err[256];
+	if (configure(cr, cfg, err, sizeof(err)) != 0)
+		fprintf(stderr, "samsa: connection creation rates: %s; the rest keep their bounds\n",
+			err);
 }
 
 void brk_conn_rate_free(brk_conn_rate *cr)

@@ -68,6 +68,14 @@ int brk_conn_rate_init(brk_conn_rate *cr, const brk_config *cfg, brk_client_conf
 		       char *err, size_t errsize);
 void brk_conn_rate_free(brk_conn_rate *cr);
 
+/* The effective config changed (dynamic max.connection.creation.rate,
+ * listener.name.<l>.max.connection.creation.rate, as Kafka's
+ * DynamicConnectionQuota and ListenerConnectionQuota.reconfigure): the
+ * bounds of cfg from now on; the sensors keep what they counted. A
+ * listener's value that is no integer is reported on stderr and leaves
+ * that listener (and those after it) as they were. */
+void brk_conn_rate_reconfigure(brk_conn_rate *cr, const brk_config *cfg);
+
 /* A client config changed (reg's listener; also for tests): ip entities
  * set or clear their connection_creation_rate. */
 void brk_conn_rate_on_config(void *cr, const char *entity, const brk_client_config *cc);

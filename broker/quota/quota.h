@@ -191,8 +191,13 @@ int32_t brk_quota_request_size(const struct brk_request *req);
 int32_t brk_quota_request_throttle(struct brk_request *req);
 
 /* The request hook of the connections (brk_conns_set_request_hook): the
- * request quota of a request answered without its handler counting it
- * (its response says 0; the connection is muted all the same, KIP-219). */
+ * request quota of a request answered without its handler counting it.
+ * The throttle time goes into the encoded response's throttle_time_ms
+ * (Kafka's sendResponseMaybeThrottle: every response that has the field,
+ * where proto_response_throttle_at finds it; a larger value the handler
+ * put there stays) and the connection is muted for it (KIP-219). A
+ * response whose field follows variable-size data (ApiVersions) needs its
+ * handler to call brk_quota_request_throttle itself. */
 void brk_quota_request_done(struct brk_request *req);
 
 /* The controller mutation quota of req (KIP-599), strict from version

@@ -9,6 +9,7 @@
 #include "broker/quota/quota.h"
 #include "broker/request.h"
 #include "broker/server.h"
+#include "protocol/gen/messages.h"
 
 int32_t brk_quota_request_size(const brk_request *req)
 {
@@ -56,8 +57,23 @@ static bool exempt(int16_t key)
 
 void brk_quota_request_done(brk_request *req)
 {
-	if (!req->quota_recorded && !exempt(req->api_key))
-		brk_quota_request_throttle(req);
+	if (req->quota_recorded || exempt(req->api_key))
+		return;
+	int32_t ms = brk_quota_request_throttle(req);
+	if (ms <= 0)
+		return;
+	/* Kafka's maybeSetThrottleTimeMs on the response built: the field
+	 * sits at a fixed place of the encoded body (-1: none there, or no
+	 * answer is sent). */
+	int32_t at = proto_response_throttle_at(req->api_key, req->api_version);
+	proto_writer *w = req->out;
+	if (at < 0 || w->len < (size_t)at + 4)
+		return;
+	const uint8_t *p = w->buf + at;
+	int32_t had = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+				(uint32_t)p[2] << 8 | (uint32_t)p[3]);
+	if (ms > had)
+		proto_writer_patch_int32(w, (size_t)at, ms);
 }
 
 /* ---- controller mutations (KIP-599) ---- */

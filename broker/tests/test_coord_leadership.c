@@ -235,6 +235,7 @@ static brk_partition *part(const char *topic, int32_t i)
 {
 	brk_topic *t = brk_topic_find(&server.partitions, topic, (int32_t)strlen(topic));
 	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->name_len, (int32_t)strlen(topic)); /* kept beside the name */
 	return brk_topic_partition(t, i);
 }
 

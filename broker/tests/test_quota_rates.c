@@ -200,6 +200,29 @@ START_TEST(test_listener_and_broker_rates)
 	ck_assert_int_gt(brk_conn_rate_accept(&cr, 0, 5000), 0);
 	brk_conn_rate_free(&cr);
 
+	/* dynamic: from no bound to 5 (broker-wide, so each listener's too),
+	 * then the listener's own 1000 with the broker's gone */
+	config(&cfg, INT32_MAX, "PLAINTEXT", NULL, "PLAINTEXT");
+	ck_assert_int_eq(brk_conn_rate_init(&cr, &cfg, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(accept_n(&cr, 0, 100, 5000, &last), 100);
+	cfg.max_connection_creation_rate = 5;
+	brk_conn_rate_reconfigure(&cr, &cfg);
+	ck_assert_int_eq(accept_n(&cr, 0, 6, 20000, &last), 5);
+	ck_assert_int_eq(last, 200);
+	cfg.max_connection_creation_rate = INT32_MAX;
+	set(&cfg, "listener.name.plaintext.max.connection.creation.rate", "1000");
+	brk_conn_rate_reconfigure(&cr, &cfg);
+	ck_assert_int_eq(accept_n(&cr, 0, 500, 40000, &last), 500);
+	/* a bad value leaves the bound as it was */
+	set(&cfg, "listener.name.plaintext.max.connection.creation.rate", "x");
+	brk_conn_rate_reconfigure(&cr, &cfg);
+	ck_assert_int_eq(accept_n(&cr, 0, 600, 40000, &last), 500);
+	brk_conn_rate_free(&cr);
+	ck_assert(brk_config_is_listener_rate_key("listener.name.plaintext.max.connection.creation.rate"));
+	ck_assert(!brk_config_is_listener_rate_key("max.connection.creation.rate"));
+	ck_assert(!brk_config_is_listener_rate_key("listener.name..max.connection.creation.rate"));
+	ck_assert(!brk_config_is_listener_rate_key("listener.name.plaintext.max.connections"));
+
 	/* a bad listener value stops start-up */
 	config(&cfg, INT32_MAX, "PLAINTEXT", NULL, "PLAINTEXT");
 	set(&cfg, "listener.name.plaintext.max.connection.creation.rate", "ten");

@@ -208,6 +208,89 @@ START_TEST(test_round_trip_all)
 END_TEST
 
 #ifndef GEN_FIXTURES
+/* proto_response_throttle_at: where the request quota patches
+ * ThrottleTimeMs into an encoded response (KIP-219). */
+static void check_throttle_bytes(const proto_writer *w, int32_t at)
+{
+	ck_assert_int_ge((int64_t)w->len, (int64_t)at + 4);
+	ck_assert_int_eq(w->buf[at], 0x01);
+	ck_assert_int_eq(w->buf[at + 1], 0x02);
+	ck_assert_int_eq(w->buf[at + 2], 0x03);
+	ck_assert_int_eq(w->buf[at + 3], 0x04);
+}
+
+START_TEST(test_throttle_at)
+{
+	/* absent, or after a field of variable size */
+	ck_assert_int_eq(proto_response_throttle_at(0, 9), -1);  /* Produce: after responses */
+	ck_assert_int_eq(proto_response_throttle_at(18, 3), -1); /* ApiVersions: after api_keys */
+	ck_assert_int_eq(proto_response_throttle_at(18, 0), -1);
+	ck_assert_int_eq(proto_response_throttle_at(3, 2), -1);  /* Metadata before v3 */
+	ck_assert_int_eq(proto_response_throttle_at(17, 1), -1); /* SaslHandshake: none */
+	ck_assert_int_eq(proto_response_throttle_at(7, 3), -1);  /* ControlledShutdown */
+	ck_assert_int_eq(proto_response_throttle_at(3, 99), -1);
+	ck_assert_int_eq(proto_response_throttle_at(-1, 0), -1);
+
+	proto_writer w;
+	proto_writer_init(&w);
+	for (int16_t v = 3; v <= 13; v++) {
+		MetadataResponse m;
+		MetadataResponse_init(&m);
+		m.throttle_time_ms = 0x01020304;
+		proto_writer_reset(&w);
+		ck_assert_int_eq(MetadataResponse_encode(&w, v, &m), 0);
+		ck_assert_int_eq(proto_response_throttle_at(3, v), 0);
+		check_throttle_bytes(&w, 0);
+	}
+	OffsetDeleteResponse od;
+	OffsetDeleteResponse_init(&od);
+	od.error_code = 7;
+	od.throttle_time_ms = 0x01020304;
+	proto_writer_reset(&w);
+	ck_assert_int_eq(OffsetDeleteResponse_encode(&w, 0, &od), 0);
+	ck_assert_int_eq(proto_response_throttle_at(47, 0), 2);
+	check_throttle_bytes(&w, 2);
+
+	/* every API and version that has an offset: a random response is
+	 * long enough, and a value patched in reads back */
+	int n;
+	const proto_api_desc *d = proto_api_desc_all(&n);
+	int found = 0;
+	for (int i = 0; i < n; i++) {
+		const proto_msg_ops *ops = find_ops(d[i].key, true);
+		for (int16_t v = d[i].min_version; v <= d[i].max_version; v++) {
+			int32_t at = proto_response_throttle_at(d[i].key, v);
+			if (at < 0)
+				continue;
+			found++;
+			proto_arena a;
+			proto_arena_init(&a, ARENA_CAP);
+			void *m = calloc(1, ops->size), *m2 = calloc(1, ops->size);
+			uint32_t seed = 12345;
+			ck_assert(m && m2);
+			ops->fill(m, v, &a, &seed);
+			proto_writer_reset(&w);
+			ck_assert_int_eq(ops->encode(&w, v, m), 0);
+			proto_writer_patch_int32(&w, (size_t)at, 0x01020304);
+			check_throttle_bytes(&w, at);
+			proto_reader r;
+			proto_reader_init(&r, w.buf, w.len);
+			ck_assert_int_eq(ops->decode(&r, &a, v, m2), 0);
+			proto_writer w2;
+			proto_writer_init(&w2);
+			ck_assert_int_eq(ops->encode(&w2, v, m2), 0);
+			ck_assert(w2.len == w.len && memcmp(w.buf, w2.buf, w.len) == 0);
+			proto_writer_free(&w2);
+			free(m);
+			free(m2);
+			proto_arena_free(&a);
+		}
+	}
+	ck_assert_int_gt(found, 100);
+	proto_writer_free(&w);
+}
+END_TEST
+
 /* A float64 read back is equal to what was written, bit for bit, NaN too
  * (AlterClientQuotas' value; fuzz_request's regress-alter-client-quotas-nan
  * found the comparison by ==, which a NaN never passes). */
@@ -1301,6 +1384,7 @@ static Suite *messages_suite(void)
 	tcase_add_test(tc, test_round_trip_all);
 #ifndef GEN_FIXTURES
 	tcase_add_test(tc, test_float64_nan_equal);
+	tcase_add_test(tc, test_throttle_at);
 #endif
 	suite_add_tcase(s, tc);
 	return s;
