@@ -195,14 +195,19 @@ int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const ch
 	for (int32_t i = 0; i < n; i++) {
 		if (!brk_config_is_password(configs[i].name))
 			continue;
-		/* Kafka's toPersistentProps: the level first, then the encoder. */
-		const char *why = !resource[0] ? "Password config can be defined only at broker level"
-				 : !d->encoder.secret ? "Password encoder secret not configured"
-						      : NULL;
-		if (!why)
+		/* Kafka's validate first (a password key is per broker:
+		 * PerBrokerConfigs or listener-prefixed), then toPersistentProps
+		 * (the encoder). */
+		if (!resource[0])
+			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource("
+				 "type=BROKER, name=''): Cannot update these configs at default "
+				 "cluster level, broker id must be specified: [%s]", configs[i].name);
+		else if (!d->encoder.secret)
+			snprintf(msg, msgsize, "Invalid config value for resource ConfigResource("
+				 "type=BROKER, name='%s'): Password encoder secret not configured",
+				 resource);
+		else
 			continue;
-		snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
-			 "name='%s'): %s", resource, why);
 		return KERR_INVALID_REQUEST;
 	}
 	return KERR_NONE;

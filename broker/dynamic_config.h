@@ -111,11 +111,13 @@ void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *o
  * for a password key (brk_config_is_password): without
  * password.encoder.secret INVALID_REQUEST "Invalid config value for
  * resource ConfigResource(type=BROKER, name='0'): Password encoder secret
- * not configured"; at the default resource "...: Password config can be
- * defined only at broker level"; password.encoder.* itself is never
- * dynamic, nor is a sasl.jaas.config here (the SASL logins are built at
- * start-up): "Cannot update these configs dynamically: [...]". Otherwise
- * KERR_NONE: brk_dynamic_config_encode_passwords then encrypts them.
+ * not configured"; at the default resource (Kafka's validate: a password
+ * is a per-broker config) "...: Cannot update these configs at default
+ * cluster level, broker id must be specified: [name]". password.encoder.*
+ * itself is never dynamic, nor is a sasl.jaas.config here (the SASL logins
+ * are built at start-up): "Cannot update these configs dynamically:
+ * [name]". Otherwise KERR_NONE: brk_dynamic_config_encode_passwords then
+ * encrypts them.
  */
 int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const char *resource,
 					   const ctl_config_entry *configs, int32_t n, char *msg,

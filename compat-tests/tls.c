@@ -1000,7 +1000,8 @@ START_TEST(test_dynamic_password)
 	int16_t ierr = incremental_set(b, "", (const char *const[]){ PW_KEY, "storepass2", NULL },
 				       msg, sizeof(msg));
 	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
-			      strstr(msg, "Password config can be defined only at broker level"),
+			      strstr(msg, "Cannot update these configs at default cluster level, broker id "
+					  "must be specified: [" PW_KEY "]"),
 		      "a default password: %d %s", ierr, msg);
 	/* password.encoder.* is not dynamic */
 	err = alter_broker_err(b, "password.encoder.secret", "x", msg, sizeof(msg));
