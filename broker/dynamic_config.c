@@ -180,7 +180,13 @@ int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const ch
 					   size_t msgsize)
 {
 	for (int32_t i = 0; i < n; i++) {
-		if (strncmp(configs[i].name, "password.encoder.", 17) == 0) {
+		/* password.encoder.* is read at start-up only (not dynamic in
+		 * Kafka either); so is the SASL JAAS config here (security/sasl.h
+		 * builds the logins once, before the dynamic configs are read):
+		 * a stored one would never take effect, so it is refused. */
+		const char *jaas = strstr(configs[i].name, "sasl.jaas.config");
+		if (strncmp(configs[i].name, "password.encoder.", 17) == 0 ||
+		    (jaas && strcmp(jaas, "sasl.jaas.config") == 0)) {
 			snprintf(msg, msgsize, "Cannot update these configs dynamically: [%s]",
 				 configs[i].name);
 			return KERR_INVALID_REQUEST;

@@ -105,14 +105,6 @@ const ctl_config_entry *brk_dynamic_config_of(const brk_dynamic_config *d, int32
 void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *out);
 
 /*
- * Whether the listeners' TLS can be built with a new complete set of
- * dynamic configs of broker_id (this broker or CTL_BROKER_DEFAULT; other
- * brokers: KERR_NONE): each SSL/SASL_SSL listener whose ssl.* keys would
- * change gets a trial context (security/tls.h). One that cannot be built
- * is refused as Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST,
- * "Validation of dynamic config update of SSLFactory failed: <why>".
- */
-/*
  * Whether configs (a complete new set of dynamic broker configs of the
  * broker resource named resource, "" for the default) may be stored, as
  * Kafka (ZooKeeper mode, DynamicBrokerConfig.toPersistentProps) decides
@@ -121,7 +113,8 @@ void brk_dynamic_config_layers(const brk_dynamic_config *d, brk_config_layers *o
  * resource ConfigResource(type=BROKER, name='0'): Password encoder secret
  * not configured"; at the default resource "...: Password config can be
  * defined only at broker level"; password.encoder.* itself is never
- * dynamic ("Cannot update these configs dynamically: [...]"). Otherwise
+ * dynamic, nor is a sasl.jaas.config here (the SASL logins are built at
+ * start-up): "Cannot update these configs dynamically: [...]". Otherwise
  * KERR_NONE: brk_dynamic_config_encode_passwords then encrypts them.
  */
 int16_t brk_dynamic_config_check_passwords(const brk_dynamic_config *d, const char *resource,
@@ -142,6 +135,14 @@ int brk_dynamic_config_encode_passwords(const brk_dynamic_config *d, proto_arena
 					ctl_config_entry *configs, int32_t n, char *msg,
 					size_t msgsize);
 
+/*
+ * Whether the listeners' TLS can be built with a new complete set of
+ * dynamic configs of broker_id (this broker or CTL_BROKER_DEFAULT; other
+ * brokers: KERR_NONE): each SSL/SASL_SSL listener whose ssl.* keys would
+ * change gets a trial context (security/tls.h). One that cannot be built
+ * is refused as Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST,
+ * "Validation of dynamic config update of SSLFactory failed: <why>".
+ */
 int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
 				     const ctl_config_entry *configs, int32_t n, char *msg,
 				     size_t msgsize);

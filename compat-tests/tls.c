@@ -44,8 +44,8 @@
  *    TLS client without a restart; a wrong password for it refused; the
  *    metadata file holds Kafka's encrypted form, never the password
  *    (decoded with the secret it gives it back); DescribeConfigs says
- *    sensitive, null; a password at the cluster default and a dynamic
- *    password.encoder.secret refused; after a restart the keystore is
+ *    sensitive, null; a password at the cluster default, a dynamic
+ *    password.encoder.secret and a dynamic JAAS config refused; after a restart the keystore is
  *    loaded again; with a wrong secret the stored password is ignored with
  *    Kafka's log line (the static keystore is served);
  *    password.encoder.old.secret decodes it and the broker stores it again
@@ -1007,6 +1007,13 @@ START_TEST(test_dynamic_password)
 	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
 			      strstr(msg, "Cannot update these configs dynamically: [password.encoder.secret]"),
 		      "password.encoder.secret: %s %s", rd_kafka_err2name(err), msg);
+	/* nor is a JAAS config (the SASL logins are built at start-up) */
+	err = alter_broker_err(b, "listener.name.ssl.plain.sasl.jaas.config",
+			       "org.apache.kafka.common.security.plain.PlainLoginModule required;", msg,
+			       sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Cannot update these configs dynamically"),
+		      "a dynamic JAAS config: %s %s", rd_kafka_err2name(err), msg);
 	/* the swap (AlterConfigs): the second keystore, with its password */
 	err = alter_broker_kv(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
 							     "storepass2", NULL }, msg, sizeof(msg));
