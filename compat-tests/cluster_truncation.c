@@ -163,8 +163,10 @@ static int32_t diverge(hc_cluster *c, const char *t, const roles *r, bool unclea
 	ck_assert_int_eq(hc_pause(c, r->b), 0);
 	/* B's last fetch may be parked at A (replica.fetch.wait.max.ms=100):
 	 * an append now would answer it into B's socket, and B would read x
-	 * when it resumes. Let that fetch expire first. */
-	usleep((useconds_t)h_scaled_ms(500) * 1000);
+	 * when it resumes. Let that fetch expire first: 1000 ms, so that A's
+	 * answer may come 900 ms late on a loaded machine (500 left 400), and
+	 * B, paused meanwhile, still keeps its ZooKeeper session (4000 ms). */
+	usleep((useconds_t)h_scaled_ms(1000) * 1000);
 	produce_at(c, r->a, t, 1, 1, 100, 5); /* x, on A only */
 	ck_assert_int_eq(hc_kill(c, r->a), 0);
 	ck_assert_int_eq(hc_resume(c, r->b), 0);
