@@ -21,33 +21,19 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "broker/errbuf.h"
 #include "controller/ctl.h"
 
 #define MS_PER_MINUTE INT64_C(60000)
 #define MS_PER_HOUR INT64_C(3600000)
 
 /* ---- value parsing ---- */
-
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	if (err && errsize) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Copy value without leading/trailing whitespace into out (outsize bytes).
  * Returns the length, or -1 if it does not fit. */
@@ -72,19 +58,19 @@ static int parse_int(const char *key, const char *value, int64_t min, int64_t ma
 {
 	char buf[64];
 	if (trim_copy(value, buf, sizeof(buf)) < 0)
-		return fail(err, errsize, "%s: value is not a number", key);
+		return brk_fail(err, errsize, "%s: value is not a number", key);
 	const char *p = buf;
 	if (*p == '+' || *p == '-')
 		p++;
 	if (!*p)
-		return fail(err, errsize, "%s=%s: not a number", key, buf);
+		return brk_fail(err, errsize, "%s=%s: not a number", key, buf);
 	for (const char *q = p; *q; q++)
 		if (!isdigit((unsigned char)*q))
-			return fail(err, errsize, "%s=%s: not a number", key, buf);
+			return brk_fail(err, errsize, "%s=%s: not a number", key, buf);
 	errno = 0;
 	long long v = strtoll(buf, NULL, 10);
 	if (errno == ERANGE || v < min || v > max)
-		return fail(err, errsize, "%s=%s: out of range (%" PRId64 " to %" PRId64 ")", key, buf,
+		return brk_fail(err, errsize, "%s=%s: out of range (%" PRId64 " to %" PRId64 ")", key, buf,
 			    min, max);
 	*out = v;
 	return 0;
@@ -103,7 +89,7 @@ static int parse_bool(const char *key, const char *value, bool *out, char *err, 
 			return 0;
 		}
 	}
-	return fail(err, errsize, "%s=%s: must be true or false", key, value);
+	return brk_fail(err, errsize, "%s=%s: must be true or false", key, value);
 }
 
 /*
@@ -116,39 +102,39 @@ static int parse_listeners(const char *key, const char *value, brk_listener *out
 {
 	char list[2048];
 	if (trim_copy(value, list, sizeof(list)) < 0)
-		return fail(err, errsize, "%s: value too long", key);
+		return brk_fail(err, errsize, "%s: value too long", key);
 	brk_listener parsed[BRK_MAX_LISTENERS];
 	int n = 0;
 	char *save = NULL;
 	for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char one[512];
 		if (trim_copy(item, one, sizeof(one)) < 0)
-			return fail(err, errsize, "%s: listener too long", key);
+			return brk_fail(err, errsize, "%s: listener too long", key);
 		if (!one[0])
 			continue;
 		if (n == BRK_MAX_LISTENERS)
-			return fail(err, errsize, "%s: at most %d listeners are supported", key,
+			return brk_fail(err, errsize, "%s: at most %d listeners are supported", key,
 				    BRK_MAX_LISTENERS);
 		brk_listener l;
 		memset(&l, 0, sizeof(l));
 		char *sep = strstr(one, "://");
 		if (!sep || sep == one)
-			return fail(err, errsize,
+			return brk_fail(err, errsize,
 				    "%s: \"%s\" is not a listener (expected NAME://host:port, e.g. PLAINTEXT://127.0.0.1:9092)",
 				    key, one);
 		size_t nlen = (size_t)(sep - one);
 		if (nlen >= sizeof(l.name))
-			return fail(err, errsize, "%s: listener name too long in \"%s\"", key, one);
+			return brk_fail(err, errsize, "%s: listener name too long in \"%s\"", key, one);
 		for (size_t i = 0; i < nlen; i++) {
 			unsigned char c = (unsigned char)one[i];
 			if (!isalnum(c) && c != '_' && c != '-' && c != '.')
-				return fail(err, errsize, "%s: bad listener name in \"%s\"", key, one);
+				return brk_fail(err, errsize, "%s: bad listener name in \"%s\"", key, one);
 			l.name[i] = (char)toupper(c);
 		}
 		char *hp = sep + 3;
 		char *colon = strrchr(hp, ':');
 		if (!colon)
-			return fail(err, errsize, "%s: \"%s\" has no port (expected NAME://host:port)", key,
+			return brk_fail(err, errsize, "%s: \"%s\" has no port (expected NAME://host:port)", key,
 				    one);
 		*colon = '\0';
 		const char *host = hp;
@@ -158,11 +144,11 @@ static int parse_listeners(const char *key, const char *value, brk_listener *out
 			hlen -= 2;
 		}
 		if (hlen >= sizeof(l.host))
-			return fail(err, errsize, "%s: host too long in \"%s\"", key, one);
+			return brk_fail(err, errsize, "%s: host too long in \"%s\"", key, one);
 		for (size_t i = 0; i < hlen; i++) {
 			unsigned char c = (unsigned char)host[i];
 			if (!isalnum(c) && !strchr("-%._:", c))
-				return fail(err, errsize, "%s: bad host \"%.*s\" in listener %s", key,
+				return brk_fail(err, errsize, "%s: bad host \"%.*s\" in listener %s", key,
 					    (int)hlen, host, l.name);
 		}
 		memcpy(l.host, host, hlen);
@@ -175,14 +161,14 @@ static int parse_listeners(const char *key, const char *value, brk_listener *out
 		l.port = (int)port;
 		for (int i = 0; i < n; i++) {
 			if (strcmp(parsed[i].name, l.name) == 0)
-				return fail(err, errsize, "%s: listener name %s is used twice", key, l.name);
+				return brk_fail(err, errsize, "%s: listener name %s is used twice", key, l.name);
 			if (l.port != 0 && parsed[i].port == l.port)
-				return fail(err, errsize, "%s: port %d is used by two listeners", key, l.port);
+				return brk_fail(err, errsize, "%s: port %d is used by two listeners", key, l.port);
 		}
 		parsed[n++] = l;
 	}
 	if (n == 0)
-		return fail(err, errsize, "%s: no listener given", key);
+		return brk_fail(err, errsize, "%s: no listener given", key);
 	memcpy(out, parsed, (size_t)n * sizeof(*out));
 	*nout = n;
 	return 0;
@@ -344,22 +330,22 @@ static int set_cleanup_policy(brk_config *cfg, const key_def *d, const char *val
 	const char *key = d->k.name;
 	char buf[64], out[sizeof(cfg->log_cleanup_policy)] = "";
 	if (trim_copy(value, buf, sizeof(buf)) < 0)
-		return fail(err, errsize, "%s: value too long", key);
+		return brk_fail(err, errsize, "%s: value too long", key);
 	char *save = NULL;
 	int n = 0;
 	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char one[16];
 		if (trim_copy(item, one, sizeof(one)) < 0 ||
 		    (strcmp(one, "compact") != 0 && strcmp(one, "delete") != 0))
-			return fail(err, errsize, "%s=%s: each item must be compact or delete", key, value);
+			return brk_fail(err, errsize, "%s=%s: each item must be compact or delete", key, value);
 		size_t used = strlen(out);
 		if (used + strlen(one) + 2 > sizeof(out))
-			return fail(err, errsize, "%s=%s: too many items", key, value);
+			return brk_fail(err, errsize, "%s=%s: too many items", key, value);
 		snprintf(out + used, sizeof(out) - used, "%s%s", n ? "," : "", one);
 		n++;
 	}
 	if (n == 0)
-		return fail(err, errsize, "%s: at least one of compact, delete is required", key);
+		return brk_fail(err, errsize, "%s: at least one of compact, delete is required", key);
 	memcpy(cfg->log_cleanup_policy, out, sizeof(out));
 	return 0;
 }
@@ -382,9 +368,9 @@ static int set_log_dir(brk_config *cfg, const key_def *d, const char *value, FIL
 	while (n > 0 && isspace((unsigned char)p[n - 1]))
 		n--;
 	if (n == 0)
-		return fail(err, errsize, "%s: no directory given", key);
+		return brk_fail(err, errsize, "%s: no directory given", key);
 	if (n >= sizeof(cfg->log_dir))
-		return fail(err, errsize, "%s: path too long", key);
+		return brk_fail(err, errsize, "%s: path too long", key);
 	memcpy(cfg->log_dir, p, n);
 	cfg->log_dir[n] = '\0';
 	*level = d->prec.level;
@@ -413,7 +399,7 @@ static int set_ip_overrides(brk_config *cfg, const key_def *d, const char *value
 	const char *key = d->k.name;
 	char buf[4096];
 	if (trim_copy(value, buf, sizeof(buf)) < 0)
-		return fail(err, errsize, "%s: value too long", key);
+		return brk_fail(err, errsize, "%s: value too long", key);
 	struct brk_ip_override parsed[BRK_MAX_IP_OVERRIDES];
 	int n = 0;
 	char *save = NULL;
@@ -423,13 +409,13 @@ static int set_ip_overrides(brk_config *cfg, const key_def *d, const char *value
 			continue;
 		char *colon = strrchr(one, ':');
 		if (!colon || colon == one)
-			return fail(err, errsize, "%s=%s: each entry must be host:count", key, value);
+			return brk_fail(err, errsize, "%s=%s: each entry must be host:count", key, value);
 		*colon = '\0';
 		int64_t max;
 		if (parse_int(key, colon + 1, 0, INT32_MAX, &max, err, errsize) < 0)
 			return -1;
 		if (n == BRK_MAX_IP_OVERRIDES)
-			return fail(err, errsize, "%s: at most %d entries", key, BRK_MAX_IP_OVERRIDES);
+			return brk_fail(err, errsize, "%s: at most %d entries", key, BRK_MAX_IP_OVERRIDES);
 		char *host = one;
 		size_t hl = strlen(host);
 		if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') { /* [v6]:count */
@@ -440,7 +426,7 @@ static int set_ip_overrides(brk_config *cfg, const key_def *d, const char *value
 		memset(&hints, 0, sizeof(hints));
 		hints.ai_socktype = SOCK_STREAM;
 		if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
-			return fail(err, errsize, "%s: unknown host %s", key, host);
+			return brk_fail(err, errsize, "%s: unknown host %s", key, host);
 		const void *addr = res->ai_family == AF_INET
 					   ? (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr
 					   : (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr;
@@ -483,7 +469,7 @@ static int set_timestamp_type(brk_config *cfg, const key_def *d, const char *val
 			return 0;
 		}
 	}
-	return fail(err, errsize, "%s=%s: must be CreateTime or LogAppendTime", d->k.name, value);
+	return brk_fail(err, errsize, "%s=%s: must be CreateTime or LogAppendTime", d->k.name, value);
 }
 
 static void format_timestamp_type(const brk_config *cfg, const key_def *d, char *out,
@@ -1047,12 +1033,12 @@ static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *w
 				return 0;
 			}
 		}
-		return fail(err, errsize, "%s=%s: must be a number %s %g and at most %g", key, value,
+		return brk_fail(err, errsize, "%s=%s: must be a number %s %g and at most %g", key, value,
 			    d->dmin_open ? "above" : "at least", d->dmin, d->dmax);
 	}
 	case K_STR:
 		if (trim_copy(value, f, d->size) < 0)
-			return fail(err, errsize, "%s: value too long", key);
+			return brk_fail(err, errsize, "%s: value too long", key);
 		return 0;
 	case K_ENUM: {
 		char buf[64];
@@ -1066,12 +1052,12 @@ static int set_key(brk_config *cfg, const key_def *d, const char *value, FILE *w
 		for (const char *const *c = d->choices; *c; c++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 c == d->choices ? "" : ", ", *c);
-		return fail(err, errsize, "%s=%s: must be one of %s", key, value, list);
+		return brk_fail(err, errsize, "%s=%s: must be one of %s", key, value, list);
 	}
 	case K_SPECIAL:
 		break;
 	}
-	return fail(err, errsize, "%s: cannot be set", key); /* a table entry without set */
+	return brk_fail(err, errsize, "%s: cannot be set", key); /* a table entry without set */
 }
 
 /* Keys kept as given for the security modules (brk_config_security_get);
@@ -1117,7 +1103,7 @@ static int security_put(brk_config *cfg, const char *key, const char *value, cha
 {
 	size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
 	if (kl + vl > sizeof(cfg->security_props) - cfg->security_props_len)
-		return fail(err, errsize, "%s: the security settings exceed %d bytes in all", key,
+		return brk_fail(err, errsize, "%s: the security settings exceed %d bytes in all", key,
 			    BRK_SECURITY_PROPS_BYTES);
 	memcpy(cfg->security_props + cfg->security_props_len, key, kl);
 	memcpy(cfg->security_props + cfg->security_props_len + kl, value, vl);
@@ -1192,7 +1178,7 @@ static int resolve_protocols(brk_config *cfg, char *err, size_t errsize)
 				end = p + strlen(p);
 			if (!colon || colon > end) {
 				if (p < end)
-					return fail(err, errsize, "listener.security.protocol.map: \"%.*s\" "
+					return brk_fail(err, errsize, "listener.security.protocol.map: \"%.*s\" "
 						    "is not NAME:PROTOCOL", (int)(end - p), p);
 				break;
 			}
@@ -1206,7 +1192,7 @@ static int resolve_protocols(brk_config *cfg, char *err, size_t errsize)
 				pe--;
 			int pr = protocol_from_name(ps, (size_t)(pe - ps));
 			if (pr < 0)
-				return fail(err, errsize, "listener.security.protocol.map: unknown security "
+				return brk_fail(err, errsize, "listener.security.protocol.map: unknown security "
 					    "protocol \"%.*s\"", (int)(pe - ps), ps);
 			if ((size_t)(ne - p) == strlen(l->name) && strncasecmp(p, l->name, strlen(l->name)) == 0)
 				proto = pr;
@@ -1215,7 +1201,7 @@ static int resolve_protocols(brk_config *cfg, char *err, size_t errsize)
 		if (proto < 0)
 			proto = protocol_from_name(l->name, strlen(l->name));
 		if (proto < 0)
-			return fail(err, errsize, "listeners: %s has no security protocol; map it in "
+			return brk_fail(err, errsize, "listeners: %s has no security protocol; map it in "
 				    "listener.security.protocol.map (e.g. %s:SASL_SSL)", l->name, l->name);
 		l->security_protocol = (brk_security_protocol)proto;
 	}
@@ -1382,11 +1368,11 @@ static int apply_line(brk_config *cfg, const char *line, size_t len, FILE *warn,
 	char *value = malloc(3 * (len - i) + 1);
 	int rc = -1;
 	if (!key || !value) {
-		fail(err, errsize, "out of memory");
+		brk_fail(err, errsize, "out of memory");
 		goto out;
 	}
 	if (unescape(line, klen, key) < 0 || unescape(line + i, len - i, value) < 0) {
-		fail(err, errsize, "malformed \\uxxxx escape");
+		brk_fail(err, errsize, "malformed \\uxxxx escape");
 		goto out;
 	}
 	rc = brk_config_set(cfg, key, value, warn, err, errsize);
@@ -1409,7 +1395,7 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return fail(err, errsize, "%s: %s", path, strerror(errno));
+		return brk_fail(err, errsize, "%s: %s", path, strerror(errno));
 	char *data = NULL;
 	size_t len = 0, cap = 0;
 	for (;;) {
@@ -1419,7 +1405,7 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 			if (!d) {
 				free(data);
 				fclose(f);
-				return fail(err, errsize, "%s: out of memory", path);
+				return brk_fail(err, errsize, "%s: out of memory", path);
 			}
 			data = d;
 		}
@@ -1432,7 +1418,7 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 	fclose(f);
 	if (ioerr) {
 		free(data);
-		return fail(err, errsize, "%s: read error", path);
+		return brk_fail(err, errsize, "%s: read error", path);
 	}
 
 	/* Logical lines: natural lines (ended by \n, \r or \r\n) joined where a
@@ -1441,7 +1427,7 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 	char *logical = malloc(len + 1);
 	if (!logical) {
 		free(data);
-		return fail(err, errsize, "%s: out of memory", path);
+		return brk_fail(err, errsize, "%s: out of memory", path);
 	}
 	int rc = 0;
 	size_t pos = 0;
@@ -1479,7 +1465,7 @@ int brk_config_load(brk_config *cfg, const char *path, FILE *warn, char *err, si
 			continue;
 		char lerr[512];
 		if (apply_line(cfg, logical, llen, warn, lerr, sizeof(lerr)) < 0) {
-			fail(err, errsize, "%s:%d: %s", path, start_line, lerr);
+			brk_fail(err, errsize, "%s:%d: %s", path, start_line, lerr);
 			rc = -1;
 		}
 	}
@@ -1507,40 +1493,40 @@ static int check_zk_connect(const char *s, char *err, size_t errsize)
 	const char *slash = strchr(s, '/');
 	size_t hlen = slash ? (size_t)(slash - s) : strlen(s);
 	if (hlen == 0)
-		return fail(err, errsize, "%s: \"%s\" names no host (host:port[,host:port...][/chroot])",
+		return brk_fail(err, errsize, "%s: \"%s\" names no host (host:port[,host:port...][/chroot])",
 			    key, s);
 	for (const char *h = s; h < s + hlen;) {
 		const char *end = memchr(h, ',', (size_t)(s + hlen - h));
 		size_t n = end ? (size_t)(end - h) : (size_t)(s + hlen - h);
 		const char *colon = memchr(h, ':', n);
 		if (n == 0 || colon == h)
-			return fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
+			return brk_fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
 		if (colon) {
 			char port[8];
 			size_t plen = (size_t)(h + n - colon - 1);
 			char *pend;
 			if (plen == 0 || plen >= sizeof(port))
-				return fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
+				return brk_fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
 			memcpy(port, colon + 1, plen);
 			port[plen] = '\0';
 			long v = strtol(port, &pend, 10);
 			if (*pend || !isdigit((unsigned char)port[0]) || v < 1 || v > 65535)
-				return fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
+				return brk_fail(err, errsize, "%s: bad port in \"%.*s\"", key, (int)n, h);
 		}
 		h += n + (end ? 1 : 0);
 		if (end && h == s + hlen)
-			return fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
+			return brk_fail(err, errsize, "%s: an empty host in \"%s\"", key, s);
 	}
 	if (!slash || strcmp(slash, "/") == 0)
 		return 0;
 	size_t plen = strlen(slash);
 	if (slash[plen - 1] == '/')
-		return fail(err, errsize, "%s: the chroot \"%s\" must not end with '/'", key, slash);
+		return brk_fail(err, errsize, "%s: the chroot \"%s\" must not end with '/'", key, slash);
 	for (const char *seg = slash + 1; *seg;) {
 		const char *end = strchr(seg, '/');
 		size_t n = end ? (size_t)(end - seg) : strlen(seg);
 		if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
-			return fail(err, errsize, "%s: the chroot \"%s\" has an empty, \".\" or \"..\" "
+			return brk_fail(err, errsize, "%s: the chroot \"%s\" has an empty, \".\" or \"..\" "
 				    "segment", key, slash);
 		seg += n + (end ? 1 : 0);
 	}
@@ -1560,7 +1546,7 @@ static int resolve_inter_broker(brk_config *cfg, char *err, size_t errsize)
 	const char *name = brk_config_security_get(cfg, NULL, "inter.broker.listener.name");
 	const char *proto = brk_config_security_get(cfg, NULL, "security.inter.broker.protocol");
 	if (name && proto)
-		return fail(err, errsize, "Only one of inter.broker.listener.name and "
+		return brk_fail(err, errsize, "Only one of inter.broker.listener.name and "
 			    "security.inter.broker.protocol should be set.");
 	const char *want = name ? name : proto ? proto : "PLAINTEXT";
 	for (int i = 0; i < cfg->nadvertised; i++) {
@@ -1571,7 +1557,7 @@ static int resolve_inter_broker(brk_config *cfg, char *err, size_t errsize)
 		}
 	}
 	if (name || proto)
-		return fail(err, errsize, "%s=%s: must be a listener name defined in "
+		return brk_fail(err, errsize, "%s=%s: must be a listener name defined in "
 			    "advertised.listeners", name ? "inter.broker.listener.name"
 				 : "security.inter.broker.protocol", want);
 	snprintf(cfg->inter_broker_listener, sizeof(cfg->inter_broker_listener), "%s",
@@ -1582,7 +1568,7 @@ static int resolve_inter_broker(brk_config *cfg, char *err, size_t errsize)
 int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 {
 	if (cfg->nlisteners < 1)
-		return fail(err, errsize, "listeners: no listener given");
+		return brk_fail(err, errsize, "listeners: no listener given");
 	if (resolve_protocols(cfg, err, errsize) < 0)
 		return -1;
 	/* Every protocol is served: PLAINTEXT, SSL (security/tls.c),
@@ -1590,29 +1576,29 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 	 * latter). */
 	if (brk_config_was_given(cfg, "broker.id") && brk_config_was_given(cfg, "node.id") &&
 	    cfg->broker_id != cfg->given.node_id)
-		return fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
+		return brk_fail(err, errsize, "broker.id (%" PRId32 ") and node.id (%" PRId32
 				     ") are synonyms and must be equal",
 			    cfg->broker_id, cfg->given.node_id);
 	if (cfg->zookeeper_connect[0] && check_zk_connect(cfg->zookeeper_connect, err, errsize) < 0)
 		return -1;
 	/* Kafka's KafkaConfig.validateValues. */
 	if (cfg->max_connections_per_ip == 0 && cfg->nmax_connections_per_ip_overrides == 0)
-		return fail(err, errsize, "max.connections.per.ip can be set to zero only if "
+		return brk_fail(err, errsize, "max.connections.per.ip can be set to zero only if "
 				     "max.connections.per.ip.overrides is set");
 	if (cfg->log_max_open_files == 0)
-		return fail(err, errsize, "log.max.open.files must be -1 (from the open file limit) "
+		return brk_fail(err, errsize, "log.max.open.files must be -1 (from the open file limit) "
 				     "or at least 1");
 	if (cfg->queued_max_request_bytes > 0 &&
 	    cfg->queued_max_request_bytes < cfg->socket_request_max_bytes)
-		return fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "
+		return brk_fail(err, errsize, "queued.max.request.bytes (%" PRId64 ") must be larger or "
 				     "equal to socket.request.max.bytes (%" PRId32 ")",
 			    cfg->queued_max_request_bytes, cfg->socket_request_max_bytes);
 	if (cfg->replica_fetch_wait_max_ms > cfg->replica_socket_timeout_ms)
-		return fail(err, errsize, "replica.socket.timeout.ms (%" PRId32 ") must be at least "
+		return brk_fail(err, errsize, "replica.socket.timeout.ms (%" PRId32 ") must be at least "
 				     "replica.fetch.wait.max.ms (%" PRId32 "), or fetches time out",
 			    cfg->replica_socket_timeout_ms, cfg->replica_fetch_wait_max_ms);
 	if (cfg->replica_fetch_wait_max_ms > cfg->replica_lag_time_max_ms)
-		return fail(err, errsize, "replica.fetch.wait.max.ms (%" PRId32 ") must be at most "
+		return brk_fail(err, errsize, "replica.fetch.wait.max.ms (%" PRId32 ") must be at most "
 				     "replica.lag.time.max.ms (%" PRId64 "), or the ISR keeps changing",
 			    cfg->replica_fetch_wait_max_ms, cfg->replica_lag_time_max_ms);
 	if (cfg->nadvertised == 0) {
@@ -1628,10 +1614,10 @@ int brk_config_finish(brk_config *cfg, char *err, size_t errsize)
 				a->security_protocol = cfg->listeners[j].security_protocol;
 			}
 		if (!found)
-			return fail(err, errsize,
+			return brk_fail(err, errsize,
 				    "advertised.listeners: %s is not one of the names in listeners", a->name);
 		if (is_wildcard(a->host))
-			return fail(err, errsize,
+			return brk_fail(err, errsize,
 				    "advertised.listeners: %s cannot advertise the meta-address %s; "
 				    "use a routable address", a->name, a->host);
 	}

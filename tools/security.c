@@ -3,7 +3,6 @@
  */
 #include "tools/security.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <openssl/crypto.h>
 
 #include "broker/config.h"
+#include "broker/errbuf.h"
 #include "broker/security/jaas.h"
 #include "broker/security/sasl.h"
 #include "broker/security/tls.h"
@@ -29,24 +29,15 @@ void adm_security_free(adm_security *s)
 	adm_security_none(s);
 }
 
-static int fail(char *err, size_t errsize, const char *fmt, ...)
+static int brk_fail(char *err, size_t errsize, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* The username and password of sasl.jaas.config's entry for mechanism. */
 static int read_jaas(adm_security *s, const brk_config *cfg, const char *path, char *err,
 		     size_t errsize)
 {
 	const char *text = brk_config_security_get(cfg, NULL, "sasl.jaas.config");
 	if (!text || !*text)
-		return fail(err, errsize, "%s: sasl.jaas.config is not set (a %s client needs "
+		return brk_fail(err, errsize, "%s: sasl.jaas.config is not set (a %s client needs "
 			    "username= and password=)", path, brk_sasl_mechanism_name(s->cred.mechanism));
 	const char *module = s->cred.mechanism == BRK_SASL_PLAIN
 				     ? "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -54,20 +45,20 @@ static int read_jaas(adm_security *s, const brk_config *cfg, const char *path, c
 	brk_jaas j;
 	char jerr[256];
 	if (brk_jaas_parse(text, &j, jerr, sizeof(jerr)) < 0)
-		return fail(err, errsize, "%s: sasl.jaas.config: %s", path, jerr);
+		return brk_fail(err, errsize, "%s: sasl.jaas.config: %s", path, jerr);
 	int rc = 0;
 	const brk_jaas_entry *e = brk_jaas_find(&j, module);
 	const char *user = e ? brk_jaas_option_get(e, "username") : NULL;
 	const char *pass = e ? brk_jaas_option_get(e, "password") : NULL;
 	if (!e)
-		rc = fail(err, errsize, "%s: sasl.jaas.config: no %s entry (sasl.mechanism is %s)",
+		rc = brk_fail(err, errsize, "%s: sasl.jaas.config: no %s entry (sasl.mechanism is %s)",
 			  path, module, brk_sasl_mechanism_name(s->cred.mechanism));
 	else if (!user || !pass)
-		rc = fail(err, errsize, "%s: sasl.jaas.config: %s needs username= and password=",
+		rc = brk_fail(err, errsize, "%s: sasl.jaas.config: %s needs username= and password=",
 			  path, module);
 	else if (strlen(user) >= sizeof(s->cred.username) ||
 		 strlen(pass) >= sizeof(s->cred.password))
-		rc = fail(err, errsize, "%s: sasl.jaas.config: username or password longer than %zu "
+		rc = brk_fail(err, errsize, "%s: sasl.jaas.config: username or password longer than %zu "
 			  "bytes", path, sizeof(s->cred.username) - 1);
 	if (rc == 0) {
 		snprintf(s->cred.username, sizeof(s->cred.username), "%s", user);
@@ -82,14 +73,14 @@ int adm_security_load(adm_security *s, const char *path, char *err, size_t errsi
 	adm_security_none(s);
 	brk_config *cfg = calloc(1, sizeof(*cfg));
 	if (!cfg)
-		return fail(err, errsize, "%s: out of memory", path);
+		return brk_fail(err, errsize, "%s: out of memory", path);
 	brk_config_defaults(cfg);
 	char cerr[512];
 	int rc = -1;
 	/* Unknown keys are a client's keys the broker does not know (e.g.
 	 * client.id): no warning. */
 	if (brk_config_load(cfg, path, NULL, cerr, sizeof(cerr)) < 0) {
-		fail(err, errsize, "%s", cerr);
+		brk_fail(err, errsize, "%s", cerr);
 		goto out;
 	}
 	const char *proto = brk_config_security_get(cfg, NULL, "security.protocol");
@@ -101,7 +92,7 @@ int adm_security_load(adm_security *s, const char *path, char *err, size_t errsi
 	} else if (strcasecmp(proto, "SASL_SSL") == 0) {
 		s->tls = s->sasl = true;
 	} else {
-		fail(err, errsize, "%s: security.protocol %s is not PLAINTEXT, SSL, SASL_PLAINTEXT "
+		brk_fail(err, errsize, "%s: security.protocol %s is not PLAINTEXT, SSL, SASL_PLAINTEXT "
 		     "or SASL_SSL", path, proto);
 		goto out;
 	}
@@ -111,7 +102,7 @@ int adm_security_load(adm_security *s, const char *path, char *err, size_t errsi
 			mech = "GSSAPI"; /* Kafka's default */
 		s->cred.mechanism = brk_sasl_mechanism_of(mech, strlen(mech));
 		if (!s->cred.mechanism) {
-			fail(err, errsize, "%s: sasl.mechanism %s is not served; use PLAIN, "
+			brk_fail(err, errsize, "%s: sasl.mechanism %s is not served; use PLAIN, "
 			     "SCRAM-SHA-256 or SCRAM-SHA-512", path, mech);
 			goto out;
 		}
@@ -124,7 +115,7 @@ int adm_security_load(adm_security *s, const char *path, char *err, size_t errsi
 		s->ssl_ctx = brk_tls_client_ctx_new(cfg, &l, &s->verify_host, cerr, sizeof(cerr));
 		if (!s->ssl_ctx) {
 			const char *m = strncmp(cerr, "listener : ", 11) == 0 ? cerr + 11 : cerr;
-			fail(err, errsize, "%s: %s", path, m);
+			brk_fail(err, errsize, "%s: %s", path, m);
 			goto out;
 		}
 	}

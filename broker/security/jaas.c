@@ -5,12 +5,13 @@
  */
 #include "broker/security/jaas.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "broker/errbuf.h"
 
 enum { TOK_EOF, TOK_WORD, TOK_CHAR, TOK_ERR };
 
@@ -25,15 +26,6 @@ static bool word_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '_' || c == '$' || c == '.' || c == '-' || c >= 0x80;
-}
-
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* The next token; TOK_ERR on an unterminated string or comment, or no
@@ -153,16 +145,16 @@ int brk_jaas_parse(const char *text, brk_jaas *out, char *err, size_t errsize)
 	int rc = -1;
 	while (next(&t) != TOK_EOF) {
 		if (t.type == TOK_ERR) {
-			fail(err, errsize, "JAAS config: unterminated string or comment");
+			brk_fail(err, errsize, "JAAS config: unterminated string or comment");
 			goto out;
 		}
 		if (t.type != TOK_WORD) {
-			fail(err, errsize, "JAAS config: login module name expected, found '%c'", t.ch);
+			brk_fail(err, errsize, "JAAS config: login module name expected, found '%c'", t.ch);
 			goto out;
 		}
 		brk_jaas_entry *grown = realloc(j.entries, (size_t)(j.nentries + 1) * sizeof(*grown));
 		if (!grown) {
-			fail(err, errsize, "JAAS config: out of memory");
+			brk_fail(err, errsize, "JAAS config: out of memory");
 			goto out;
 		}
 		j.entries = grown;
@@ -170,26 +162,26 @@ int brk_jaas_parse(const char *text, brk_jaas *out, char *err, size_t errsize)
 		memset(e, 0, sizeof(*e));
 		e->login_module = take(&t);
 		if (next(&t) != TOK_WORD) {
-			fail(err, errsize, "JAAS config: login module control flag not specified");
+			brk_fail(err, errsize, "JAAS config: login module control flag not specified");
 			goto out;
 		}
 		if (strcasecmp(t.word, "required") != 0 && strcasecmp(t.word, "requisite") != 0 &&
 		    strcasecmp(t.word, "sufficient") != 0 && strcasecmp(t.word, "optional") != 0) {
-			fail(err, errsize, "JAAS config: invalid login module control flag '%s'", t.word);
+			brk_fail(err, errsize, "JAAS config: invalid login module control flag '%s'", t.word);
 			goto out;
 		}
 		e->flag = take(&t);
 		while (next(&t) == TOK_WORD) {
 			char *key = take(&t);
 			if (next(&t) != TOK_CHAR || t.ch != '=' || next(&t) != TOK_WORD) {
-				fail(err, errsize, "JAAS config: value not specified for key '%s'", key);
+				brk_fail(err, errsize, "JAAS config: value not specified for key '%s'", key);
 				free(key);
 				goto out;
 			}
 			brk_jaas_option *o = realloc(e->options, (size_t)(e->noptions + 1) * sizeof(*o));
 			if (!o) {
 				free(key);
-				fail(err, errsize, "JAAS config: out of memory");
+				brk_fail(err, errsize, "JAAS config: out of memory");
 				goto out;
 			}
 			e->options = o;
@@ -198,12 +190,12 @@ int brk_jaas_parse(const char *text, brk_jaas *out, char *err, size_t errsize)
 			e->noptions++;
 		}
 		if (t.type != TOK_CHAR || t.ch != ';') {
-			fail(err, errsize, "JAAS config entry not terminated by semi-colon");
+			brk_fail(err, errsize, "JAAS config entry not terminated by semi-colon");
 			goto out;
 		}
 	}
 	if (j.nentries == 0) {
-		fail(err, errsize, "Login module not specified in JAAS config");
+		brk_fail(err, errsize, "Login module not specified in JAAS config");
 		goto out;
 	}
 	*out = j;

@@ -7,7 +7,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "broker/errbuf.h"
 #include "broker/security/scram.h" /* brk_base64_* */
 
 #define SALT_BYTES 256     /* Kafka's encoder: new Array[Byte](256) */
@@ -22,17 +22,6 @@
 #define GCM_IV_BYTES 12    /* Java's random IV for AES/GCM */
 #define GCM_TAG_BITS 128   /* Java's default tag */
 #define MAX_SALT_BYTES 4096
-
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	if (err && errsize) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errsize, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* ---- algorithms ---- */
 
@@ -100,20 +89,20 @@ static int iterations(const brk_password_encoder *e) { return e->iterations ? e-
 int brk_password_encoder_check(const brk_password_encoder *e, char *err, size_t errsize)
 {
 	if (!e->secret || !*e->secret)
-		return fail(err, errsize, "Password encoder secret not configured");
+		return brk_fail(err, errsize, "Password encoder secret not configured");
 	if (!key_factory_md(kf_name(e)))
-		return fail(err, errsize, "password.encoder.keyfactory.algorithm=%s: not supported "
+		return brk_fail(err, errsize, "password.encoder.keyfactory.algorithm=%s: not supported "
 			    "(PBKDF2WithHmacSHA512, SHA384, SHA256, SHA224 or SHA1)", kf_name(e));
 	enum mode m = cipher_mode(cipher_name(e));
 	if (m == MODE_NONE)
-		return fail(err, errsize, "password.encoder.cipher.algorithm=%s: not supported "
+		return brk_fail(err, errsize, "password.encoder.cipher.algorithm=%s: not supported "
 			    "(AES/CBC/PKCS5Padding, AES/CTR/NoPadding or AES/GCM/NoPadding)",
 			    cipher_name(e));
 	if (!cipher_of(m, key_bits(e)))
-		return fail(err, errsize, "password.encoder.key.length=%d: AES takes 128, 192 or 256",
+		return brk_fail(err, errsize, "password.encoder.key.length=%d: AES takes 128, 192 or 256",
 			    key_bits(e));
 	if (iterations(e) < BRK_PASSWORD_MIN_ITERATIONS || iterations(e) > BRK_PASSWORD_MAX_ITERATIONS)
-		return fail(err, errsize, "password.encoder.iterations=%d: must be at least %d and at most %d",
+		return brk_fail(err, errsize, "password.encoder.iterations=%d: must be at least %d and at most %d",
 			    iterations(e), BRK_PASSWORD_MIN_ITERATIONS, BRK_PASSWORD_MAX_ITERATIONS);
 	return 0;
 }
@@ -185,11 +174,11 @@ char *brk_password_encode(const brk_password_encoder *e, const char *password, c
 	size_t plen = strlen(password);
 	long units = utf16_length((const unsigned char *)password, plen);
 	if (units < 0) {
-		fail(err, errsize, "the password is not UTF-8 text");
+		brk_fail(err, errsize, "the password is not UTF-8 text");
 		return NULL;
 	}
 	if (plen > BRK_PASSWORD_MAX_ENCODED / 2) {
-		fail(err, errsize, "the password is longer than %d bytes", BRK_PASSWORD_MAX_ENCODED / 2);
+		brk_fail(err, errsize, "the password is longer than %d bytes", BRK_PASSWORD_MAX_ENCODED / 2);
 		return NULL;
 	}
 	enum mode m = cipher_mode(cipher_name(e));
@@ -198,7 +187,7 @@ char *brk_password_encode(const brk_password_encoder *e, const char *password, c
 	int iv_len = m == MODE_GCM ? GCM_IV_BYTES : CBC_IV_BYTES;
 	unsigned char salt[SALT_BYTES], iv[CBC_IV_BYTES], key[32];
 	if (RAND_bytes(salt, sizeof(salt)) != 1 || RAND_bytes(iv, iv_len) != 1) {
-		fail(err, errsize, "no random bytes for the salt");
+		brk_fail(err, errsize, "no random bytes for the salt");
 		return NULL;
 	}
 	char *out = NULL;
@@ -206,7 +195,7 @@ char *brk_password_encode(const brk_password_encoder *e, const char *password, c
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
 	int n1 = 0, n2 = 0;
 	if (!ct || !ctx) {
-		fail(err, errsize, "out of memory");
+		brk_fail(err, errsize, "out of memory");
 		goto done;
 	}
 	if (derive_key(e->secret, salt, sizeof(salt), iterations(e), key_factory_md(kf_name(e)), key,
@@ -218,14 +207,14 @@ char *brk_password_encode(const brk_password_encoder *e, const char *password, c
 	    EVP_EncryptFinal_ex(ctx, ct + n1, &n2) != 1 ||
 	    (m == MODE_GCM && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, GCM_TAG_BITS / 8,
 						  ct + n1 + n2) != 1)) {
-		fail(err, errsize, "the password could not be encrypted");
+		brk_fail(err, errsize, "the password could not be encrypted");
 		goto done;
 	}
 	size_t ctlen = (size_t)(n1 + n2) + (m == MODE_GCM ? GCM_TAG_BITS / 8 : 0);
 	size_t cap = 256 + 4 * (sizeof(salt) / 3 + 1) + 4 * (ctlen / 3 + 1) + 4 * (sizeof(iv) / 3 + 1);
 	out = malloc(cap);
 	if (!out) {
-		fail(err, errsize, "out of memory");
+		brk_fail(err, errsize, "out of memory");
 		goto done;
 	}
 	size_t pos = (size_t)snprintf(out, cap, "keyFactoryAlgorithm:%s,cipherAlgorithm:%s,keyLength:%d,salt:",
@@ -335,26 +324,26 @@ char *brk_password_decode_bounded(const char *secret, const char *encoded, size_
 				  int max_iterations, char *err, size_t errsize)
 {
 	if (!secret || !*secret) {
-		fail(err, errsize, "Password encoder secret not configured");
+		brk_fail(err, errsize, "Password encoder secret not configured");
 		return NULL;
 	}
 	if (len > BRK_PASSWORD_MAX_ENCODED) {
-		fail(err, errsize, "the stored value is longer than %d bytes", BRK_PASSWORD_MAX_ENCODED);
+		brk_fail(err, errsize, "the stored value is longer than %d bytes", BRK_PASSWORD_MAX_ENCODED);
 		return NULL;
 	}
 	span f[NFIELDS];
 	if (parse_map(encoded, len, f) < 0) {
-		fail(err, errsize, "the stored value is not a key:value list");
+		brk_fail(err, errsize, "the stored value is not a key:value list");
 		return NULL;
 	}
 	for (int x = 0; x < NFIELDS; x++)
 		if (!f[x].set && x != F_TAGLEN) {
-			fail(err, errsize, "the stored value has no %s", field_names[x]);
+			brk_fail(err, errsize, "the stored value has no %s", field_names[x]);
 			return NULL;
 		}
 	char kf[64], cn[64];
 	if (f[F_KF].n >= sizeof(kf) || f[F_CIPHER].n >= sizeof(cn)) {
-		fail(err, errsize, "algorithm not served");
+		brk_fail(err, errsize, "algorithm not served");
 		return NULL;
 	}
 	memcpy(kf, f[F_KF].p, f[F_KF].n);
@@ -365,27 +354,27 @@ char *brk_password_decode_bounded(const char *secret, const char *encoded, size_
 	enum mode m = cipher_mode(cn);
 	long keylen, iter, pwlen, taglen = GCM_TAG_BITS;
 	if (!md || m == MODE_NONE) {
-		fail(err, errsize, "%s %s not served", md ? "cipher algorithm" : "key factory algorithm",
+		brk_fail(err, errsize, "%s %s not served", md ? "cipher algorithm" : "key factory algorithm",
 		     md ? cn : kf);
 		return NULL;
 	}
 	if (!parse_int(f[F_KEYLEN], &keylen) || !parse_int(f[F_ITER], &iter) ||
 	    !parse_int(f[F_PWLEN], &pwlen) ||
 	    (m == MODE_GCM && (!f[F_TAGLEN].set || !parse_int(f[F_TAGLEN], &taglen)))) {
-		fail(err, errsize, "a number of the stored value is not an integer");
+		brk_fail(err, errsize, "a number of the stored value is not an integer");
 		return NULL;
 	}
 	const EVP_CIPHER *cipher = cipher_of(m, (int)keylen);
 	if (!cipher) {
-		fail(err, errsize, "keyLength %ld is not an AES key length", keylen);
+		brk_fail(err, errsize, "keyLength %ld is not an AES key length", keylen);
 		return NULL;
 	}
 	if (iter < 1 || iter > max_iterations) {
-		fail(err, errsize, "iterations %ld out of range", iter);
+		brk_fail(err, errsize, "iterations %ld out of range", iter);
 		return NULL;
 	}
 	if (m == MODE_GCM && (taglen < 96 || taglen > 128 || taglen % 8)) {
-		fail(err, errsize, "authenticationTagLength %ld not served", taglen);
+		brk_fail(err, errsize, "authenticationTagLength %ld not served", taglen);
 		return NULL;
 	}
 	unsigned char *salt = NULL, *ct = NULL, *iv = NULL, *pt = NULL, key[32];
@@ -393,19 +382,19 @@ char *brk_password_decode_bounded(const char *secret, const char *encoded, size_
 	EVP_CIPHER_CTX *ctx = NULL;
 	long salt_len = b64(f[F_SALT], &salt), ct_len = b64(f[F_CT], &ct), iv_len = b64(f[F_IV], &iv);
 	if (salt_len < 1 || salt_len > MAX_SALT_BYTES || ct_len < 0 || iv_len < 0) {
-		fail(err, errsize, "salt, encryptedPassword or initializationVector is not base64");
+		brk_fail(err, errsize, "salt, encryptedPassword or initializationVector is not base64");
 		goto done;
 	}
 	size_t tag = m == MODE_GCM ? (size_t)taglen / 8 : 0;
 	if ((m != MODE_GCM && iv_len != CBC_IV_BYTES) || (m == MODE_GCM && iv_len < 1) ||
 	    (size_t)ct_len < tag || (m == MODE_CBC && (ct_len == 0 || ct_len % 16))) {
-		fail(err, errsize, "initializationVector or encryptedPassword of a wrong length");
+		brk_fail(err, errsize, "initializationVector or encryptedPassword of a wrong length");
 		goto done;
 	}
 	pt = malloc((size_t)ct_len + 16 + 1);
 	ctx = EVP_CIPHER_CTX_new();
 	if (!pt || !ctx) {
-		fail(err, errsize, "out of memory");
+		brk_fail(err, errsize, "out of memory");
 		goto done;
 	}
 	int n1 = 0, n2 = 0;
@@ -419,14 +408,14 @@ char *brk_password_decode_bounded(const char *secret, const char *encoded, size_
 	    (m == MODE_GCM &&
 	     EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, (int)tag, ct + body) != 1) ||
 	    EVP_DecryptFinal_ex(ctx, pt + n1, &n2) != 1) {
-		fail(err, errsize, "Password could not be decoded");
+		brk_fail(err, errsize, "Password could not be decoded");
 		goto done;
 	}
 	size_t plen = (size_t)(n1 + n2);
 	pt[plen] = '\0';
 	long units = utf16_length(pt, plen);
 	if (units < 0 || units != pwlen) {
-		fail(err, errsize, "Password could not be decoded, sanity check of length failed");
+		brk_fail(err, errsize, "Password could not be decoded, sanity check of length failed");
 		goto done;
 	}
 	result = (char *)pt;

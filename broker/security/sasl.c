@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "broker/conn.h"
+#include "broker/errbuf.h"
 #include "broker/security/plain.h"
 #include "broker/security/scram.h"
 #include "protocol/err.h"
@@ -26,15 +27,6 @@
 #define SERVER_NONCE_LEN 32
 #define PLAIN_MODULE "org.apache.kafka.common.security.plain.PlainLoginModule"
 #define SCRAM_MODULE "org.apache.kafka.common.security.scram.ScramLoginModule"
-
-static int fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* ---- configuration ---- */
 
@@ -79,7 +71,7 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 			continue;
 		int m = brk_sasl_mechanism_of(s, (size_t)(e - s));
 		if (!m)
-			return fail(err, errsize, "listener %s (%s): SASL mechanism %.*s is not supported "
+			return brk_fail(err, errsize, "listener %s (%s): SASL mechanism %.*s is not supported "
 				    "(sasl.enabled.mechanisms is %s%s); set sasl.enabled.mechanisms or "
 				    "listener.name.%s.sasl.enabled.mechanisms to PLAIN, SCRAM-SHA-256 "
 				    "and/or SCRAM-SHA-512", l->name,
@@ -93,7 +85,7 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 		}
 	}
 	if (!sl->enabled)
-		return fail(err, errsize, "listener %s (%s): sasl.enabled.mechanisms is empty", l->name,
+		return brk_fail(err, errsize, "listener %s (%s): sasl.enabled.mechanisms is empty", l->name,
 			    brk_security_protocol_name(l->security_protocol));
 	/* KIP-368's lifetime, per mechanism (Kafka's SaslChannelBuilder). */
 	for (int k = 0; k < 3; k++) {
@@ -114,7 +106,7 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 			char *end;
 			long long x = strtoll(v, &end, 10);
 			if (*v == '\0' || *end != '\0')
-				return fail(err, errsize, "%s: \"%s\" is not a number of ms", key, v);
+				return brk_fail(err, errsize, "%s: \"%s\" is not a number of ms", key, v);
 			sl->reauth_ms[k] = x;
 		}
 	}
@@ -134,7 +126,7 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 					      "prefix it with the listener and mechanism "
 					      "(listener.name.%s.%s.sasl.jaas.config), as Kafka requires\n",
 					lname, mech);
-			return fail(err, errsize, "listener %s: SASL mechanism %s is enabled but "
+			return brk_fail(err, errsize, "listener %s: SASL mechanism %s is enabled but "
 				    "listener.name.%s.%s.sasl.jaas.config is not set", l->name,
 				    brk_sasl_mechanism_name(m), lname, mech);
 		}
@@ -142,12 +134,12 @@ static int listener_init(brk_sasl_listener *sl, const brk_config *cfg, const brk
 			      : &sl->scram_jaas[m == BRK_SASL_SCRAM_SHA_256 ? 0 : 1];
 		char jerr[200];
 		if (brk_jaas_parse(text, j, jerr, sizeof(jerr)) < 0)
-			return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: %s", sl->name,
+			return brk_fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: %s", sl->name,
 				    mech, jerr);
 		const char *module = m == BRK_SASL_PLAIN ? PLAIN_MODULE : SCRAM_MODULE;
 		const brk_jaas_entry *e = brk_jaas_find(j, module);
 		if (!e)
-			return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: no %s entry", sl->name,
+			return brk_fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: no %s entry", sl->name,
 				    mech, module);
 		if (m == BRK_SASL_PLAIN)
 			sl->plain = e;
@@ -162,7 +154,7 @@ static const brk_listener *inter_broker_listener(const brk_config *cfg, char *er
 	const char *name = brk_config_security_get(cfg, NULL, "inter.broker.listener.name");
 	const char *proto = brk_config_security_get(cfg, NULL, "security.inter.broker.protocol");
 	if (name && proto) {
-		fail(err, errsize, "Only one of inter.broker.listener.name and "
+		brk_fail(err, errsize, "Only one of inter.broker.listener.name and "
 				   "security.inter.broker.protocol should be set.");
 		return NULL;
 	}
@@ -171,7 +163,7 @@ static const brk_listener *inter_broker_listener(const brk_config *cfg, char *er
 		if (strcasecmp(cfg->listeners[i].name, want) == 0)
 			return &cfg->listeners[i];
 	if (name) {
-		fail(err, errsize, "inter.broker.listener.name %s is not one of the listeners", name);
+		brk_fail(err, errsize, "inter.broker.listener.name %s is not one of the listeners", name);
 		return NULL;
 	}
 	return cfg->nlisteners > 0 ? &cfg->listeners[0] : NULL;
@@ -194,11 +186,11 @@ static int inter_broker_init(brk_sasl *s, const brk_config *cfg, char *err, size
 		mech = "GSSAPI"; /* Kafka's default */
 	int m = brk_sasl_mechanism_of(mech, strlen(mech));
 	if (!m)
-		return fail(err, errsize, "sasl.mechanism.inter.broker.protocol: %s is not supported "
+		return brk_fail(err, errsize, "sasl.mechanism.inter.broker.protocol: %s is not supported "
 			    "(the inter-broker listener %s uses SASL); set it to PLAIN, SCRAM-SHA-256 or "
 			    "SCRAM-SHA-512", mech, ib->name);
 	if (!(sl->enabled & m))
-		return fail(err, errsize, "sasl.mechanism.inter.broker.protocol must be included in "
+		return brk_fail(err, errsize, "sasl.mechanism.inter.broker.protocol must be included in "
 			    "sasl.enabled.mechanisms when SASL is used for inter-broker communication");
 	const brk_jaas *j = m == BRK_SASL_PLAIN ? &sl->plain_jaas
 			    : &sl->scram_jaas[m == BRK_SASL_SCRAM_SHA_256 ? 0 : 1];
@@ -211,12 +203,12 @@ static int inter_broker_init(brk_sasl *s, const brk_config *cfg, char *err, size
 	lower(lname);
 	lower(lmech);
 	if (!user || !password)
-		return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: the username and "
+		return brk_fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: the username and "
 			    "password options are needed (this broker's own credentials on the "
 			    "inter-broker listener)", lname, lmech);
 	if (strlen(user) >= sizeof(s->inter_broker.username) ||
 	    strlen(password) >= sizeof(s->inter_broker.password))
-		return fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: username or password "
+		return brk_fail(err, errsize, "listener.name.%s.%s.sasl.jaas.config: username or password "
 			    "too long", lname, lmech);
 	s->inter_broker_sasl = true;
 	s->inter_broker.mechanism = m;
@@ -235,7 +227,7 @@ int brk_sasl_init(brk_sasl *s, const brk_config *cfg, FILE *warn, char *err, siz
 		char *end;
 		long v = strtol(mr, &end, 10);
 		if (*mr == '\0' || *end != '\0' || v < 1 || v > INT32_MAX)
-			return fail(err, errsize, "sasl.server.max.receive.size: \"%s\" is not a positive int", mr);
+			return brk_fail(err, errsize, "sasl.server.max.receive.size: \"%s\" is not a positive int", mr);
 		s->max_receive_size = (int32_t)v;
 	}
 	for (int i = 0; i < cfg->nlisteners; i++) {
