@@ -117,9 +117,10 @@ static int run(const char *netns, const char *input, char *const argv[], char *o
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* `ip <args...>` (NULL-terminated); 0, or -1 with the command and its
+/* `ip <args...>` (NULL-terminated; quiet is an int: va_start after a
+ * promoted bool is undefined); 0, or -1 with the command and its
  * output on stderr unless quiet. */
-static int ip_cmd(const char *ip_bin, bool quiet, ...)
+static int ip_cmd(const char *ip_bin, int quiet, ...)
 {
 	char *argv[24];
 	int argc = 0;
