@@ -326,6 +326,14 @@ static void close_all(void)
 	}
 }
 
+/* Wait until broker id's view (its mirror, fed by its ctl) holds n
+ * registered brokers: a topic created with replicas on a broker that
+ * registered a moment ago is refused until the view has it (39). */
+static void wait_brokers(int32_t id, int n)
+{
+	WAIT_UNTIL(mirrors[id].nbrokers == n, WAIT_MS, "broker %d sees %d brokers", (int)id, n);
+}
+
 /* Submit op on broker id's ctl and wait for its result. */
 static ctl_result call(int32_t id, const ctl_op *op)
 {
@@ -660,6 +668,7 @@ START_TEST(test_failure_election)
 	open_broker(3);
 	int32_t a[] = { 1, 2, 3 }, b[] = { 2 }, cd[] = { 2, 3 };
 	ctl_config_entry unclean[] = { { "unclean.leader.election.enable", "true" } };
+	wait_brokers(1, 3);
 	create_manual(1, "a", a, 1, 3, NULL, 0);
 	create_manual(1, "b", b, 1, 1, NULL, 0);
 	create_manual(1, "c", cd, 1, 2, unclean, 1);
@@ -708,6 +717,7 @@ START_TEST(test_create_topic)
 	open_broker(1);
 	open_broker(2);
 	open_broker(3);
+	wait_brokers(2, 3);
 	ctl_result r = create_topic(2, "spread", 6, 3, NULL, 0, NULL, 0);
 	ck_assert_int_eq(r.error, 0);
 	const int32_t on[] = { 1, 2, 3 };
@@ -764,6 +774,7 @@ START_TEST(test_delete_topic)
 	open_broker(1);
 	open_broker(2);
 	open_broker(3);
+	wait_brokers(1, 3);
 	ck_assert_int_eq(create_topic(1, "gone", 3, 2, NULL, 0, NULL, 0).error, 0);
 	ck_assert_int_eq(create_topic(1, "tool", 1, 3, NULL, 0, NULL, 0).error, 0);
 	WAIT_UNTIL(m_part(&mirrors[1], "gone", 2) && m_part(&mirrors[2], "gone", 2) &&
@@ -808,6 +819,7 @@ START_TEST(test_create_partitions)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 1, 2, 2, 3 };
+	wait_brokers(1, 3);
 	create_manual(1, "grow", rows, 2, 2, NULL, 0);
 	ctl_op op = { .type = CTL_OP_CREATE_PARTITIONS, .partitions = 5 };
 	snprintf(op.topic, sizeof(op.topic), "grow");
@@ -860,6 +872,7 @@ START_TEST(test_configs)
 	open_broker(1);
 	open_broker(2);
 	open_broker(3);
+	wait_brokers(1, 3);
 	ck_assert_int_eq(create_topic(1, "cfg", 1, 3, NULL, 0, NULL, 0).error, 0);
 	WAIT_UNTIL(m_topic(&mirrors[2], "cfg") && m_topic(&mirrors[3], "cfg"), WAIT_MS, "cfg");
 	ctl_config_entry tc[] = { { "retention.ms", "5000" }, { "min.insync.replicas", "2" } };
@@ -1234,6 +1247,7 @@ START_TEST(test_alter_isr)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 1, 2, 3 };
+	wait_brokers(1, 3);
 	create_manual(1, "isr", rows, 1, 3, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 };
 	WAIT_UNTIL(all_state_is(on, 3, "isr", 0, 1, 0, rows, 3), WAIT_MS, "states");
@@ -1285,6 +1299,7 @@ START_TEST(test_controlled_shutdown)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 2, 1, 3, 1, 2, 3, 3, 2, 1 }, solo[] = { 2 }, stuck[] = { 2, 3 };
+	wait_brokers(1, 3);
 	create_manual(1, "cs", rows, 3, 3, NULL, 0);
 	create_manual(1, "solo", solo, 1, 1, NULL, 0);
 	create_manual(1, "stuck", stuck, 1, 2, NULL, 0);
@@ -1348,6 +1363,7 @@ START_TEST(test_bounce)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 2, 1, 3 }, stuck[] = { 2, 3 }, i2[] = { 2 };
+	wait_brokers(1, 3);
 	create_manual(1, "b", rows, 1, 3, NULL, 0);
 	create_manual(1, "stuck", stuck, 1, 2, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 };
@@ -1401,6 +1417,7 @@ START_TEST(test_kill9_failover)
 	open_broker(1);
 	open_broker(3);
 	int32_t rows[] = { 2, 3, 1 };
+	wait_brokers(1, 3);
 	create_manual(1, "k", rows, 1, 3, NULL, 0);
 	const int32_t on[] = { 1, 3 };
 	WAIT_UNTIL(all_state_is(on, 2, "k", 0, 2, 0, rows, 3), WAIT_MS, "2 leads k");
@@ -1434,6 +1451,7 @@ START_TEST(test_zookeeper_outage)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 1, 2, 3 };
+	wait_brokers(2, 3);
 	create_manual(2, "o", rows, 1, 3, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 };
 	WAIT_UNTIL(all_state_is(on, 3, "o", 0, 1, 0, rows, 3), WAIT_MS, "states");
@@ -1554,6 +1572,7 @@ START_TEST(test_session_expiry)
 	open_broker(2);
 	open_broker(3);
 	int32_t rows[] = { 2, 1, 3 };
+	wait_brokers(1, 3);
 	create_manual(1, "e", rows, 1, 3, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 };
 	WAIT_UNTIL(all_state_is(on, 3, "e", 0, 2, 0, rows, 3), WAIT_MS, "states");
@@ -1969,6 +1988,7 @@ START_TEST(test_elect_preferred)
 	open_broker(2);
 	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
 	int32_t rows[] = { 1, 2, 3, 2, 3, 1 };
+	wait_brokers(3, 3);
 	create_manual(3, "pe", rows, 2, 3, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 };
 	WAIT_UNTIL(all_state_is(on, 3, "pe", 0, 1, 0, rows, 3) &&
@@ -2042,6 +2062,7 @@ START_TEST(test_elect_unclean)
 	open_broker(2);
 	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
 	int32_t u[] = { 1, 2 }, v[] = { 1 }, w[] = { 1, 2 };
+	wait_brokers(3, 3);
 	create_manual(3, "u", u, 1, 2, NULL, 0);
 	create_manual(3, "v", v, 1, 1, NULL, 0);
 	create_manual(3, "w", w, 1, 2, NULL, 0);
@@ -2097,6 +2118,7 @@ START_TEST(test_preferred_znode)
 	open_broker(2);
 	WAIT_UNTIL(mirrors[1].controller == 3, WAIT_MS, "3 is the controller");
 	int32_t rows[] = { 1, 2, 3, 2, 1, 3 };
+	wait_brokers(3, 3);
 	create_manual(3, "pz", rows, 2, 3, NULL, 0);
 	const int32_t on[] = { 1, 2, 3 }, on23[] = { 2, 3 }, on13[] = { 1, 3 };
 	WAIT_UNTIL(all_state_is(on, 3, "pz", 0, 1, 0, rows, 3) &&
