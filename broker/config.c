@@ -1744,34 +1744,40 @@ bool brk_config_is_listener_rate_key(const char *name)
 	return dot && dot > name + 14 && strcmp(dot + 1, "max.connection.creation.rate") == 0;
 }
 
-void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn)
+int brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn, char *err,
+		       size_t errsize)
 {
+	int rc = 0;
+	if (err && errsize)
+		err[0] = '\0';
 	*out = *layers->static_cfg;
 	for (int layer = 0; layer < 2; layer++) {
 		const ctl_config_entry *e = layer == 0 ? layers->dynamic_default : layers->dynamic_broker;
 		int32_t n = layer == 0 ? layers->ndynamic_default : layers->ndynamic_broker;
 		for (int32_t i = 0; i < n; i++) {
 			const brk_config_key *k = brk_config_key_find(e[i].name);
-			char err[512];
-			if (!k && is_dynamic_ssl_key(e[i].name)) {
-				/* kept with the security keys; brk_tls reads them */
-				if (brk_config_set(out, e[i].name, e[i].value, NULL, err, sizeof(err)) < 0 &&
-				    warn)
-					fprintf(warn, "samsa: warning: dynamic config ignored: %s\n", err);
-				continue;
-			}
-			if (!k)
+			char why[512];
+			if (!k && !is_dynamic_ssl_key(e[i].name))
 				continue; /* not a key we read: kept, not used */
-			if (!k->dynamic) {
+			if (k && !k->dynamic) {
 				if (warn)
 					fprintf(warn, "samsa: warning: dynamic config %s cannot be applied at "
 						      "runtime; ignored\n", e[i].name);
 				continue;
 			}
-			if (brk_config_set(out, e[i].name, e[i].value, NULL, err, sizeof(err)) < 0 && warn)
-				fprintf(warn, "samsa: warning: dynamic config ignored: %s\n", err);
+			/* a dynamic SSL key is kept with the security keys (brk_tls
+			 * reads them); the rest are set as in server.properties */
+			if (brk_config_set(out, e[i].name, e[i].value, NULL, why, sizeof(why)) < 0) {
+				if (warn)
+					fprintf(warn, "samsa: warning: dynamic config ignored: %s\n", why);
+				if (rc == 0 && err && errsize)
+					snprintf(err, errsize, "Invalid value for configuration %s: %s",
+						 e[i].name, why);
+				rc = -1;
+			}
 		}
 	}
+	return rc;
 }
 
 const brk_listener *brk_config_advertised(const brk_config *cfg)

@@ -357,9 +357,14 @@ int brk_config_synonyms(const brk_config_layers *layers, const char *name,
  * keystore and truststore keys of Kafka's SslConfigs.RECONFIGURABLE_CONFIGS
  * included (bare or "listener.name.<l>." prefixed). A
  * dynamic entry that does not apply (bad value, key not dynamic) is
- * reported on warn and skipped.
+ * reported on warn (may be NULL) and skipped. Returns 0, or -1 when a
+ * value could not be set (a bad value, or the security keys over
+ * BRK_SECURITY_PROPS_BYTES in all), the first such one described in err
+ * (errsize bytes, may be NULL): the same check that refuses such a change
+ * in the request (brk_dynamic_config_check_rebuild).
  */
-void brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn);
+int brk_config_rebuild(const brk_config_layers *layers, brk_config *out, FILE *warn, char *err,
+		       size_t errsize);
 
 /* Whether name is listener.name.<l>.max.connection.creation.rate (a
  * dynamic listener key, kept with the security keys). */

@@ -136,9 +136,9 @@ static int32_t decode_passwords(const brk_dynamic_config *d, ctl_config_entry *c
 	return out;
 }
 
-int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
-				     const ctl_config_entry *configs, int32_t n, char *msg,
-				     size_t msgsize)
+int16_t brk_dynamic_config_check_rebuild(const brk_dynamic_config *d, int32_t broker_id,
+					 const ctl_config_entry *configs, int32_t n, char *msg,
+					 size_t msgsize)
 {
 	brk_config_layers layers;
 	brk_dynamic_config_layers(d, &layers);
@@ -154,15 +154,23 @@ int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker
 	brk_config *trial = malloc(sizeof(*trial));
 	if (!trial)
 		return KERR_NONE; /* the apply keeps the old context if it must */
-	brk_config_rebuild(&layers, trial, NULL);
+	/* the apply's own rebuild: what it would skip is refused here */
+	char why[512];
 	int16_t err = KERR_NONE;
+	if (brk_config_rebuild(&layers, trial, NULL, why, sizeof(why)) < 0) {
+		char name[16] = "";
+		if (broker_id != CTL_BROKER_DEFAULT)
+			snprintf(name, sizeof(name), "%d", (int)broker_id);
+		snprintf(msg, msgsize, "Invalid config value for resource ConfigResource(type=BROKER, "
+			 "name='%s'): %s", name, why);
+		err = KERR_INVALID_REQUEST;
+	}
 	for (int i = 0; i < trial->nlisteners && !err; i++) {
 		const brk_listener *l = &trial->listeners[i];
 		if (l->security_protocol != BRK_SEC_SSL && l->security_protocol != BRK_SEC_SASL_SSL)
 			continue;
 		if (brk_tls_signature(trial, l) == brk_tls_signature(d->cfg, &d->cfg->listeners[i]))
 			continue;
-		char why[512];
 		brk_tls *t = brk_tls_new(trial, l, why, sizeof(why));
 		if (!t) {
 			snprintf(msg, msgsize, "Validation of dynamic config update of SSLFactory failed: %s",
@@ -287,7 +295,7 @@ void brk_dynamic_config_apply(brk_dynamic_config *d, int32_t broker_id, ctl_conf
 	}
 	brk_config_layers layers;
 	brk_dynamic_config_layers(d, &layers);
-	brk_config_rebuild(&layers, d->cfg, stderr);
+	brk_config_rebuild(&layers, d->cfg, stderr, NULL, 0);
 	if (d->partitions)
 		brk_partitions_reconfigure(d->partitions);
 	if (d->changed)
@@ -322,11 +330,96 @@ ctl_config_entry *brk_dynamic_config_reencoded(brk_dynamic_config *d, int32_t *n
 	return e;
 }
 
+/* SslConfigs.RECONFIGURABLE_CONFIGS: Kafka's DynamicSecurityConfigs,
+ * dynamic only with a listener prefix. */
+static const char *const dynamic_security_keys[] = {
+	"ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+	"ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+	"ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates", NULL,
+};
+
+/* DynamicListenerConfig.ReconfigurableConfigs less the cluster-level
+ * listener keys (max.connections, max.connection.creation.rate,
+ * num.network.threads): with the keys above, Kafka's PerBrokerConfigs. */
+static const char *const per_broker_listener_keys[] = {
+	"advertised.listeners", "listeners", "listener.security.protocol.map",
+	"principal.builder.class", "ssl.protocol", "ssl.provider", "ssl.cipher.suites",
+	"ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
+	"ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation",
+	"ssl.client.auth", "ssl.engine.factory.class", "sasl.mechanism.inter.broker.protocol",
+	"sasl.jaas.config", "sasl.enabled.mechanisms", "sasl.kerberos.service.name",
+	"sasl.kerberos.kinit.cmd", "sasl.kerberos.ticket.renew.window.factor",
+	"sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.min.time.before.relogin",
+	"sasl.kerberos.principal.to.local.rules", "sasl.login.refresh.window.factor",
+	"sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
+	"sasl.login.refresh.buffer.seconds", NULL,
+};
+
+static const char *const cluster_level_listener_keys[] = {
+	"max.connections", "max.connection.creation.rate", "num.network.threads", NULL,
+};
+
+static bool in_list(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (strcmp(*list, name) == 0)
+			return true;
+	return false;
+}
+
+/* Kafka's perBrokerConfigs: a PerBrokerConfigs key, or listener.name.<l>.X
+ * for any X but a cluster-level listener key. */
+static bool is_per_broker_key(const char *name)
+{
+	if (strncmp(name, "listener.name.", 14) == 0) {
+		const char *dot = strchr(name + 14, '.');
+		return dot && !in_list(cluster_level_listener_keys, dot + 1);
+	}
+	return in_list(dynamic_security_keys, name) || in_list(per_broker_listener_keys, name);
+}
+
+/* Kafka's checkInvalidProps: the names of configs for which bad() holds,
+ * each once, as "<prefix><what>: [a, b]"; true when there is one. */
+static bool list_invalid(const ctl_config_entry *configs, int32_t n, bool (*bad)(const char *),
+			 const char *prefix, const char *what, char *msg, size_t msgsize)
+{
+	size_t used = 0;
+	int nbad = 0;
+	for (int32_t i = 0; i < n; i++) {
+		if (!bad(configs[i].name))
+			continue;
+		bool seen = false;
+		for (int32_t j = 0; j < i; j++)
+			seen |= strcmp(configs[j].name, configs[i].name) == 0;
+		if (seen)
+			continue;
+		if (nbad == 0)
+			used = (size_t)snprintf(msg, msgsize, "%s%s: [", prefix, what);
+		if (used < msgsize)
+			used += (size_t)snprintf(msg + used, msgsize - used, "%s%s", nbad ? ", " : "",
+						 configs[i].name);
+		nbad++;
+	}
+	if (nbad && used < msgsize)
+		snprintf(msg + used, msgsize - used, "]");
+	return nbad > 0;
+}
+
+static bool is_unprefixed_security_key(const char *name)
+{
+	return in_list(dynamic_security_keys, name);
+}
+
 int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *configs, int32_t n,
 				    char *msg, size_t msgsize)
 {
-	(void)broker_id; /* no key of ours is per-broker only */
 	msg[0] = '\0';
+	char prefix[96];
+	snprintf(prefix, sizeof(prefix), "Invalid config value for resource ConfigResource(type=BROKER, "
+		 "name=''): ");
+	if (broker_id != CTL_BROKER_DEFAULT)
+		snprintf(prefix, sizeof(prefix), "Invalid config value for resource ConfigResource("
+			 "type=BROKER, name='%d'): ", (int)broker_id);
 	/* Kafka's checks in order: keys that are not dynamic, then values. */
 	size_t used = 0;
 	int nbad = 0;
@@ -351,6 +444,13 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 			snprintf(msg + used, msgsize - used, "]");
 		return KERR_INVALID_REQUEST;
 	}
+	/* Kafka's validateConfigs, in its order: not dynamic (above), SSL
+	 * keys without a listener prefix, the values, then the per-broker
+	 * keys at the cluster default */
+	if (list_invalid(configs, n, is_unprefixed_security_key, prefix,
+			 "These security configs can be dynamically updated only per-listener using "
+			 "the listener prefix", msg, msgsize))
+		return KERR_INVALID_REQUEST;
 	brk_config scratch;
 	brk_config_defaults(&scratch);
 	for (int32_t i = 0; i < n; i++) {
@@ -378,6 +478,11 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 			return KERR_INVALID_REQUEST;
 		}
 	}
+	if (broker_id == CTL_BROKER_DEFAULT &&
+	    list_invalid(configs, n, is_per_broker_key, prefix,
+			 "Cannot update these configs at default cluster level, broker id must be "
+			 "specified", msg, msgsize))
+		return KERR_INVALID_REQUEST;
 	return KERR_NONE;
 }
 
@@ -473,8 +578,8 @@ void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int
 			dup[scratch[i - 1]] = dup[scratch[i]] = true;
 }
 
-int brk_config_check_entries(proto_arena *a, const proto_str *names, const bool *no_value, int32_t n,
-			     char *msg, size_t msgsize)
+int brk_config_check_entries(proto_arena *a, const proto_str *names, const proto_str *values,
+			     const bool *no_value, int32_t n, char *msg, size_t msgsize)
 {
 	size_t cap = (size_t)(n > 0 ? n : 1);
 	bool *dup = proto_arena_alloc(a, cap * sizeof(*dup));
@@ -499,7 +604,24 @@ int brk_config_check_entries(proto_arena *a, const proto_str *names, const bool 
 			used += (size_t)snprintf(msg + used, msgsize - used, "%.*s",
 						 names[i].len > 0 ? (int)names[i].len : 0, names[i].ptr);
 	}
-	return used ? KERR_INVALID_REQUEST : KERR_NONE;
+	if (used)
+		return KERR_INVALID_REQUEST;
+	/* a C string would end at the NUL: the value stored would not be the
+	 * one given */
+	for (int32_t i = 0; i < n; i++) {
+		bool in_name = names[i].len > 0 && memchr(names[i].ptr, 0, (size_t)names[i].len);
+		bool in_value = values[i].len > 0 && memchr(values[i].ptr, 0, (size_t)values[i].len);
+		if (in_name) {
+			snprintf(msg, msgsize, "Invalid config name: a config name cannot hold a NUL byte");
+			return KERR_INVALID_REQUEST;
+		}
+		if (in_value) {
+			snprintf(msg, msgsize, "Invalid value for configuration %.*s: a config value "
+				 "cannot hold a NUL byte", (int)names[i].len, names[i].ptr);
+			return KERR_INVALID_REQUEST;
+		}
+	}
+	return KERR_NONE;
 }
 
 int brk_config_unsupported_type(int8_t type, char *msg, size_t msgsize)

@@ -138,24 +138,41 @@ int brk_dynamic_config_encode_passwords(const brk_dynamic_config *d, proto_arena
 					size_t msgsize);
 
 /*
- * Whether the listeners' TLS can be built with a new complete set of
- * dynamic configs of broker_id (this broker or CTL_BROKER_DEFAULT; other
- * brokers: KERR_NONE): each SSL/SASL_SSL listener whose ssl.* keys would
- * change gets a trial context (security/tls.h). One that cannot be built
- * is refused as Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST,
- * "Validation of dynamic config update of SSLFactory failed: <why>".
+ * Whether a new complete set of dynamic configs of broker_id (this broker
+ * or CTL_BROKER_DEFAULT; other brokers: KERR_NONE) applies: the effective
+ * config is rebuilt with it on a trial copy (brk_config_rebuild, the very
+ * rebuild brk_dynamic_config_apply makes). A value it would skip (e.g. the
+ * security keys over BRK_SECURITY_PROPS_BYTES in all) is refused with
+ * INVALID_REQUEST "Invalid config value for resource ConfigResource(
+ * type=BROKER, name='0'): Invalid value for configuration <key>: <why>".
+ * Then each SSL/SASL_SSL listener whose ssl.* keys would change gets a
+ * trial context (security/tls.h); one that cannot be built is refused as
+ * Kafka's DynamicBrokerConfig refuses it: INVALID_REQUEST, "Validation of
+ * dynamic config update of SSLFactory failed: <why>".
  */
-int16_t brk_dynamic_config_check_tls(const brk_dynamic_config *d, int32_t broker_id,
-				     const ctl_config_entry *configs, int32_t n, char *msg,
-				     size_t msgsize);
+int16_t brk_dynamic_config_check_rebuild(const brk_dynamic_config *d, int32_t broker_id,
+					 const ctl_config_entry *configs, int32_t n, char *msg,
+					 size_t msgsize);
 
 /*
  * Check a new complete set of dynamic configs of a BROKER resource
  * (broker_id, or CTL_BROKER_DEFAULT for the cluster-wide default) as
- * Kafka's DynamicBrokerConfig.validate does: keys this broker reads but
- * cannot change at runtime are refused with INVALID_REQUEST "Cannot update
- * these configs dynamically: [names]"; a bad value with INVALID_REQUEST
- * "Invalid value ... for configuration ..." (KAFKA-13609: Kafka answers
+ * Kafka's DynamicBrokerConfig.validate(Configs) does, in its order: keys
+ * this broker reads but cannot change at runtime are refused with
+ * INVALID_REQUEST "Cannot update these configs dynamically: [names]"; the
+ * SSL keys Kafka changes at runtime (SslConfigs.RECONFIGURABLE_CONFIGS:
+ * ssl.keystore.*, ssl.key.password, ssl.truststore.*) without a
+ * "listener.name.<l>." prefix with "Invalid config value for resource
+ * ConfigResource(type=BROKER, name='0'): These security configs can be
+ * dynamically updated only per-listener using the listener prefix:
+ * [names]"; a bad value with INVALID_REQUEST "Invalid value ... for
+ * configuration ..."; at the cluster default, Kafka's per-broker keys
+ * (those SSL keys, DynamicListenerConfig's listener, SSL and SASL keys,
+ * and every listener.name.<l>.X but max.connections,
+ * max.connection.creation.rate and num.network.threads) with "...:
+ * Cannot update these configs at default cluster level, broker id must
+ * be specified: [names]" (Kafka prints a Scala Set, "Set(a, b)"; the
+ * names here are in brackets as in the other messages). (KAFKA-13609: Kafka answers
  * INVALID_REQUEST, not INVALID_CONFIG, for broker configs). Keys this
  * broker does not know are accepted and kept, as Kafka keeps them.
  * Returns KERR_NONE or the error, message in msg.
@@ -200,12 +217,17 @@ void brk_config_find_duplicates(const proto_str *names, const int8_t *kinds, int
  * The checks Kafka makes on one resource's config entries before anything
  * else (ConfigAdminManager): INVALID_REQUEST "Error due to duplicate config
  * keys" when a name appears twice, else INVALID_REQUEST "Null value not
- * supported for : a, b" naming every entry with no_value[i] set; KERR_NONE
- * when neither. names and no_value hold n entries (caller-owned); the
- * scratch space comes from arena. Returns -1 when the arena is exhausted.
+ * supported for : a, b" naming every entry with no_value[i] set; then a
+ * name or value holding a NUL byte is refused with INVALID_REQUEST (stored
+ * as a C string it would be cut short; Kafka would fail to load it):
+ * "Invalid config name: ..." or "Invalid value for configuration <name>:
+ * a config value cannot hold a NUL byte". KERR_NONE when none of these.
+ * names, values and no_value hold n entries (caller-owned; a value with
+ * len < 0 is null); the scratch space comes from arena. Returns -1 when
+ * the arena is exhausted.
  */
-int brk_config_check_entries(proto_arena *a, const proto_str *names, const bool *no_value, int32_t n,
-			     char *msg, size_t msgsize);
+int brk_config_check_entries(proto_arena *a, const proto_str *names, const proto_str *values,
+			     const bool *no_value, int32_t n, char *msg, size_t msgsize);
 
 /* The answer to an Alter/IncrementalAlterConfigs resource of a type not
  * served here: INVALID_REQUEST, with msg (msgsize bytes) naming the type

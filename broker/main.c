@@ -76,7 +76,7 @@ typedef struct run_state {
  * listener.name.<l>.ssl.keystore.location): each TLS listener whose ssl.*
  * keys or key files changed gets a new context for its new connections;
  * open connections keep theirs. AlterConfigs refuses keys that give no
- * context (brk_dynamic_config_check_tls); one that fails here all the same
+ * context (brk_dynamic_config_check_rebuild); one that fails here all the same
  * (a file changed since) is logged and the old context stays.
  */
 static void refresh_tls(void *arg)

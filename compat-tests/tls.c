@@ -50,7 +50,13 @@
  *    Kafka's log line (the static keystore is served);
  *    password.encoder.old.secret decodes it and the broker stores it again
  *    with the new secret, read after a restart without the old one; no
- *    password is ever logged.
+ *    password is ever logged;
+ *  - refused in the request, as Kafka's DynamicBrokerConfig refuses them,
+ *    never stored: a keystore location that takes the security keys over
+ *    their 64 KiB, a NUL byte in a name or value, unprefixed ssl.keystore.*
+ *    on the broker id, listener.name.* and ssl.client.auth at the cluster
+ *    default (a cluster-level listener key is taken there);
+ *    password.encoder.secret is described read-only.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1102,6 +1108,198 @@ START_TEST(test_dynamic_password)
 }
 END_TEST
 
+/* IncrementalAlterConfigs v1 SET of one config of BROKER resource "0"
+ * whose name and value are given with their lengths (they may hold a NUL
+ * byte): the error, the message into msg. */
+static int16_t incremental_set_raw(const h_broker *b, const char *name, size_t nlen,
+				   const char *value, size_t vlen, char *msg, size_t msgsize)
+{
+	int fd = w_connect(b->port, h_scaled_ms(5000));
+	ck_assert_msg(fd >= 0, "connect");
+	static k_wbuf body;
+	body.len = 0;
+	kw_uvarint(&body, 2); /* one resource */
+	kw_u8(&body, 4);      /* BROKER */
+	kw_cstr(&body, "0");
+	kw_uvarint(&body, 2); /* one config */
+	kw_uvarint(&body, nlen + 1);
+	kw_raw(&body, name, nlen);
+	kw_u8(&body, 0); /* SET */
+	kw_uvarint(&body, vlen + 1);
+	kw_raw(&body, value, vlen);
+	kw_tags0(&body);
+	kw_tags0(&body);
+	kw_u8(&body, 0); /* validate_only */
+	kw_tags0(&body);
+	k_rbuf r;
+	uint8_t *frame = k_roundtrip(fd, 44, 1, &body, &r);
+	kr_i32(&r, "throttle");
+	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
+	int16_t err = kr_i16(&r, "error");
+	if (kr_cstr(&r, msg, msgsize, "message") < 0)
+		msg[0] = '\0';
+	free(frame);
+	close(fd);
+	return err;
+}
+
+/* As incremental_set for one config of broker "0" whose value (vlen
+ * bytes) is larger than a k_wbuf holds: the frame is put together here. */
+static int16_t incremental_set_big(const h_broker *b, const char *name, const char *value,
+				   size_t vlen, char *msg, size_t msgsize)
+{
+	static k_wbuf head, tail;
+	head.len = tail.len = 0;
+	const int32_t cid = 4242;
+	kw_i32(&head, 0); /* size, patched */
+	kw_i16(&head, 44);
+	kw_i16(&head, 1);
+	kw_i32(&head, cid);
+	kw_i16(&head, -1); /* client id */
+	kw_tags0(&head);
+	kw_uvarint(&head, 2); /* one resource */
+	kw_u8(&head, 4);      /* BROKER */
+	kw_cstr(&head, "0");
+	kw_uvarint(&head, 2); /* one config */
+	kw_cstr(&head, name);
+	kw_u8(&head, 0); /* SET */
+	kw_uvarint(&head, vlen + 1);
+	kw_tags0(&tail);
+	kw_tags0(&tail);
+	kw_u8(&tail, 0); /* validate_only */
+	kw_tags0(&tail);
+	size_t total = head.len + vlen + tail.len;
+	uint8_t *frame = malloc(total);
+	ck_assert_ptr_nonnull(frame);
+	memcpy(frame, head.b, head.len);
+	memcpy(frame + head.len, value, vlen);
+	memcpy(frame + head.len + vlen, tail.b, tail.len);
+	w_put32(frame, (int32_t)(total - 4));
+	int fd = w_connect(b->port, h_scaled_ms(5000));
+	ck_assert_msg(fd >= 0, "connect");
+	ck_assert_int_eq(w_send_all(fd, frame, total, h_scaled_ms(5000)), 0);
+	free(frame);
+	k_rbuf r;
+	uint8_t *resp = k_recv(fd, cid, &r, h_scaled_ms(10000));
+	kr_i32(&r, "throttle");
+	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
+	int16_t err = kr_i16(&r, "error");
+	if (kr_cstr(&r, msg, msgsize, "message") < 0)
+		msg[0] = '\0';
+	free(resp);
+	close(fd);
+	return err;
+}
+
+/* DescribeConfigs of broker "0": key name's read_only flag, -1 when it is
+ * not listed. */
+static int describe_read_only(const h_broker *b, const char *name)
+{
+	rd_kafka_t *rk = c_new(RD_KAFKA_PRODUCER, c_conf(b));
+	rd_kafka_ConfigResource_t *r = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, "0");
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_DescribeConfigs(rk, &r, 1, NULL, q);
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, h_scaled_ms(10000));
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_msg(rd_kafka_event_error(ev) == 0, "DescribeConfigs: %s",
+		      rd_kafka_event_error_string(ev));
+	size_t n, cnt;
+	const rd_kafka_ConfigResource_t **rs =
+		rd_kafka_DescribeConfigs_result_resources(rd_kafka_event_DescribeConfigs_result(ev), &n);
+	ck_assert_int_eq((int)n, 1);
+	const rd_kafka_ConfigEntry_t **es = rd_kafka_ConfigResource_configs(rs[0], &cnt);
+	int ro = -1;
+	for (size_t i = 0; i < cnt && ro < 0; i++)
+		if (strcmp(rd_kafka_ConfigEntry_name(es[i]), name) == 0)
+			ro = rd_kafka_ConfigEntry_is_read_only(es[i]) ? 1 : 0;
+	rd_kafka_event_destroy(ev);
+	rd_kafka_ConfigResource_destroy(r);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return ro;
+}
+
+/* What Kafka's DynamicBrokerConfig refuses is refused in the request,
+ * never stored to be ignored later: a value the broker could not apply
+ * (the security keys over 64 KiB), a NUL byte in a name or value, an SSL
+ * key without a listener prefix on a broker id, a per-broker key at the
+ * cluster default; password.encoder.* described read-only. */
+START_TEST(test_dynamic_refusals)
+{
+	make_certs();
+	int port;
+	char loc[4500];
+	snprintf(loc, sizeof(loc), "ssl.keystore.location=%s", cert("server.p12"));
+	h_broker *b = start_tls_broker(&port, (const char *const[]){
+		"ssl.keystore.type=PKCS12", loc, "ssl.keystore.password=storepass",
+		"password.encoder.secret=first secret", NULL });
+	ck_assert_msg(tls_wait_org(port, "first"), "the first certificate is not served");
+	char msg[1024];
+	/* "/" and 70,000 x "a": more than the security keys hold in all */
+	static char big[70002];
+	big[0] = '/';
+	memset(big + 1, 'a', 70000);
+	/* (IncrementalAlterConfigs: AlterConfigs' strings hold 32,767 bytes) */
+	int16_t ierr = incremental_set_big(b, LOC_KEY, big, strlen(big), msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "exceed 65536 bytes in all") && strstr(msg, LOC_KEY),
+		      "an oversize location: %d %s", ierr, msg);
+	char *sv = stored_value(b, LOC_KEY);
+	ck_assert_msg(sv == NULL, "the oversize location was stored");
+	/* a NUL byte in a value, or in a name: refused, nothing stored */
+	static const char pw[] = "pass-two\0junk";
+	ierr = incremental_set_raw(b, PW_KEY, strlen(PW_KEY), pw, sizeof(pw) - 1, msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST && strstr(msg, "NUL") &&
+			      strstr(msg, PW_KEY),
+		      "a NUL in a value: %d %s", ierr, msg);
+	ck_assert_ptr_null(stored_value(b, PW_KEY));
+	static const char nm[] = "listener.name.ssl.ssl.keystore.type\0x";
+	ierr = incremental_set_raw(b, nm, sizeof(nm) - 1, "PKCS12", 6, msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST && strstr(msg, "NUL"),
+		      "a NUL in a name: %d %s", ierr, msg);
+	ck_assert_ptr_null(stored_value(b, "listener.name.ssl.ssl.keystore.type"));
+	/* SSL keys without the listener prefix, on the broker id */
+	rd_kafka_resp_err_t err = alter_broker_kv(b, "0", (const char *const[]){
+		"ssl.keystore.location", cert("server2.p12"), "ssl.keystore.password", "storepass2",
+		NULL }, msg, sizeof(msg));
+	ck_assert_msg(err == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Invalid config value for resource ConfigResource(type=BROKER, "
+					  "name='0'): These security configs can be dynamically updated "
+					  "only per-listener using the listener prefix: ") &&
+			      strstr(msg, "ssl.keystore.location") && strstr(msg, "ssl.keystore.password"),
+		      "unprefixed SSL keys: %s %s", rd_kafka_err2name(err), msg);
+	ck_assert_ptr_null(stored_value(b, "ssl.keystore.location"));
+	/* per-broker keys at the cluster default */
+	ierr = incremental_set(b, "", (const char *const[]){ LOC_KEY, cert("server2.p12"), NULL },
+			       msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "Invalid config value for resource ConfigResource(type=BROKER, "
+					  "name=''): Cannot update these configs at default cluster "
+					  "level, broker id must be specified: [" LOC_KEY "]"),
+		      "a listener key at the default: %d %s", ierr, msg);
+	ierr = incremental_set(b, "", (const char *const[]){ "ssl.client.auth", "required", NULL },
+			       msg, sizeof(msg));
+	ck_assert_msg(ierr == RD_KAFKA_RESP_ERR_INVALID_REQUEST &&
+			      strstr(msg, "broker id must be specified: [ssl.client.auth]"),
+		      "ssl.client.auth at the default: %d %s", ierr, msg);
+	/* a cluster-level listener key is taken at the default */
+	ierr = incremental_set(b, "", (const char *const[]){
+		"listener.name.ssl.max.connection.creation.rate", "1000", NULL }, msg, sizeof(msg));
+	ck_assert_msg(ierr == 0, "a cluster-level listener key at the default: %d %s", ierr, msg);
+	/* the listener keystore still swaps on the broker id */
+	err = alter_broker_kv(b, "0", (const char *const[]){ LOC_KEY, cert("server2.p12"), PW_KEY,
+							     "storepass2", NULL }, msg, sizeof(msg));
+	ck_assert_msg(err == 0, "the swap: %s %s", rd_kafka_err2name(err), msg);
+	ck_assert_msg(tls_wait_org(port, "second"), "the second keystore is not served");
+	/* password.encoder.* is static: read-only, as Kafka describes it */
+	ck_assert_int_eq(describe_read_only(b, "password.encoder.secret"), 1);
+	ck_assert_int_eq(describe_read_only(b, LOC_KEY), 0);
+	/* nothing was stored to be ignored at apply time */
+	ck_assert_msg(!log_has(b, "dynamic config ignored"), "a stored config was ignored");
+	c_stop_broker(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls");
@@ -1119,6 +1317,7 @@ int main(void)
 	tcase_add_test(tc, test_sasl_ssl);
 	tcase_add_test(tc, test_dynamic_keystore);
 	tcase_add_test(tc, test_dynamic_password);
+	tcase_add_test(tc, test_dynamic_refusals);
 	tcase_add_test(tc, test_principal_in_acls);
 	suite_add_tcase(s, tc);
 	return c_run_suite(s);

@@ -5,12 +5,15 @@
  * (preprocess) and ConfigurationControlManager.legacyAlterConfigs answer:
  *  - the same resource twice in the request: INVALID_REQUEST for both;
  *  - a config name twice: INVALID_REQUEST; a null value: INVALID_REQUEST;
+ *    a NUL byte in a name or value: INVALID_REQUEST (brk_config_check_entries);
  *  - TOPIC: "" INVALID_REQUEST, a bad name INVALID_TOPIC_EXCEPTION, an
  *    unknown or invalid config INVALID_CONFIG (Kafka's message), an unknown
  *    topic UNKNOWN_TOPIC_OR_PARTITION;
  *  - BROKER "" (cluster-wide default) or "<broker.id>" (another id or a
- *    non-number: INVALID_REQUEST): keys that cannot change at runtime or
- *    bad values INVALID_REQUEST (brk_dynamic_config_check_broker);
+ *    non-number: INVALID_REQUEST): keys that cannot change at runtime,
+ *    SSL keys without a listener prefix, per-broker keys at "", bad values
+ *    (brk_dynamic_config_check_broker), a set the broker could not apply
+ *    (brk_dynamic_config_check_rebuild): INVALID_REQUEST;
  *  - other types (BROKER_LOGGER too): INVALID_REQUEST.
  * A resource is changed all or nothing; validate_only checks and changes
  * nothing. The change goes to the controller, which persists it and
@@ -37,14 +40,16 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
+	proto_str *values = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*values));
 	bool *no_value = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*no_value));
-	if (!names || !no_value)
+	if (!names || !values || !no_value)
 		return -1;
 	for (int32_t i = 0; i < nc; i++) {
 		names[i] = q->configs[i].name;
+		values[i] = q->configs[i].value;
 		no_value[i] = q->configs[i].value.len < 0;
 	}
-	int err = brk_config_check_entries(req->arena, names, no_value, nc, msg, msgsize);
+	int err = brk_config_check_entries(req->arena, names, values, no_value, nc, msg, msgsize);
 	if (err)
 		return err;
 
@@ -103,7 +108,7 @@ static int alter_one(brk_request *req, const AlterConfigsRequest *m,
 			err = brk_dynamic_config_check_passwords(&server.dynamic, bname, cfg, nc, msg,
 								 msgsize);
 		if (!err)
-			err = brk_dynamic_config_check_tls(&server.dynamic, id, cfg, nc, msg, msgsize);
+			err = brk_dynamic_config_check_rebuild(&server.dynamic, id, cfg, nc, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
 		/* stored encrypted (ZooKeeper, the metadata file), never plain */

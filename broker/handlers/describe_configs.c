@@ -239,8 +239,11 @@ static int describe_broker(brk_request *req, const DescribeConfigsRequest *m,
 			 dyn_value(layers.dynamic_default, layers.ndynamic_default, k))
 			source = BRK_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER;
 		bool password = brk_config_is_password(k);
+		/* Kafka: read-only unless one of its AllDynamicConfigs; the
+		 * password encoder is read at start-up only */
+		bool read_only = strncmp(k, "password.encoder.", 17) == 0;
 		entry_t *e = &r->configs[r->configs_count];
-		if (fill(req, m, e, k, password ? NULL : v, false, source,
+		if (fill(req, m, e, k, password ? NULL : v, read_only, source,
 			 password ? BRK_CONFIG_TYPE_PASSWORD : BRK_CONFIG_TYPE_STRING, NULL, NULL, 0))
 			return -1;
 		e->is_sensitive = password;

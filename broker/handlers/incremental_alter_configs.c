@@ -6,6 +6,7 @@
  * ConfigurationControlManager.incrementalAlterConfigs answer:
  *  - the same resource twice: INVALID_REQUEST for both; a config name
  *    twice: INVALID_REQUEST; a null value outside DELETE: INVALID_REQUEST;
+ *    a NUL byte in a name or value: INVALID_REQUEST;
  *    an operation outside 0-3: INVALID_REQUEST;
  *  - TOPIC: "" INVALID_REQUEST, a bad name INVALID_TOPIC_EXCEPTION;
  *    APPEND/SUBTRACT on a config that is not a LIST: INVALID_CONFIG; the
@@ -222,14 +223,16 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 {
 	int32_t nc = q->configs_count > 0 ? q->configs_count : 0;
 	proto_str *names = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*names));
+	proto_str *values = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*values));
 	bool *no_value = proto_arena_alloc(req->arena, (size_t)(nc ? nc : 1) * sizeof(*no_value));
-	if (!names || !no_value)
+	if (!names || !values || !no_value)
 		return -1;
 	for (int32_t i = 0; i < nc; i++) {
 		names[i] = q->configs[i].name;
+		values[i] = q->configs[i].value;
 		no_value[i] = q->configs[i].config_operation != OP_DELETE && q->configs[i].value.len < 0;
 	}
-	int err = brk_config_check_entries(req->arena, names, no_value, nc, msg, msgsize);
+	int err = brk_config_check_entries(req->arena, names, values, no_value, nc, msg, msgsize);
 	if (err)
 		return err;
 	for (int32_t i = 0; i < nc; i++)
@@ -297,7 +300,7 @@ static int alter_one(brk_request *req, const IncrementalAlterConfigsRequest *m, 
 			err = brk_dynamic_config_check_passwords(&server.dynamic, bname, w.e, w.n, msg,
 								 msgsize);
 		if (!err)
-			err = brk_dynamic_config_check_tls(&server.dynamic, id, w.e, w.n, msg, msgsize);
+			err = brk_dynamic_config_check_rebuild(&server.dynamic, id, w.e, w.n, msg, msgsize);
 		if (err || m->validate_only)
 			return err;
 		/* stored encrypted (ZooKeeper, the metadata file), never plain */

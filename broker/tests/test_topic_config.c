@@ -119,7 +119,7 @@ START_TEST(test_entry_sources)
 	ctl_config_entry dyn_broker[] = { { "message.max.bytes", "4096" },
 					  { "log.segment.bytes", "3145728" } };
 	brk_config_layers l = { &eff, &st, dyn_broker, 2, dyn_default, 1 };
-	brk_config_rebuild(&l, &eff, NULL);
+	brk_config_rebuild(&l, &eff, NULL, NULL, 0);
 	ck_assert_int_eq(eff.message_max_bytes, 4096);
 	ck_assert_int_eq(eff.log_segment_bytes, 3145728);
 	ck_assert_int_eq(eff.log_retention_ms, 24 * 3600000LL);
@@ -185,6 +185,29 @@ START_TEST(test_entry_sources)
 END_TEST
 
 /* The broker key table: sorted (binary search), every key formats. */
+/* The rebuild reports the value it cannot set (the check the
+ * AlterConfigs handlers make before storing one): a listener keystore
+ * location that takes the security keys over their 64 KiB. */
+START_TEST(test_rebuild_refuses_oversize)
+{
+	brk_config st, eff;
+	brk_config_defaults(&st);
+	static char big[70002];
+	big[0] = '/';
+	memset(big + 1, 'a', 70000);
+	ctl_config_entry dyn_broker[] = { { "listener.name.ssl.ssl.keystore.location", big } };
+	brk_config_layers l = { &eff, &st, dyn_broker, 1, NULL, 0 };
+	char err[512];
+	ck_assert_int_eq(brk_config_rebuild(&l, &eff, NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listener.name.ssl.ssl.keystore.location") &&
+			      strstr(err, "exceed 65536 bytes in all"), "%s", err);
+	/* a location of a usual size applies */
+	dyn_broker[0].value = "/etc/ks.p12";
+	ck_assert_int_eq(brk_config_rebuild(&l, &eff, NULL, err, sizeof(err)), 0);
+	ck_assert_str_eq(brk_config_security_get(&eff, "ssl", "ssl.keystore.location"), "/etc/ks.p12");
+}
+END_TEST
+
 START_TEST(test_broker_keys)
 {
 	brk_config bc;
@@ -235,6 +258,7 @@ int main(void)
 	tcase_add_test(tc, test_build);
 	tcase_add_test(tc, test_entry_sources);
 	tcase_add_test(tc, test_broker_keys);
+	tcase_add_test(tc, test_rebuild_refuses_oversize);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
