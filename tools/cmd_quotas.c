@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/java_double.h"
 #include "protocol/err.h"
 #include "tools/api.h"
 #include "tools/commands.h"
@@ -47,10 +48,11 @@ static void print_entity(const DescribeClientQuotasResponse_DescribeClientQuotas
 			printf("%s%.*s=%.*s", i ? ", " : "", (int)x->entity_type.len,
 			       x->entity_type.ptr, (int)x->entity_name.len, x->entity_name.ptr);
 	}
-	char num[ADM_DOUBLE_MAX];
-	for (int32_t i = 0; i < e->values_count; i++)
-		printf("\t%.*s=%s", (int)e->values[i].key.len, e->values[i].key.ptr,
-		       adm_fmt_double(e->values[i].value, num, sizeof(num)));
+	char num[BRK_JAVA_DOUBLE_MAX];
+	for (int32_t i = 0; i < e->values_count; i++) {
+		brk_java_double(e->values[i].value, num, sizeof(num));
+		printf("\t%.*s=%s", (int)e->values[i].key.len, e->values[i].key.ptr, num);
+	}
 	printf("\n");
 }
 
