@@ -72,7 +72,18 @@ int brk_quota_format_value(const brk_quota_key *k, double v, char *out, size_t c
 	if (k->type == BRK_QUOTA_DOUBLE) {
 		n = brk_java_double(v, out, cap);
 	} else {
-		n = snprintf(out, cap, "%lld", (long long)(v + 1e-6));
+		/* Kafka's (value + 1e-6).toLong / .toInt, which saturate at the
+		 * type's bounds: 2^63, the double a Java client sends for
+		 * Long.MAX_VALUE (the default of the LONG keys), is stored as
+		 * 9223372036854775807 (a C cast of it is undefined) */
+		double w = v + 1e-6;
+		long long max = k->type == BRK_QUOTA_INT ? INT32_MAX : INT64_MAX;
+		long long min = k->type == BRK_QUOTA_INT ? INT32_MIN : INT64_MIN;
+		long long x = isnan(w) ? 0
+			      : w >= (double)max ? max
+			      : w <= (double)min ? min
+			      : (long long)w;
+		n = snprintf(out, cap, "%lld", x);
 	}
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }

@@ -7,6 +7,8 @@
  * checks and value formats (keys.h).
  */
 #include <check.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +314,51 @@ START_TEST(test_java_double)
 }
 END_TEST
 
+/* Long.MAX_VALUE, the default of the LONG keys, reaches us as the double
+ * 2^63: accepted and stored as Kafka's (value + 1e-6).toLong stores it,
+ * saturated to 9223372036854775807. INT keys: INT32_MAX is a double
+ * exactly, anything above it is refused, and the formatting saturates too. */
+START_TEST(test_long_max)
+{
+	char msg[128], out[64];
+	const brk_quota_key *p = brk_quota_key_find("producer_byte_rate", 18, false);
+	const brk_quota_key *c = brk_quota_key_find("consumer_byte_rate", 18, false);
+	const brk_quota_key *ip = brk_quota_key_find("connection_creation_rate", 24, true);
+	ck_assert(p && c && ip);
+	const double two63 = 9223372036854775808.0;
+	ck_assert(two63 == (double)INT64_MAX);
+	ck_assert_ptr_null(brk_quota_check_value(p, two63, msg, sizeof(msg)));
+	ck_assert_int_eq(brk_quota_format_value(p, two63, out, sizeof(out)), 19);
+	ck_assert_str_eq(out, "9223372036854775807");
+	ck_assert_ptr_null(brk_quota_check_value(c, two63, msg, sizeof(msg)));
+	ck_assert_int_gt(brk_quota_format_value(c, two63, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854775807");
+	/* the stored text reads back as the same double, which Describe sends */
+	double v;
+	ck_assert_int_eq(brk_quota_parse_value(out, &v), 0);
+	ck_assert(v == two63);
+	/* the next double up is refused */
+	ck_assert_str_eq(brk_quota_check_value(p, nextafter(two63, INFINITY), msg, sizeof(msg)),
+			 "Proposed value for producer_byte_rate is too large for a LONG.");
+	/* the largest double below 2^63 is whole and stored exactly */
+	ck_assert_int_gt(brk_quota_format_value(p, nextafter(two63, 0), out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854774784");
+
+	ck_assert_ptr_null(brk_quota_check_value(ip, 2147483647.0, msg, sizeof(msg)));
+	ck_assert_int_gt(brk_quota_format_value(ip, 2147483647.0, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "2147483647");
+	ck_assert_str_eq(brk_quota_check_value(ip, 2147483648.0, msg, sizeof(msg)),
+			 "Proposed value for connection_creation_rate is too large for an INT.");
+	ck_assert_str_eq(brk_quota_check_value(ip, nextafter(2147483647.0, INFINITY), msg,
+					       sizeof(msg)),
+			 "Proposed value for connection_creation_rate is too large for an INT.");
+	ck_assert_int_gt(brk_quota_format_value(ip, 2147483648.0, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "2147483647");
+	ck_assert_int_gt(brk_quota_format_value(p, 1e300, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854775807");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -323,6 +370,7 @@ int main(void)
 	tcase_add_test(tc, test_client_config_registry);
 	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_java_double);
+	tcase_add_test(tc, test_long_max);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
