@@ -197,6 +197,7 @@ typedef struct q_filter {
 typedef struct q_described {
 	int16_t error;
 	char msg[512];
+	int entries_null; /* the entries array was null */
 	int n;
 	struct {
 		int ntypes;
@@ -233,6 +234,7 @@ static void describe(int fd, int ver, const q_filter *f, int nf, int strict, q_d
 	r_str(&r, flex, out->msg, sizeof(out->msg), "msg");
 	int64_t ne = r_count(&r, flex, "entries");
 	ck_assert(ne <= 32);
+	out->entries_null = ne < 0;
 	out->n = ne < 0 ? 0 : (int)ne;
 	for (int i = 0; i < out->n; i++) {
 		int64_t nt = r_count(&r, flex, "entity");
@@ -385,6 +387,16 @@ START_TEST(test_alter_describe)
 	ck_assert_str_eq(d.msg, "Unknown match type 9");
 	describe(fd, 1, (q_filter[]){ { "ip", 2, NULL }, { "user", 2, NULL } }, 2, 0, &d);
 	ck_assert_int_eq(d.error, 42);
+	/* an error's entries are null, as Kafka's getErrorResponse sets them
+	 * (v1 compact and v0 classic), and an answer's without error are not */
+	ck_assert(d.entries_null);
+	describe(fd, 0, (q_filter[]){ { "group", 2, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 35);
+	ck_assert(d.entries_null);
+	describe(fd, 1, (q_filter[]){ { "user", 0, "nobody" } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 0);
+	ck_assert_int_eq(d.n, 0);
+	ck_assert(!d.entries_null);
 
 	/* validate_only changes nothing; a removal does */
 	q_entry v[] = { { { "user" }, { "alice" }, 1, { { "consumer_byte_rate", 77, 0 } }, 1 } };
