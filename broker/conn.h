@@ -93,7 +93,7 @@ const brk_listener *brk_conn_listener(const brk_conn *c);
 /* The name of c's listener, NULL when c is NULL (a request made inside
  * the broker). Handlers answer with the endpoints of this listener (Kafka's
  * Metadata, FindCoordinator, DescribeCluster: a client on the SSL listener
- * gets the SSL addresses; ctl_broker_endpoint). */
+ * gets the SSL addresses; ctl_broker_node). */
 const char *brk_conn_listener_name(const brk_conn *c);
 
 /* Longest principal string kept, bytes with the NUL. */

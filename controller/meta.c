@@ -64,6 +64,19 @@ const ctl_endpoint *ctl_broker_endpoint(const ctl_broker *b, const char *listene
 	return NULL;
 }
 
+bool ctl_broker_node(const ctl_broker *b, const char *listener, const char **host,
+		     int32_t *port)
+{
+	const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
+	if (!e && listener && b->nendpoints > 0)
+		return false;
+	if (host)
+		*host = e ? e->host : b->host;
+	if (port)
+		*port = e ? e->port : b->port;
+	return true;
+}
+
 int ctl_partition_copy(ctl_partition *dst, const ctl_partition *src)
 {
 	*dst = *src;

@@ -99,6 +99,17 @@ typedef struct ctl_broker {
  * or listener is NULL. */
 const ctl_endpoint *ctl_broker_endpoint(const ctl_broker *b, const char *listener);
 
+/* Whether b serves the clients of listener, and where (Kafka's
+ * Broker.getNode(listenerName)): true with *host (b's storage) and *port
+ * of b's endpoint of that name; false when b records endpoints but none of
+ * that name -- Kafka then leaves b out of Metadata and DescribeCluster,
+ * and a partition or coordinator b leads has no usable node. A broker that
+ * records no endpoints (nendpoints 0: only host and port are known) and a
+ * NULL listener (a request made inside the broker) get b's host and port.
+ * host and port may be NULL. */
+bool ctl_broker_node(const ctl_broker *b, const char *listener, const char **host,
+		     int32_t *port);
+
 /* The replicas (broker ids) of one partition, a view the caller owns. */
 typedef struct ctl_replica_list {
 	const int32_t *ids;

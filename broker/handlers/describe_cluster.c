@@ -11,8 +11,8 @@
  *    such an answer carries only the code and message: empty cluster id,
  *    controller -1, no brokers, the schema defaults elsewhere;
  *  - otherwise the cluster id (meta.properties), the controller id, and the
- *    live brokers with the host, port and rack they registered, as Metadata
- *    gives them (none is fenced, so IncludeFencedBrokers changes nothing
+ *    live brokers on the client's listener with that listener's host and
+ *    port and their rack, as Metadata gives them (ctl_broker_node) (none is fenced, so IncludeFencedBrokers changes nothing
  *    and IsFenced is false);
  *  - ClusterAuthorizedOperations: INT32_MIN unless asked for, then the
  *    operations the principal may do on the cluster (all of them without an
@@ -67,17 +67,22 @@ int brk_handle_describe_cluster(brk_request *req)
 			return BRK_CLOSE;
 		const char *listener = brk_conn_listener_name(req->conn);
 		for (int32_t i = 0; i < n; i++) {
+			/* Only the brokers on the client's listener (Kafka's
+			 * getAliveBrokerNodes(listenerName)). */
 			const ctl_broker *b = &server.cluster.brokers[i];
-			const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
-			DescribeClusterResponse_DescribeClusterBroker *rb = &resp.brokers[i];
+			const char *host;
+			int32_t port;
+			if (!ctl_broker_node(b, listener, &host, &port))
+				continue;
+			DescribeClusterResponse_DescribeClusterBroker *rb =
+				&resp.brokers[resp.brokers_count++];
 			DescribeClusterResponse_DescribeClusterBroker_init(rb);
 			rb->broker_id = b->id;
-			rb->host = proto_cstr(e ? e->host : b->host);
-			rb->port = e ? e->port : b->port;
+			rb->host = proto_cstr(host);
+			rb->port = port;
 			rb->rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
 			rb->is_fenced = false;
 		}
-		resp.brokers_count = n;
 		/* AuthHelper.computeDescribeClusterResponse: the operations
 		 * allowed on the cluster when DESCRIBE is, else none. */
 		if (m.include_cluster_authorized_operations)

@@ -6,10 +6,11 @@
  * type (KIP-699), answered one Coordinator per key. As Kafka's
  * KafkaApis.handleFindCoordinatorRequest: a key type other than group (0)
  * or transaction (1) is INVALID_REQUEST (share groups, type 2, are not
- * served); the node is the leader's registration (its first advertised
- * listener), the error message
+ * served); the node is the leader's endpoint of the client's listener
+ * (ctl_broker_node), the error message
  * Kafka's Errors.message() ("NONE" on success); a partition without a live
- * leader is COORDINATOR_NOT_AVAILABLE, and so is a partition this broker
+ * leader, or whose leader lacks the client's listener (KafkaApis.
+ * getCoordinator), is COORDINATOR_NOT_AVAILABLE, and so is a partition this broker
  * leads but neither serves nor loads (its log is offline: the coordinator
  * would answer NOT_COORDINATOR, group.h / txn.h); a partition still
  * loading is answered with this broker, whose coordinator then answers
@@ -65,16 +66,20 @@ static const ctl_broker *coordinator_of(brk_topic *t, int8_t key_type, proto_str
 	return brk_cluster_broker(&server.cluster, p->leader);
 }
 
-/* b (NULL: none) as the coordinator, at its endpoint of listener. */
+/* b (NULL: none) as the coordinator, at its endpoint of listener (b
+ * serves it: the caller checked). */
 static void fill(FindCoordinatorResponse_Coordinator *c, int16_t err, const char *msg,
 		 const ctl_broker *b, const char *listener)
 {
-	const ctl_endpoint *e = b ? ctl_broker_endpoint(b, listener) : NULL;
+	const char *host = "";
+	int32_t port = -1;
+	if (b)
+		ctl_broker_node(b, listener, &host, &port);
 	c->error_code = err;
 	c->error_message = proto_cstr(msg);
 	c->node_id = b ? b->id : -1;
-	c->host = proto_cstr(e ? e->host : b ? b->host : "");
-	c->port = e ? e->port : b ? b->port : -1;
+	c->host = proto_cstr(host);
+	c->port = port;
 }
 
 /* Whether the principal may describe key (Kafka checks it before the
@@ -111,7 +116,12 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 		FindCoordinatorResponse_Coordinator *c = &cs[i];
 		FindCoordinatorResponse_Coordinator_init(c);
 		c->key = v < 4 ? m->key : m->coordinator_keys[i];
+		const char *listener = brk_conn_listener_name(req->conn);
 		const ctl_broker *b = valid_type ? coordinator_of(t, m->key_type, c->key) : NULL;
+		/* A coordinator without the client's listener is not available
+		 * to it (Kafka's getCoordinator: getAliveBrokerNode). */
+		if (b && !ctl_broker_node(b, listener, NULL, NULL))
+			b = NULL;
 		if (!valid_type)
 			fill(c, KERR_INVALID_REQUEST, "Invalid coordinator key type", NULL,
 			     NULL);
@@ -125,7 +135,7 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 			fill(c, KERR_COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", NULL,
 			     NULL);
 		else
-			fill(c, KERR_NONE, "NONE", b, brk_conn_listener_name(req->conn));
+			fill(c, KERR_NONE, "NONE", b, listener);
 	}
 	FindCoordinatorResponse resp;
 	FindCoordinatorResponse_init(&resp);

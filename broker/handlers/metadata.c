@@ -18,6 +18,13 @@
  * is not a live broker is LEADER_NOT_AVAILABLE with leader -1; replicas and
  * ISR members that are not live brokers are listed as offline replicas
  * (and REPLICA_NOT_AVAILABLE only before v5, as Kafka).
+ *
+ * Listeners (Kafka's ZkMetadataCache): only the live brokers that serve the
+ * client's listener are listed (ctl_broker_node), each at that listener's
+ * address; a partition whose live leader lacks the listener has leader -1
+ * and LISTENER_NOT_FOUND from v6, LEADER_NOT_AVAILABLE before; v0 lists
+ * only the replicas and ISR members that are live and serve the listener,
+ * REPLICA_NOT_AVAILABLE when one was left out.
  */
 #include <string.h>
 
@@ -58,11 +65,34 @@ static void auto_create_op(const char *name, int32_t len, brk_internal_topic_op 
 	o->op.replication_factor = server.cfg.default_replication_factor;
 }
 
+/* v0 lists only the replicas that are live brokers serving listener
+ * (Kafka's maybeFilterAliveReplicas with errorUnavailableEndpoints): the
+ * ids of *ids that are, into an arena copy; *filtered set when one was
+ * left out. Returns 0 or -1 (arena full). */
+static int filter_served(proto_arena *a, const char *listener, int32_t **ids, int32_t *n,
+			 bool *filtered)
+{
+	int32_t *keep = proto_arena_alloc(a, (size_t)(*n > 0 ? *n : 1) * sizeof(*keep));
+	if (!keep)
+		return -1;
+	int32_t k = 0;
+	for (int32_t i = 0; i < *n; i++) {
+		const ctl_broker *b = brk_cluster_broker(&server.cluster, (*ids)[i]);
+		if (b && ctl_broker_node(b, listener, NULL, NULL))
+			keep[k++] = (*ids)[i];
+	}
+	*filtered = *filtered || k < *n;
+	*ids = keep;
+	*n = k;
+	return 0;
+}
+
 /* Fill the answer for an existing topic. Returns 0 or -1 (arena full). */
 static int fill_topic(brk_request *req, const MetadataRequest *m,
 		      MetadataResponse_MetadataResponseTopic *rt, brk_topic *t)
 {
 	int16_t v = req->api_version;
+	const char *listener = brk_conn_listener_name(req->conn);
 	rt->error_code = KERR_NONE;
 	rt->name = proto_cstr(t->name);
 	memcpy(rt->topic_id.b, t->id, 16);
@@ -92,11 +122,26 @@ static int fill_topic(brk_request *req, const MetadataRequest *m,
 		rp->isr_nodes = pv.isr;
 		rp->offline_replicas_count = pv.noffline;
 		rp->offline_replicas = pv.offline;
-		/* No usable leader: Kafka answers LEADER_NOT_AVAILABLE. */
-		if (pv.leader_unavailable)
+		bool filtered = false;
+		if (v == 0 && (filter_served(req->arena, listener, &rp->replica_nodes,
+					     &rp->replica_nodes_count, &filtered) ||
+			       filter_served(req->arena, listener, &rp->isr_nodes,
+					     &rp->isr_nodes_count, &filtered)))
+			return -1;
+		const ctl_broker *lb = pv.leader_unavailable
+					       ? NULL
+					       : brk_cluster_broker(&server.cluster, pv.leader);
+		/* No usable leader: Kafka answers LEADER_NOT_AVAILABLE; a live
+		 * leader without the client's listener LISTENER_NOT_FOUND
+		 * from v6 (before it, LEADER_NOT_AVAILABLE). */
+		if (pv.leader_unavailable) {
 			rp->error_code = KERR_LEADER_NOT_AVAILABLE;
-		else if (v < 5 && pv.noffline > 0)
+		} else if (lb && !ctl_broker_node(lb, listener, NULL, NULL)) {
+			rp->leader_id = -1;
+			rp->error_code = v >= 6 ? KERR_LISTENER_NOT_FOUND : KERR_LEADER_NOT_AVAILABLE;
+		} else if ((v < 5 && pv.noffline > 0) || filtered) {
 			rp->error_code = KERR_REPLICA_NOT_AVAILABLE;
+		}
 	}
 	return 0;
 }
@@ -146,16 +191,22 @@ static int respond(brk_request *req, brk_ctl_wait *w, void *arg)
 	if (!resp.brokers)
 		return BRK_CLOSE;
 	const char *listener = brk_conn_listener_name(req->conn);
+	resp.brokers_count = 0;
 	for (int32_t i = 0; i < nb; i++) {
+		/* Only the brokers on the client's listener (Kafka's
+		 * getAliveBrokerNodes(listenerName)). */
 		const ctl_broker *b = &server.cluster.brokers[i];
-		const ctl_endpoint *e = ctl_broker_endpoint(b, listener);
-		MetadataResponse_MetadataResponseBroker_init(&resp.brokers[i]);
-		resp.brokers[i].node_id = b->id;
-		resp.brokers[i].host = proto_cstr(e ? e->host : b->host);
-		resp.brokers[i].port = e ? e->port : b->port;
-		resp.brokers[i].rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
+		const char *host;
+		int32_t port;
+		if (!ctl_broker_node(b, listener, &host, &port))
+			continue;
+		MetadataResponse_MetadataResponseBroker *rb = &resp.brokers[resp.brokers_count++];
+		MetadataResponse_MetadataResponseBroker_init(rb);
+		rb->node_id = b->id;
+		rb->host = proto_cstr(host);
+		rb->port = port;
+		rb->rack = b->rack[0] ? proto_cstr(b->rack) : proto_str_of(NULL, -1);
 	}
-	resp.brokers_count = nb;
 	resp.cluster_id = server.cluster_id[0] ? proto_cstr(server.cluster_id) : proto_str_of(NULL, -1);
 	resp.controller_id = server.cluster.controller_id;
 	if (v >= 8 && v <= 10 && m->include_cluster_authorized_operations)
