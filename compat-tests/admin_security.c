@@ -17,7 +17,7 @@
  *    --producer and --consumer make kafka-acls.sh's bindings; PREFIXED;
  *  - mutual TLS: the client certificate of the command config
  *    (ssl.keystore.*) is the super user;
- *  - quotas: set, describe, delete for a user, a user and client id, and
+ *  - quotas: set, describe, delete for a user, a user and client id, an IP, and
  *    the defaults; values printed as kafka-configs.sh prints them (1024.0,
  *    Infinity, 1.2345678E7);
  *  - bad input: a wrong password (SASL_AUTHENTICATION_FAILED, exit 1, one
@@ -520,6 +520,37 @@ START_TEST(test_quotas)
 	ck_assert_str_eq(r.out, "Entity: user=alice\tconsumer_byte_rate=2097152.0\n");
 	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--user", "alice", "--set", "no_such_quota=1");
 	assert_fails(&r, "INVALID_REQUEST");
+
+	/* IP entities (kafka-configs.sh --entity-type ips): an address and the
+	 * default, connection_creation_rate only (the broker says so) */
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7", "--set",
+	      "connection_creation_rate=5");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "Updated the quotas of ip=10.0.0.7.\n");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip-default", "--set",
+	      "connection_creation_rate=100");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "Updated the quotas of ip=<default>.\n");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "Entity: ip=10.0.0.7\tconnection_creation_rate=5.0\n");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip-default");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "Entity: ip=<default>\tconnection_creation_rate=100.0\n");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7", "--set",
+	      "producer_byte_rate=1024");
+	assert_fails(&r, "INVALID_REQUEST");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "not-an-ip", "--set",
+	      "connection_creation_rate=5");
+	assert_fails(&r, "not a valid IP");
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7", "--user", "alice");
+	ck_assert_int_eq(r.status, 2);
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7", "--delete",
+	      "connection_creation_rate");
+	assert_ok(&r);
+	ADMIN(&r, s.sasl_port, s.admin, "quotas", "--ip", "10.0.0.7");
+	assert_ok(&r);
+	ck_assert_str_eq(r.out, "");
 	c_stop_broker(s.b);
 }
 END_TEST

@@ -197,6 +197,7 @@ typedef struct q_filter {
 typedef struct q_described {
 	int16_t error;
 	char msg[512];
+	int entries_null; /* the entries array was null */
 	int n;
 	struct {
 		int ntypes;
@@ -233,6 +234,7 @@ static void describe(int fd, int ver, const q_filter *f, int nf, int strict, q_d
 	r_str(&r, flex, out->msg, sizeof(out->msg), "msg");
 	int64_t ne = r_count(&r, flex, "entries");
 	ck_assert(ne <= 32);
+	out->entries_null = ne < 0;
 	out->n = ne < 0 ? 0 : (int)ne;
 	for (int i = 0; i < out->n; i++) {
 		int64_t nt = r_count(&r, flex, "entity");
@@ -385,6 +387,16 @@ START_TEST(test_alter_describe)
 	ck_assert_str_eq(d.msg, "Unknown match type 9");
 	describe(fd, 1, (q_filter[]){ { "ip", 2, NULL }, { "user", 2, NULL } }, 2, 0, &d);
 	ck_assert_int_eq(d.error, 42);
+	/* an error's entries are null, as Kafka's getErrorResponse sets them
+	 * (v1 compact and v0 classic), and an answer's without error are not */
+	ck_assert(d.entries_null);
+	describe(fd, 0, (q_filter[]){ { "group", 2, NULL } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 35);
+	ck_assert(d.entries_null);
+	describe(fd, 1, (q_filter[]){ { "user", 0, "nobody" } }, 1, 0, &d);
+	ck_assert_int_eq(d.error, 0);
+	ck_assert_int_eq(d.n, 0);
+	ck_assert(!d.entries_null);
 
 	/* validate_only changes nothing; a removal does */
 	q_entry v[] = { { { "user" }, { "alice" }, 1, { { "consumer_byte_rate", 77, 0 } }, 1 } };
@@ -425,6 +437,59 @@ START_TEST(test_alter_describe)
 	pair = find(&d, "user", "User:a b", "client-id", "app/1");
 	ck_assert(pair >= 0 && value_of(&d, pair, "producer_byte_rate") == 5000);
 	close(fd);
+	c_stop_broker(b);
+}
+END_TEST
+
+/* Long.MAX_VALUE, the default of producer_byte_rate and
+ * consumer_byte_rate, as a Java client sends it: the double 2^63. Kafka's
+ * ZooKeeper mode stores (value + 1e-6).toLong, saturated to
+ * 9223372036854775807, and describes it as that long's double (2^63
+ * again), also after a restart. INT keys: INT32_MAX is taken, 2^31 is
+ * refused. */
+START_TEST(test_long_max)
+{
+	h_broker *b = c_start_broker(NULL);
+	int fd = w_connect(b->port, 5000);
+	ck_assert_int_ge(fd, 0);
+	const double two63 = 9223372036854775808.0;
+	q_entry e[] = {
+		{ { "user" }, { "max" }, 1,
+		  { { "producer_byte_rate", two63, 0 }, { "consumer_byte_rate", two63, 0 } }, 2 },
+		{ { "ip" }, { "10.0.0.2" }, 1, { { "connection_creation_rate", 2147483647.0, 0 } },
+		  1 },
+		{ { "ip" }, { "10.0.0.3" }, 1, { { "connection_creation_rate", 2147483648.0, 0 } },
+		  1 },
+	};
+	q_result res[3];
+	ck_assert_int_eq(alter(fd, 1, e, 3, 0, res), 3);
+	ck_assert_msg(res[0].error == 0, "%d %s", res[0].error, res[0].msg);
+	ck_assert_msg(res[1].error == 0, "%d %s", res[1].error, res[1].msg);
+	ck_assert_int_eq(res[2].error, 42);
+	ck_assert_str_eq(res[2].msg,
+			 "Proposed value for connection_creation_rate is too large for an INT.");
+	for (int round = 0; round < 2; round++) {
+		q_described d;
+		describe(fd, 1, NULL, 0, 0, &d);
+		ck_assert_int_eq(d.error, 0);
+		ck_assert_int_eq(d.n, 2);
+		int u = find(&d, "user", "max", NULL, NULL);
+		ck_assert_int_ge(u, 0);
+		ck_assert_msg(value_of(&d, u, "producer_byte_rate") == two63, "%g",
+			      value_of(&d, u, "producer_byte_rate"));
+		ck_assert_msg(value_of(&d, u, "consumer_byte_rate") == two63, "%g",
+			      value_of(&d, u, "consumer_byte_rate"));
+		int ip = find(&d, "ip", "10.0.0.2", NULL, NULL);
+		ck_assert_int_ge(ip, 0);
+		ck_assert(value_of(&d, ip, "connection_creation_rate") == 2147483647.0);
+		close(fd);
+		if (round == 0) {
+			ck_assert_int_eq(h_broker_stop(b, 10000), 0);
+			ck_assert_int_eq(h_broker_restart(b), 0);
+			fd = w_connect(b->port, 5000);
+			ck_assert_int_ge(fd, 0);
+		}
+	}
 	c_stop_broker(b);
 }
 END_TEST
@@ -777,6 +842,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_producer_throttled);
 	tcase_add_test(tc, test_consumer_throttled);
 	suite_add_tcase(s, tc);
+	/* quick cases of their own (CK_RUN_CASE=limits runs them alone) */
+	TCase *lim = tcase_create("limits");
+	tcase_set_timeout(lim, 120);
+	tcase_add_test(lim, test_long_max);
+	suite_add_tcase(s, lim);
 	return s;
 }
 

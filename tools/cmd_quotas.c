@@ -1,17 +1,20 @@
 /*
  * cmd_quotas.c - client quotas (KIP-546; kafka-configs.sh --entity-type
- * users/clients [--entity-name N | --entity-default]):
+ * users/clients/ips [--entity-name N | --entity-default]):
  *
  *   quotas [ENTITY] --set K=V... --delete K...   AlterClientQuotas, one
  *                          entry: the entity of the options, SET and
  *                          remove ops (producer_byte_rate,
- *                          consumer_byte_rate, request_percentage);
+ *                          consumer_byte_rate, request_percentage;
+ *                          connection_creation_rate for an IP);
  *   quotas [ENTITY]        DescribeClientQuotas: exactly that entity
  *                          (strict), or every entry without ENTITY.
  *
  * ENTITY: --user U or --user-default, and/or --client-id C or
  * --client-id-default (Kafka's entity types "user" and "client-id"; a
- * default is a null name). Each entry is one line: "Entity: user=U,
+ * default is a null name), or alone --ip ADDR or --ip-default (entity type
+ * "ip", KIP-612; which keys an IP may have and whether ADDR is one the
+ * broker checks). Each entry is one line: "Entity: user=U,
  * client-id=C<TAB>K=V<TAB>..." (<default> for a default), each value as
  * kafka-configs.sh prints it (Java's Double.toString: 1024.0, Infinity).
  * Requests go to any broker.
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/java_double.h"
 #include "protocol/err.h"
 #include "tools/api.h"
 #include "tools/commands.h"
@@ -30,9 +34,10 @@
 #define MATCH_DEFAULT 1
 
 typedef struct entity {
-	bool user, client;            /* given */
+	bool user, client, ip;        /* given */
 	const char *user_name;        /* NULL: the default */
 	const char *client_name;
+	const char *ip_name;
 } entity;
 
 static void print_entity(const DescribeClientQuotasResponse_DescribeClientQuotasEntry *e)
@@ -47,16 +52,17 @@ static void print_entity(const DescribeClientQuotasResponse_DescribeClientQuotas
 			printf("%s%.*s=%.*s", i ? ", " : "", (int)x->entity_type.len,
 			       x->entity_type.ptr, (int)x->entity_name.len, x->entity_name.ptr);
 	}
-	char num[ADM_DOUBLE_MAX];
-	for (int32_t i = 0; i < e->values_count; i++)
-		printf("\t%.*s=%s", (int)e->values[i].key.len, e->values[i].key.ptr,
-		       adm_fmt_double(e->values[i].value, num, sizeof(num)));
+	char num[BRK_JAVA_DOUBLE_MAX];
+	for (int32_t i = 0; i < e->values_count; i++) {
+		brk_java_double(e->values[i].value, num, sizeof(num));
+		printf("\t%.*s=%s", (int)e->values[i].key.len, e->values[i].key.ptr, num);
+	}
 	printf("\n");
 }
 
 static int describe(adm_ctx *ctx, const entity *en)
 {
-	DescribeClientQuotasRequest_DescribeClientQuotasComponent comp[2];
+	DescribeClientQuotasRequest_DescribeClientQuotasComponent comp[3];
 	DescribeClientQuotasRequest req;
 	DescribeClientQuotasRequest_init(&req);
 	req.components = comp;
@@ -75,6 +81,14 @@ static int describe(adm_ctx *ctx, const entity *en)
 		c->entity_type = proto_cstr("client-id");
 		c->match_type = en->client_name ? MATCH_EXACT : MATCH_DEFAULT;
 		c->match = proto_cstr(en->client_name);
+	}
+	if (en->ip) {
+		DescribeClientQuotasRequest_DescribeClientQuotasComponent *c =
+		    &comp[req.components_count++];
+		DescribeClientQuotasRequest_DescribeClientQuotasComponent_init(c);
+		c->entity_type = proto_cstr("ip");
+		c->match_type = en->ip_name ? MATCH_EXACT : MATCH_DEFAULT;
+		c->match = proto_cstr(en->ip_name);
 	}
 	req.strict = req.components_count > 0;
 	DescribeClientQuotasResponse resp;
@@ -98,6 +112,8 @@ static int run_quotas(adm_ctx *ctx, int argc, char **argv)
 		{ "user-default", no_argument, NULL, 'U' },
 		{ "client-id", required_argument, NULL, 'c' },
 		{ "client-id-default", no_argument, NULL, 'C' },
+		{ "ip", required_argument, NULL, 'i' },
+		{ "ip-default", no_argument, NULL, 'I' },
 		{ "set", required_argument, NULL, 's' },
 		{ "delete", required_argument, NULL, 'd' },
 		{ "validate-only", no_argument, NULL, 'V' },
@@ -125,6 +141,13 @@ static int run_quotas(adm_ctx *ctx, int argc, char **argv)
 				return adm_usage(ctx, "one --client-id or --client-id-default");
 			en.client = true;
 			en.client_name = o == 'c' ? optarg : NULL;
+			break;
+		case 'i':
+		case 'I':
+			if (en.ip)
+				return adm_usage(ctx, "one --ip or --ip-default");
+			en.ip = true;
+			en.ip_name = o == 'i' ? optarg : NULL;
 			break;
 		case 's': {
 			AlterClientQuotasRequest_AlterClientQuotasOp *op = &ops[nops++];
@@ -158,11 +181,15 @@ static int run_quotas(adm_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc)
 		return adm_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	/* as kafka-configs.sh: an IP entity is never combined with the others */
+	if (en.ip && (en.user || en.client))
+		return adm_usage(ctx, "--ip/--ip-default cannot be combined with --user or "
+				      "--client-id");
 	if (nops == 0)
 		return describe(ctx, &en);
-	if (!en.user && !en.client)
+	if (!en.user && !en.client && !en.ip)
 		return adm_usage(ctx, "--set and --delete need --user/--user-default and/or "
-				      "--client-id/--client-id-default");
+				      "--client-id/--client-id-default, or --ip/--ip-default");
 	AlterClientQuotasRequest_AlterClientQuotasEntity ents[2];
 	AlterClientQuotasRequest_AlterClientQuotasEntry entry;
 	AlterClientQuotasRequest_AlterClientQuotasEntry_init(&entry);
@@ -178,6 +205,12 @@ static int run_quotas(adm_ctx *ctx, int argc, char **argv)
 		AlterClientQuotasRequest_AlterClientQuotasEntity_init(e);
 		e->entity_type = proto_cstr("client-id");
 		e->entity_name = proto_cstr(en.client_name);
+	}
+	if (en.ip) {
+		AlterClientQuotasRequest_AlterClientQuotasEntity *e = &ents[entry.entity_count++];
+		AlterClientQuotasRequest_AlterClientQuotasEntity_init(e);
+		e->entity_type = proto_cstr("ip");
+		e->entity_name = proto_cstr(en.ip_name);
 	}
 	entry.ops = ops;
 	entry.ops_count = nops;
@@ -199,22 +232,31 @@ static int run_quotas(adm_ctx *ctx, int argc, char **argv)
 			  adm_errstr(ctx, resp.entries[0].error_code, resp.entries[0].error_message));
 		return 1;
 	}
-	printf("%s the quotas of user=%s, client-id=%s.\n", validate ? "Validated" : "Updated",
-	       !en.user ? "-" : en.user_name ? en.user_name : "<default>",
-	       !en.client ? "-" : en.client_name ? en.client_name : "<default>");
+	if (en.ip)
+		printf("%s the quotas of ip=%s.\n", validate ? "Validated" : "Updated",
+		       en.ip_name ? en.ip_name : "<default>");
+	else
+		printf("%s the quotas of user=%s, client-id=%s.\n", validate ? "Validated" : "Updated",
+		       !en.user ? "-" : en.user_name ? en.user_name : "<default>",
+		       !en.client ? "-" : en.client_name ? en.client_name : "<default>");
 	return 0;
 }
 
 const adm_command adm_cmd_quotas = {
-	"quotas", "[--user U|--user-default] [--client-id C|--client-id-default] [--set K=V]...",
+	"quotas",
+	"[--user U|--user-default] [--client-id C|--client-id-default] | [--ip A|--ip-default] "
+	"[--set K=V]...",
 	"show or change client quotas",
 	"usage: samsa-admin -b HOST:PORT quotas [ENTITY] [--set KEY=VALUE]... [--delete KEY]...\n"
 	"\n"
 	"Client quotas (KIP-546: AlterClientQuotas, DescribeClientQuotas), what\n"
-	"kafka-configs.sh --entity-type users/clients does. ENTITY: --user U or\n"
-	"--user-default, and/or --client-id C or --client-id-default.\n"
+	"kafka-configs.sh --entity-type users/clients/ips does. ENTITY: --user U or\n"
+	"--user-default, and/or --client-id C or --client-id-default; or alone\n"
+	"--ip ADDR or --ip-default (an IP's quota: connection_creation_rate,\n"
+	"connections accepted per second).\n"
 	"Without --set or --delete, print the quotas of exactly that entity (or of\n"
-	"every entity), one line each: 'Entity: user=U, client-id=C<TAB>KEY=VALUE...'.\n"
+	"every entity), one line each: 'Entity: user=U, client-id=C<TAB>KEY=VALUE...'\n"
+	"('Entity: ip=ADDR<TAB>...' for an IP).\n"
 	"With them, set or remove those quotas (producer_byte_rate,\n"
 	"consumer_byte_rate in bytes/s, request_percentage), the others kept.\n"
 	"      --validate-only   check the change, apply nothing\n",

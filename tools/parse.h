@@ -64,17 +64,6 @@ const char *adm_fmt_ids(const int32_t *ids, int32_t n, char *buf, size_t cap);
  * bytes without padding (22 characters). buf needs 23 bytes. */
 const char *adm_fmt_uuid(const proto_uuid *u, char *buf, size_t cap);
 
-/* v as Java's Double.toString writes it, which kafka-configs.sh prints
- * quotas with: "NaN", "Infinity", "-Infinity", "0.0"; for 1e-3 <= |v| <
- * 1e7 a plain decimal with at least one digit after the point ("1024.0",
- * "12.5"); else computerized scientific notation ("1.0E7", "1.0E-4"). The
- * digits are the fewest (at least two) that read back as v, as JDK 19+
- * chooses them (older JDKs print a few values with more digits: 1.0E23 as
- * 9.999999999999999E22). buf needs ADM_DOUBLE_MAX bytes (less
- * truncates). Returns buf. */
-#define ADM_DOUBLE_MAX 32
-const char *adm_fmt_double(double v, char *buf, size_t cap);
-
 /* true when every byte of u is 0 (no id). */
 bool adm_uuid_zero(const proto_uuid *u);
 

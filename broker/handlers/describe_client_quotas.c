@@ -19,7 +19,8 @@
  *    any; a value that does not parse as a number is left out.
  * Without DESCRIBE_CONFIGS on the cluster (an authorizer is set):
  * CLUSTER_AUTHORIZATION_FAILED. An error is answered at the top level
- * with no entries. Entities come
+ * with entries null (Kafka's DescribeClientQuotasRequest.getErrorResponse),
+ * not an empty array. Entities come
  * from the client configs of this broker (broker/client_config.h), named
  * with their desanitized names (null for the default).
  */
@@ -212,7 +213,7 @@ int brk_handle_describe_client_quotas(brk_request *req)
 	if (err) {
 		resp.error_code = err;
 		resp.error_message = proto_cstr(msg);
-		resp.entries_count = 0;
+		resp.entries_count = -1; /* null */
 	} else {
 		const brk_client_configs *reg = &server.cluster.client_configs;
 		int32_t n = brk_client_configs_count(reg);

@@ -3,6 +3,8 @@
  */
 #include "broker/quota/keys.h"
 
+#include "broker/java_double.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -64,57 +66,25 @@ const char *brk_quota_check_value(const brk_quota_key *k, double v, char *msg, s
 	return NULL;
 }
 
-/* Java's Double.toString: the shortest digits that read back the same;
- * plain notation ("50.0", "0.5") for 1e-3 <= |v| < 1e7, else computerized
- * scientific notation ("1.0E7", "2.5E-4"). */
-static int java_double(double v, char *out, size_t cap)
-{
-	if (isinf(v))
-		return snprintf(out, cap, v > 0 ? "Infinity" : "-Infinity");
-	char digits[64];
-	int prec;
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(digits, sizeof(digits), "%.*e", prec - 1, v);
-		if (strtod(digits, NULL) == v)
-			break;
-	}
-	double a = v < 0 ? -v : v;
-	if (a == 0.0 || (a >= 1e-3 && a < 1e7)) {
-		/* plain: as many decimals as the significant digits need, >= 1 */
-		const char *ex = strchr(digits, 'e');
-		int exp10 = a == 0.0 || !ex ? 0 : atoi(ex + 1);
-		int decimals = prec - 1 - exp10;
-		if (decimals < 1)
-			decimals = 1;
-		char buf[64];
-		snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-		/* drop trailing zeros beyond the first decimal */
-		char *dot = strchr(buf, '.');
-		char *end = buf + strlen(buf) - 1;
-		while (dot && end > dot + 1 && *end == '0')
-			*end-- = '\0';
-		return snprintf(out, cap, "%s", buf);
-	}
-	/* d.dddE<exp> */
-	char mant[64];
-	snprintf(mant, sizeof(mant), "%.*e", prec - 1, v);
-	char *e = strchr(mant, 'e');
-	if (!e)
-		return -1;
-	int exp = atoi(e + 1);
-	*e = '\0';
-	if (!strchr(mant, '.'))
-		strcat(mant, ".0");
-	return snprintf(out, cap, "%sE%d", mant, exp);
-}
-
 int brk_quota_format_value(const brk_quota_key *k, double v, char *out, size_t cap)
 {
 	int n;
-	if (k->type == BRK_QUOTA_DOUBLE)
-		n = java_double(v, out, cap);
-	else
-		n = snprintf(out, cap, "%lld", (long long)(v + 1e-6));
+	if (k->type == BRK_QUOTA_DOUBLE) {
+		n = brk_java_double(v, out, cap);
+	} else {
+		/* Kafka's (value + 1e-6).toLong / .toInt, which saturate at the
+		 * type's bounds: 2^63, the double a Java client sends for
+		 * Long.MAX_VALUE (the default of the LONG keys), is stored as
+		 * 9223372036854775807 (a C cast of it is undefined) */
+		double w = v + 1e-6;
+		long long max = k->type == BRK_QUOTA_INT ? INT32_MAX : INT64_MAX;
+		long long min = k->type == BRK_QUOTA_INT ? INT32_MIN : INT64_MIN;
+		long long x = isnan(w) ? 0
+			      : w >= (double)max ? max
+			      : w <= (double)min ? min
+			      : (long long)w;
+		n = snprintf(out, cap, "%lld", x);
+	}
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 

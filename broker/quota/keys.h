@@ -43,7 +43,11 @@ bool brk_quota_key_known(const char *name, bool ip);
  * message (INVALID_REQUEST) written into msg (cap bytes). */
 const char *brk_quota_check_value(const brk_quota_key *k, double v, char *msg, size_t cap);
 
-/* The value as the config map keeps it. Returns the length or -1. */
+/* The value (one brk_quota_check_value passed) as the config map keeps it:
+ * a DOUBLE as Java's Double.toString, an INT or LONG as Kafka's
+ * (value + 1e-6).toInt / .toLong, which saturate at the type's bounds (2^63,
+ * Long.MAX_VALUE as a Java client sends it, is 9223372036854775807).
+ * Returns the length or -1 (cap too small). */
 int brk_quota_format_value(const brk_quota_key *k, double v, char *out, size_t cap);
 
 /* Parse a stored value (any form Java's Double.parseDouble reads that

@@ -7,11 +7,14 @@
  * checks and value formats (keys.h).
  */
 #include <check.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/client_config.h"
+#include "broker/java_double.h"
 #include "broker/quota/keys.h"
 #include "broker/quota/quota.h"
 
@@ -256,6 +259,106 @@ START_TEST(test_keys)
 }
 END_TEST
 
+/* Java's Double.toString, as kafka-configs.sh prints quotas (the expected
+ * strings are what OpenJDK 17's Double.toString printed for these). */
+START_TEST(test_java_double)
+{
+	static const struct {
+		double v;
+		const char *java;
+	} cases[] = {
+		{ 1024, "1024.0" },
+		{ 1048576, "1048576.0" },
+		{ 12.5, "12.5" },
+		{ 50, "50.0" },
+		{ 0.00001, "1.0E-5" },
+		{ 0.0001, "1.0E-4" },
+		{ 0.001, "0.001" },
+		{ 0.0123, "0.0123" },
+		{ 0.1, "0.1" },
+		{ 1.0 / 3, "0.3333333333333333" },
+		{ 100.25, "100.25" },
+		{ 2e-3, "0.002" },
+		{ 0.3, "0.3" },
+		{ 1.1, "1.1" },
+		{ 123456.789, "123456.789" },
+		{ 9999999, "9999999.0" },
+		{ 10000000, "1.0E7" },
+		{ 12345678, "1.2345678E7" },
+		{ 9223372036854775807.0, "9.223372036854776E18" },
+		{ 1.7976931348623157e308, "1.7976931348623157E308" },
+		{ 4.9e-324, "4.9E-324" },
+		{ -2.5, "-2.5" },
+		{ -1e9, "-1.0E9" },
+		{ 0.0, "0.0" },
+		{ -0.0, "-0.0" },
+		{ __builtin_inf(), "Infinity" },
+		{ -__builtin_inf(), "-Infinity" },
+		{ __builtin_nan(""), "NaN" },
+	};
+	char buf[BRK_JAVA_DOUBLE_MAX];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(brk_java_double(cases[i].v, buf, sizeof(buf)),
+				 (int)strlen(cases[i].java));
+		ck_assert_str_eq(buf, cases[i].java);
+	}
+	/* the longest forms fit */
+	brk_java_double(-2.2250738585072014e-308, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-2.2250738585072014E-308");
+	brk_java_double(-0.0012345678901234567, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-0.0012345678901234567");
+	/* a short buffer truncates */
+	char small[4];
+	ck_assert_int_eq(brk_java_double(1024, small, sizeof(small)), 6);
+	ck_assert_str_eq(small, "102");
+}
+END_TEST
+
+/* Long.MAX_VALUE, the default of the LONG keys, reaches us as the double
+ * 2^63: accepted and stored as Kafka's (value + 1e-6).toLong stores it,
+ * saturated to 9223372036854775807. INT keys: INT32_MAX is a double
+ * exactly, anything above it is refused, and the formatting saturates too. */
+START_TEST(test_long_max)
+{
+	char msg[128], out[64];
+	const brk_quota_key *p = brk_quota_key_find("producer_byte_rate", 18, false);
+	const brk_quota_key *c = brk_quota_key_find("consumer_byte_rate", 18, false);
+	const brk_quota_key *ip = brk_quota_key_find("connection_creation_rate", 24, true);
+	ck_assert(p && c && ip);
+	const double two63 = 9223372036854775808.0;
+	ck_assert(two63 == (double)INT64_MAX);
+	ck_assert_ptr_null(brk_quota_check_value(p, two63, msg, sizeof(msg)));
+	ck_assert_int_eq(brk_quota_format_value(p, two63, out, sizeof(out)), 19);
+	ck_assert_str_eq(out, "9223372036854775807");
+	ck_assert_ptr_null(brk_quota_check_value(c, two63, msg, sizeof(msg)));
+	ck_assert_int_gt(brk_quota_format_value(c, two63, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854775807");
+	/* the stored text reads back as the same double, which Describe sends */
+	double v;
+	ck_assert_int_eq(brk_quota_parse_value(out, &v), 0);
+	ck_assert(v == two63);
+	/* the next double up is refused */
+	ck_assert_str_eq(brk_quota_check_value(p, nextafter(two63, INFINITY), msg, sizeof(msg)),
+			 "Proposed value for producer_byte_rate is too large for a LONG.");
+	/* the largest double below 2^63 is whole and stored exactly */
+	ck_assert_int_gt(brk_quota_format_value(p, nextafter(two63, 0), out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854774784");
+
+	ck_assert_ptr_null(brk_quota_check_value(ip, 2147483647.0, msg, sizeof(msg)));
+	ck_assert_int_gt(brk_quota_format_value(ip, 2147483647.0, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "2147483647");
+	ck_assert_str_eq(brk_quota_check_value(ip, 2147483648.0, msg, sizeof(msg)),
+			 "Proposed value for connection_creation_rate is too large for an INT.");
+	ck_assert_str_eq(brk_quota_check_value(ip, nextafter(2147483647.0, INFINITY), msg,
+					       sizeof(msg)),
+			 "Proposed value for connection_creation_rate is too large for an INT.");
+	ck_assert_int_gt(brk_quota_format_value(ip, 2147483648.0, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "2147483647");
+	ck_assert_int_gt(brk_quota_format_value(p, 1e300, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "9223372036854775807");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -266,6 +369,8 @@ int main(void)
 	tcase_add_test(tc, test_shared_sensor_and_greedy_client);
 	tcase_add_test(tc, test_client_config_registry);
 	tcase_add_test(tc, test_keys);
+	tcase_add_test(tc, test_java_double);
+	tcase_add_test(tc, test_long_max);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -156,57 +156,6 @@ START_TEST(test_uuid)
 }
 END_TEST
 
-/* Java's Double.toString, as kafka-configs.sh prints quotas (the expected
- * strings are what OpenJDK 17's Double.toString printed for these). */
-START_TEST(test_double)
-{
-	static const struct {
-		double v;
-		const char *java;
-	} cases[] = {
-		{ 1024, "1024.0" },
-		{ 1048576, "1048576.0" },
-		{ 12.5, "12.5" },
-		{ 50, "50.0" },
-		{ 0.00001, "1.0E-5" },
-		{ 0.0001, "1.0E-4" },
-		{ 0.001, "0.001" },
-		{ 0.0123, "0.0123" },
-		{ 0.1, "0.1" },
-		{ 1.0 / 3, "0.3333333333333333" },
-		{ 100.25, "100.25" },
-		{ 2e-3, "0.002" },
-		{ 0.3, "0.3" },
-		{ 1.1, "1.1" },
-		{ 123456.789, "123456.789" },
-		{ 9999999, "9999999.0" },
-		{ 10000000, "1.0E7" },
-		{ 12345678, "1.2345678E7" },
-		{ 9223372036854775807.0, "9.223372036854776E18" },
-		{ 1.7976931348623157e308, "1.7976931348623157E308" },
-		{ 4.9e-324, "4.9E-324" },
-		{ -2.5, "-2.5" },
-		{ -1e9, "-1.0E9" },
-		{ 0.0, "0.0" },
-		{ -0.0, "-0.0" },
-		{ __builtin_inf(), "Infinity" },
-		{ -__builtin_inf(), "-Infinity" },
-		{ __builtin_nan(""), "NaN" },
-	};
-	char buf[ADM_DOUBLE_MAX];
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ck_assert_str_eq(adm_fmt_double(cases[i].v, buf, sizeof(buf)), cases[i].java);
-	/* the longest forms fit */
-	ck_assert_str_eq(adm_fmt_double(-2.2250738585072014e-308, buf, sizeof(buf)),
-			 "-2.2250738585072014E-308");
-	ck_assert_str_eq(adm_fmt_double(-0.0012345678901234567, buf, sizeof(buf)),
-			 "-0.0012345678901234567");
-	/* a short buffer truncates */
-	char small[4];
-	ck_assert_str_eq(adm_fmt_double(1024, small, sizeof(small)), "102");
-}
-END_TEST
-
 START_TEST(test_api_table)
 {
 	const adm_api *apis[] = {
@@ -235,7 +184,6 @@ int main(void)
 	tcase_add_test(tc, test_topic_partition);
 	tcase_add_test(tc, test_kv);
 	tcase_add_test(tc, test_uuid);
-	tcase_add_test(tc, test_double);
 	tcase_add_test(tc, test_api_table);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
