@@ -405,6 +405,14 @@ static bool list_invalid(const ctl_config_entry *configs, int32_t n, bool (*bad)
 	return nbad > 0;
 }
 
+/* A key this broker knows that cannot change at runtime (unknown keys
+ * are stored as Kafka stores them). */
+static bool is_static_key(const char *name)
+{
+	const brk_config_key *k = brk_config_key_find(name);
+	return k && !k->dynamic;
+}
+
 static bool is_unprefixed_security_key(const char *name)
 {
 	return in_list(dynamic_security_keys, name);
@@ -420,33 +428,12 @@ int brk_dynamic_config_check_broker(int32_t broker_id, const ctl_config_entry *c
 	if (broker_id != CTL_BROKER_DEFAULT)
 		snprintf(prefix, sizeof(prefix), "Invalid config value for resource ConfigResource("
 			 "type=BROKER, name='%d'): ", (int)broker_id);
-	/* Kafka's checks in order: keys that are not dynamic, then values. */
-	size_t used = 0;
-	int nbad = 0;
-	for (int32_t i = 0; i < n; i++) {
-		const brk_config_key *k = brk_config_key_find(configs[i].name);
-		if (!k || k->dynamic)
-			continue;
-		bool seen = false;
-		for (int32_t j = 0; j < i; j++)
-			seen |= strcmp(configs[j].name, configs[i].name) == 0;
-		if (seen)
-			continue;
-		if (nbad == 0)
-			used = (size_t)snprintf(msg, msgsize, "Cannot update these configs dynamically: [");
-		if (used < msgsize)
-			used += (size_t)snprintf(msg + used, msgsize - used, "%s%s", nbad ? ", " : "",
-						 configs[i].name);
-		nbad++;
-	}
-	if (nbad) {
-		if (used < msgsize)
-			snprintf(msg + used, msgsize - used, "]");
+	/* Kafka's validateConfigs, in its order: keys that are not dynamic,
+	 * SSL keys without a listener prefix, the values, then the
+	 * per-broker keys at the cluster default */
+	if (list_invalid(configs, n, is_static_key, "", "Cannot update these configs dynamically",
+			 msg, msgsize))
 		return KERR_INVALID_REQUEST;
-	}
-	/* Kafka's validateConfigs, in its order: not dynamic (above), SSL
-	 * keys without a listener prefix, the values, then the per-broker
-	 * keys at the cluster default */
 	if (list_invalid(configs, n, is_unprefixed_security_key, prefix,
 			 "These security configs can be dynamically updated only per-listener using "
 			 "the listener prefix", msg, msgsize))
