@@ -413,6 +413,15 @@ void brk_quota_unrecord(brk_quotas *q, brk_quota_type t, const char *principal,
 
 /* ---- controller mutations (KIP-599) ---- */
 
+/* The bucket is tokens below zero: the throttle is the time the rate takes
+ * to fill it back (ControllerMutationQuotaManager.throttleTime), from now. */
+static void note_throttle(brk_mutation_quota *mq, double tokens, double rate, int64_t now_ms)
+{
+	double ms = -tokens / rate * 1000.0 + 0.5;
+	mq->throttle_ms = ms >= INT32_MAX ? INT32_MAX : (int32_t)ms;
+	mq->recorded_ms = now_ms;
+}
+
 int brk_quota_mutation_record(brk_quotas *q, brk_mutation_quota *mq, const char *principal,
 			      proto_str client_id, double permits, int64_t now_ms)
 {
@@ -435,9 +444,7 @@ int brk_quota_mutation_record(brk_quotas *q, brk_mutation_quota *mq, const char 
 		 * record without a check */
 		double tokens = brk_quota_bucket_measure(&s->bucket, r.bound, burst, now_ms);
 		if (tokens < 0) {
-			double ms = -tokens / r.bound * 1000.0 + 0.5;
-			mq->throttle_ms = ms >= INT32_MAX ? INT32_MAX : (int32_t)ms;
-			mq->recorded_ms = now_ms;
+			note_throttle(mq, tokens, r.bound, now_ms);
 			return KERR_THROTTLING_QUOTA_EXCEEDED;
 		}
 		brk_quota_bucket_record(&s->bucket, r.bound, burst, permits, now_ms);
@@ -446,11 +453,8 @@ int brk_quota_mutation_record(brk_quotas *q, brk_mutation_quota *mq, const char 
 	/* PermissiveControllerMutationQuota: record with the check */
 	brk_quota_bucket_record(&s->bucket, r.bound, burst, permits, now_ms);
 	double tokens = brk_quota_bucket_measure(&s->bucket, r.bound, burst, now_ms);
-	if (tokens < 0) {
-		double ms = -tokens / r.bound * 1000.0 + 0.5;
-		mq->throttle_ms = ms >= INT32_MAX ? INT32_MAX : (int32_t)ms;
-		mq->recorded_ms = now_ms;
-	}
+	if (tokens < 0)
+		note_throttle(mq, tokens, r.bound, now_ms);
 	return KERR_NONE;
 }
 
