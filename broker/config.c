@@ -1372,7 +1372,7 @@ static int apply_line(brk_config *cfg, const char *line, size_t len, FILE *warn,
 		goto out;
 	}
 	if (unescape(line, klen, key) < 0 || unescape(line + i, len - i, value) < 0) {
-		brk_fail(err, errsize, "malformed \\uxxxx escape");
+		brk_fail(err, errsize, "malformed \\u escape (four hex digits expected)");
 		goto out;
 	}
 	rc = brk_config_set(cfg, key, value, warn, err, errsize);

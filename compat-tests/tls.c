@@ -901,6 +901,20 @@ START_TEST(test_dynamic_keystore)
 }
 END_TEST
 
+/* The one resource's answer of an IncrementalAlterConfigs v1 (resp, read
+ * into r): its error, the message into msg; frees resp, closes fd. */
+static int16_t config_answer(int fd, uint8_t *resp, k_rbuf *r, char *msg, size_t msgsize)
+{
+	kr_i32(r, "throttle");
+	ck_assert_int_eq(kr_carray(r, "responses"), 1);
+	int16_t err = kr_i16(r, "error");
+	if (kr_cstr(r, msg, msgsize, "message") < 0)
+		msg[0] = '\0';
+	free(resp);
+	close(fd);
+	return err;
+}
+
 /* IncrementalAlterConfigs v1 (librdkafka 2.0.2 has none) of BROKER
  * resource `resource` ("" the cluster default, which librdkafka's
  * AlterConfigs cannot name): SET each name, value pair of kv; the error,
@@ -930,14 +944,7 @@ static int16_t incremental_set(const h_broker *b, const char *resource, const ch
 	kw_tags0(&body);
 	k_rbuf r;
 	uint8_t *frame = k_roundtrip(fd, 44, 1, &body, &r);
-	kr_i32(&r, "throttle");
-	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
-	int16_t err = kr_i16(&r, "error");
-	if (kr_cstr(&r, msg, msgsize, "message") < 0)
-		msg[0] = '\0';
-	free(frame);
-	close(fd);
-	return err;
+	return config_answer(fd, frame, &r, msg, msgsize);
 }
 
 /* The value stored for broker 0's key name in the metadata file (its
@@ -1133,14 +1140,7 @@ static int16_t incremental_set_raw(const h_broker *b, const char *name, size_t n
 	kw_tags0(&body);
 	k_rbuf r;
 	uint8_t *frame = k_roundtrip(fd, 44, 1, &body, &r);
-	kr_i32(&r, "throttle");
-	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
-	int16_t err = kr_i16(&r, "error");
-	if (kr_cstr(&r, msg, msgsize, "message") < 0)
-		msg[0] = '\0';
-	free(frame);
-	close(fd);
-	return err;
+	return config_answer(fd, frame, &r, msg, msgsize);
 }
 
 /* As incremental_set for one config of broker "0" whose value (vlen
@@ -1181,14 +1181,7 @@ static int16_t incremental_set_big(const h_broker *b, const char *name, const ch
 	free(frame);
 	k_rbuf r;
 	uint8_t *resp = k_recv(fd, cid, &r, h_scaled_ms(10000));
-	kr_i32(&r, "throttle");
-	ck_assert_int_eq(kr_carray(&r, "responses"), 1);
-	int16_t err = kr_i16(&r, "error");
-	if (kr_cstr(&r, msg, msgsize, "message") < 0)
-		msg[0] = '\0';
-	free(resp);
-	close(fd);
-	return err;
+	return config_answer(fd, resp, &r, msg, msgsize);
 }
 
 /* DescribeConfigs of broker "0": key name's read_only flag, -1 when it is
